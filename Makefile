@@ -1,0 +1,37 @@
+# The two commands of the README's quick start. Each does its own set-up.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck unit bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/failgate demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check failgate_hooks tests
+	$(BIN)/ruff format --check failgate_hooks tests
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# pytest exits 5 when it collected nothing: that is a failure here, never a pass.
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+test: lint typecheck unit
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,7 @@
+"""`python -m failgate_hooks` runs the `failgate` command."""
+
+from __future__ import annotations
+
+from failgate_hooks.cli import main
+
+main()

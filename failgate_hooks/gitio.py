@@ -1,0 +1,354 @@
+"""The only place that talks to git.
+
+Through GitPython's command interface (`Repo.git`), never its object database:
+that cannot read SHA-256 repositories. Objects are read through one persistent
+`git cat-file --batch` whose output is parsed here, so ids of 40 and 64 hex
+both work. Every failure becomes a `GitError` that says what and where.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any
+
+from failgate_hooks.errors import GitError
+
+if TYPE_CHECKING:
+    import git
+
+HEX_ID_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+NULL_ID_RE = re.compile(r"^0+$")
+
+
+def is_null_id(oid: str) -> bool:
+    """An all-zero id of any length: git's "nothing" in hook input (SHA-1 or SHA-256)."""
+    return bool(NULL_ID_RE.match(oid))
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    type: str
+    oid: str
+    path: str
+
+
+class GitRepo:
+    """A repository (work tree or bare) with one lazily started `cat-file --batch`."""
+
+    def __init__(self, repo: git.Repo) -> None:
+        self._repo = repo
+        self._git = repo.git
+        self._batch: Any = None
+        self._common_dir: str | None = None
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] = ".") -> GitRepo:
+        """Open the repository containing `path`, or the one `GIT_DIR` names."""
+        try:
+            import git
+        except ImportError as exc:  # pragma: no cover - a broken install, or git missing
+            raise GitError(f"cannot load GitPython: {exc}") from exc
+        try:
+            if os.environ.get("GIT_DIR"):
+                repo = git.Repo(os.environ["GIT_DIR"])
+            else:
+                repo = git.Repo(path, search_parent_directories=True)
+        except git.InvalidGitRepositoryError:
+            raise GitError(
+                f"not a git repository: {os.path.abspath(path)}",
+                hint="run failgate inside a git repository, or pass -C DIR",
+            ) from None
+        except git.NoSuchPathError:
+            raise GitError(f"no such directory: {path}") from None
+        except git.GitCommandNotFound:
+            raise GitError("git is not installed or not on PATH") from None
+        return cls(repo)
+
+    def close(self) -> None:
+        """Stop the persistent `cat-file`, if it was started."""
+        if self._batch is not None:
+            proc = self._batch.proc
+            self._batch = None
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):  # pragma: no cover
+                proc.kill()
+        self._repo.close()
+
+    def __enter__(self) -> GitRepo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ plain commands
+
+    def run(self, *args: str, strip: bool = True, stdin: str | None = None) -> str:
+        """Run `git ARGS` (feeding `stdin`) and return its output; a failure is a GitError."""
+        import git
+
+        try:
+            if stdin is not None:
+                return self._run_with_input(args, stdin)
+            return str(self._git.execute(["git", *args], strip_newline_in_stdout=strip))
+        except git.GitCommandError as exc:
+            detail = _first_line(exc.stderr) or f"exit {exc.status}"
+            raise GitError(f"git {' '.join(args[:3])} failed: {detail}") from None
+        except git.GitCommandNotFound:
+            raise GitError("git is not installed or not on PATH") from None
+
+    def _run_with_input(self, args: Sequence[str], stdin: str) -> str:
+        import git
+
+        handle = self._git.execute(["git", *args], as_process=True, istream=subprocess.PIPE)
+        proc = handle.proc
+        assert proc is not None
+        out, err = proc.communicate(stdin.encode())
+        if proc.returncode != 0:
+            raise git.GitCommandError(["git", *args], proc.returncode, err, out)
+        return str(out.decode("utf-8", "surrogateescape"))
+
+    def succeeds(self, *args: str) -> bool:
+        """Whether `git ARGS` exits 0 (for yes/no questions such as ancestry)."""
+        import git
+
+        try:
+            self._git.execute(["git", *args])
+        except git.GitCommandError:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ facts about the repo
+
+    @property
+    def is_bare(self) -> bool:
+        return bool(self._repo.bare)
+
+    @property
+    def working_dir(self) -> str | None:
+        """The work tree's root, or None in a bare repository."""
+        return None if self._repo.bare else str(self._repo.working_tree_dir)
+
+    @property
+    def git_dir(self) -> str:
+        return str(self._repo.git_dir)
+
+    @property
+    def common_dir(self) -> str:
+        """`git rev-parse --git-common-dir`, absolute: linked worktrees share it."""
+        if self._common_dir is None:
+            found = self.run("rev-parse", "--git-common-dir")
+            base = self.working_dir or self.git_dir
+            self._common_dir = os.path.abspath(os.path.join(base, found))
+        return self._common_dir
+
+    def is_shallow(self) -> bool:
+        return self.run("rev-parse", "--is-shallow-repository") == "true"
+
+    def object_format(self) -> str:
+        """`sha1` or `sha256`."""
+        try:
+            return self.run("rev-parse", "--show-object-format") or "sha1"
+        except GitError:
+            return "sha1"
+
+    def config_get(self, key: str) -> str | None:
+        """A git config value, or None when unset."""
+        import git
+
+        try:
+            return str(self._git.execute(["git", "config", "--get", key]))
+        except git.GitCommandError:
+            return None
+
+    # ------------------------------------------------------------------ revisions
+
+    def resolve_commit(self, rev: str) -> str:
+        """The full id of the commit `rev` names (tags peeled); GitError when unknown."""
+        if not rev or rev.startswith("-"):
+            raise GitError(f"unknown revision {rev!r}")
+        import git
+
+        try:
+            oid = str(
+                self._git.execute(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"])
+            )
+        except git.GitCommandError:
+            raise GitError(
+                f"unknown revision {rev!r}: no commit by that name in this repository",
+                hint="check the name with `git log`, or fetch it first",
+            ) from None
+        return oid.strip()
+
+    def try_resolve_commit(self, rev: str) -> str | None:
+        """Like resolve_commit, but None when the revision is unknown."""
+        try:
+            return self.resolve_commit(rev)
+        except GitError:
+            return None
+
+    def has_commit(self, oid: str) -> bool:
+        """Whether the object database holds commit `oid` (full id)."""
+        return self.object_type(oid) == "commit"
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """Whether `ancestor` is `descendant` or one of its ancestors."""
+        return self.succeeds("merge-base", "--is-ancestor", ancestor, descendant)
+
+    def symbolic_ref(self, name: str) -> str | None:
+        """What a symbolic ref points at (e.g. refs/remotes/origin/HEAD), or None."""
+        import git
+
+        try:
+            return str(self._git.execute(["git", "symbolic-ref", "--quiet", name])).strip()
+        except git.GitCommandError:
+            return None
+
+    # ------------------------------------------------------------------ trees
+
+    def ls_tree(
+        self, commit: str, path: str | None = None, *, recursive: bool = True
+    ) -> list[TreeEntry]:
+        """The entries of `commit`'s tree (under `path`), from one `ls-tree -z`."""
+        args = ["ls-tree", "-z", "--full-tree"]
+        if recursive:
+            args.append("-r")
+        args.append(commit)
+        if path:
+            args += ["--", path]
+        out = self.run(*args, strip=False)
+        return list(_parse_ls_tree(out))
+
+    # ------------------------------------------------------------------ objects
+
+    def _batch_process(self) -> Any:
+        if self._batch is None:
+            import git
+
+            try:
+                # Keep GitPython's handle itself: dropping it kills the process.
+                self._batch = self._git.execute(
+                    ["git", "cat-file", "--batch"],
+                    as_process=True,
+                    istream=subprocess.PIPE,
+                )
+            except git.GitCommandNotFound:
+                raise GitError("git is not installed or not on PATH") from None
+        return self._batch
+
+    def read_object(self, oid: str) -> tuple[str, bytes] | None:
+        """(type, content) of an object, or None when it is missing."""
+        proc = self._batch_process().proc
+        stdin: IO[bytes] = proc.stdin
+        stdout: IO[bytes] = proc.stdout
+        try:
+            stdin.write(oid.encode("ascii") + b"\n")
+            stdin.flush()
+            header = stdout.readline()
+        except (OSError, UnicodeEncodeError) as exc:
+            raise GitError(f"git cat-file stopped answering: {exc}") from None
+        if not header:
+            raise GitError("git cat-file stopped answering (no header)")
+        fields = header.rstrip(b"\n").split(b" ")
+        if len(fields) == 2 and fields[1] in (b"missing", b"ambiguous"):
+            return None
+        if len(fields) != 3:
+            raise GitError(f"git cat-file gave an unexpected header: {header[:80]!r}")
+        _, kind, size_text = fields
+        size = int(size_text)
+        data = stdout.read(size)
+        stdout.read(1)  # the newline after every object
+        if len(data) != size:
+            raise GitError(f"git cat-file returned a short read for {oid}")
+        return kind.decode("ascii"), data
+
+    def object_type(self, oid: str) -> str | None:
+        """`commit`, `tree`, `blob` or `tag`; None when missing."""
+        if "\n" in oid or " " in oid:
+            return None
+        found = self.read_object(oid)
+        return None if found is None else found[0]
+
+    def read_blob(self, oid: str) -> bytes:
+        """The bytes of blob `oid`; GitError when it is missing."""
+        found = self.read_object(oid)
+        if found is None or found[0] != "blob":
+            raise GitError(f"blob {oid} is missing from the object database")
+        return found[1]
+
+    def read_blobs(self, oids: Iterable[str]) -> dict[str, bytes]:
+        """Several blobs through the same `cat-file` process."""
+        return {oid: self.read_blob(oid) for oid in dict.fromkeys(oids)}
+
+    def commit_parents(self, oid: str) -> list[str]:
+        """The parents of commit `oid`, read from its object."""
+        found = self.read_object(oid)
+        if found is None or found[0] != "commit":
+            raise GitError(f"commit {oid} is missing from the object database")
+        parents = []
+        for line in found[1].split(b"\n"):
+            if not line:
+                break
+            if line.startswith(b"parent "):
+                parents.append(line[7:].decode("ascii"))
+        return parents
+
+    def commit_tree(self, oid: str) -> str:
+        """The root tree id of commit `oid`."""
+        found = self.read_object(oid)
+        if found is None or found[0] != "commit":
+            raise GitError(f"commit {oid} is missing from the object database")
+        first = found[1].split(b"\n", 1)[0]
+        if not first.startswith(b"tree "):
+            raise GitError(f"commit {oid} has no tree line")
+        return first[5:].decode("ascii")
+
+
+def _parse_ls_tree(out: str) -> Iterator[TreeEntry]:
+    for record in out.split("\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition("\t")
+        mode, kind, oid = meta.split(" ")
+        yield TreeEntry(mode=mode, type=kind, oid=oid, path=path)
+
+
+def _first_line(text: object) -> str:
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    lines = [ln.strip() for ln in str(text or "").splitlines() if ln.strip()]
+    # GitPython prefixes stderr with "stderr: '"; keep git's own words
+    return lines[0].removeprefix("stderr: '").rstrip("'") if lines else ""
+
+
+def remote_default_branch(repo: GitRepo, remote: str) -> tuple[str, str] | None:
+    """(ref name, commit) of the remote-tracking ref of `remote`'s default branch.
+
+    `refs/remotes/<remote>/HEAD` when git knows it, else `main`, else `master`.
+    """
+    names = []
+    head = repo.symbolic_ref(f"refs/remotes/{remote}/HEAD")
+    if head:
+        names.append(head)
+    names += [f"refs/remotes/{remote}/main", f"refs/remotes/{remote}/master"]
+    for name in names:
+        commit = repo.try_resolve_commit(name)
+        if commit is not None:
+            return name, commit
+    return None
+
+
+def default_remote(repo: GitRepo) -> str | None:
+    """`origin` when it exists, else the only remote, else None."""
+    remotes = repo.run("remote").split()
+    if "origin" in remotes:
+        return "origin"
+    return remotes[0] if len(remotes) == 1 else None

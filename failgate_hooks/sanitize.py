@@ -1,0 +1,76 @@
+"""Make text from the ledger, a verifier or git safe to print (DESIGN §10); pure.
+
+Everything failgate prints is data, never instructions to the terminal: escape
+sequences could rewrite earlier lines, retitle the window, hide text or, on some
+terminals, answer back with input; bidi controls can make a line read other
+than it is. `clean` removes them all and keeps every ordinary character.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TypeVar, cast
+
+_T = TypeVar("_T")
+
+# String-type sequences run to a terminator; an unterminated one runs to the
+# end of the text, because a terminal would swallow everything after it too.
+_STRING_END = r"(?:\x1b\\|\x9c|\Z)"
+_ESCAPES = re.compile(
+    "|".join(
+        [
+            # OSC (ESC ] or 8-bit \x9d): xterm also ends it with BEL.
+            r"(?:\x1b\]|\x9d).*?(?:\x07|\x1b\\|\x9c|\Z)",
+            # DCS, SOS, PM, APC (ESC P / X / ^ / _, or 8-bit \x90 \x98 \x9e \x9f).
+            r"(?:\x1b[PX^_]|[\x90\x98\x9e\x9f]).*?" + _STRING_END,
+            # CSI: parameter bytes, intermediate bytes, one final byte.
+            r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?",
+            # Any other escape: ESC, intermediates, one final byte (ESC c, ESC ( B).
+            r"\x1b[\x20-\x2f]*[\x30-\x7e]",
+        ]
+    ),
+    re.DOTALL,
+)
+
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# C0 but tab and newline, DEL, C1, bidi controls.
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+# A lone surrogate (from bytes decoded with surrogateescape) cannot be encoded
+# for any terminal: print() would raise instead of printing.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# U+2028/U+2029 too: some viewers break the line there, and a one-line field
+# must not look like two.
+_LINE_BREAKS = re.compile("[\n\t\u2028\u2029]")
+
+
+def clean(text: str) -> str:
+    """`text` without escape sequences, controls (but newline and tab) or bidi controls."""
+    text = _ESCAPES.sub("", text)
+    text = _UNSAFE.sub("", text)
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def clean_line(text: str) -> str:
+    """`clean(text)` on one line: newlines, tabs and line separators become spaces."""
+    return _LINE_BREAKS.sub(" ", clean(text))
+
+
+def clean_tree(value: _T) -> _T:
+    """`value` with every string in it cleaned, through dicts, lists and tuples (keys too)."""
+    return cast(_T, _clean_any(value))
+
+
+def _clean_any(value: object) -> object:
+    """The untyped recursion behind clean_tree."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {_clean_any(key): _clean_any(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clean_any(item) for item in value]
+    if isinstance(value, tuple):
+        items = [_clean_any(item) for item in value]
+        # A NamedTuple keeps its type: callers read its fields by name.
+        make = getattr(type(value), "_make", None)
+        return tuple(items) if make is None else make(items)
+    return value

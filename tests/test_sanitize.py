@@ -1,0 +1,168 @@
+"""Tests for failgate_hooks.sanitize: text that is data stays data on a terminal."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from failgate_hooks import sanitize
+
+ESC = "\x1b"
+C0_UNSAFE = {chr(c) for c in range(0x20)} - {"\n", "\t"}
+C1 = {chr(c) for c in range(0x80, 0xA0)}
+BIDI = {"\u061c", "\u200e", "\u200f"} | {chr(c) for c in range(0x202A, 0x202F)}
+BIDI |= {chr(c) for c in range(0x2066, 0x206A)}
+FORBIDDEN = C0_UNSAFE | C1 | BIDI | {"\x7f"}
+
+# Pieces that build escape sequences, so that random text holds many of them.
+_ESCAPE_PIECES = [
+    ESC,
+    "[",
+    "]",
+    "P",
+    "X",
+    "^",
+    "_",
+    "\\",
+    "\x07",
+    "\x9b",
+    "\x9c",
+    "\x9d",
+    "\x90",
+    "0;",
+    "31m",
+    "2J",
+    "(B",
+    "\r",
+    "\x00",
+    "\x08",
+    "\x7f",
+    "\u202e",
+    "\u2066",
+    "\n",
+    "\t",
+]
+any_text = st.text(st.characters(exclude_categories=()))
+escape_heavy_text = st.lists(
+    st.one_of(st.sampled_from(_ESCAPE_PIECES), st.text(max_size=3)), max_size=20
+).map("".join)
+hostile_text = st.one_of(any_text, escape_heavy_text)
+
+
+@settings(max_examples=1000)
+@given(hostile_text)
+def test_clean_leaves_no_unsafe_character(text: str) -> None:
+    cleaned = sanitize.clean(text)
+    assert not FORBIDDEN & set(cleaned)
+    assert ESC not in cleaned
+    cleaned.encode("utf-8")  # printable on any UTF-8 terminal, no lone surrogate
+
+
+@settings(max_examples=1000)
+@given(hostile_text)
+def test_clean_is_idempotent(text: str) -> None:
+    once = sanitize.clean(text)
+    assert sanitize.clean(once) == once
+
+
+@settings(max_examples=500)
+@given(hostile_text)
+def test_clean_line_is_one_line(text: str) -> None:
+    line = sanitize.clean_line(text)
+    assert not (FORBIDDEN | {"\n", "\t", "\u2028", "\u2029", ESC}) & set(line)
+    assert sanitize.clean_line(line) == line
+
+
+# Ordinary text: letters, digits, punctuation, symbols (emoji), marks, spaces,
+# newlines and tabs; no control or format characters. Emoji sequences keep
+# their zero-width joiner.
+ordinary_text = st.lists(
+    st.one_of(
+        st.text(st.characters(categories=("L", "N", "P", "S", "M", "Zs")), max_size=5),
+        st.sampled_from(["\n", "\t", "👩\u200d💻", "é", "日本語", "🇫🇷", "→"]),
+    ),
+    max_size=10,
+).map("".join)
+
+
+@settings(max_examples=1000)
+@given(ordinary_text)
+def test_ordinary_text_is_unchanged(text: str) -> None:
+    assert sanitize.clean(text) == text
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("\x1b[31mred\x1b[0m", "red"),
+        ("\x1b[1;31;40mbold\x1b[m", "bold"),
+        ("\x1b[?25lhidden cursor", "hidden cursor"),
+        ("\x1b[2J\x1b[Hclear", "clear"),
+        ("a\x1b[12", "a"),
+        ("\x9b31mred", "red"),
+        ("\x1b]0;evil title\x07after", "after"),
+        ("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "link"),
+        ("\x9d0;title\x9cafter", "after"),
+        ("\x1b]0;unterminated title and the rest", ""),
+        ("before\x1bPq#0;2;0;0;0\x1b\\after", "beforeafter"),
+        ("\x90dcs\x9cafter", "after"),
+        ("x\x1bP unterminated dcs", "x"),
+        ("\x1b_apc\x1b\\a", "a"),
+        ("\x1b^pm\x1b\\b", "b"),
+        ("\x1bXsos\x1b\\c", "c"),
+        ("\x9fapc\x9cd", "d"),
+        ("\x1bcreset", "reset"),
+        ("\x1b(Bcharset", "charset"),
+        ("\x1b7saved\x1b8", "saved"),
+        ("lone escape\x1b", "lone escape"),
+        ("over\rwrite", "overwrite"),
+        ("bell\x07", "bell"),
+        ("nul\x00", "nul"),
+        ("back\x08\x08space", "backspace"),
+        ("del\x7f", "del"),
+        ("next\x85line", "nextline"),
+        ("admin\u202e\u2066txt.exe\u2069", "admintxt.exe"),
+        ("\u200e\u200f\u061cmarks", "marks"),
+        ("keep\nnew\tlines", "keep\nnew\tlines"),
+        ("crlf\r\n", "crlf\n"),
+        ("broken \ud800 surrogate", "broken \ufffd surrogate"),
+        ("\x1b\x00[31m", "[31m"),
+    ],
+)
+def test_clean(raw: str, expected: str) -> None:
+    assert sanitize.clean(raw) == expected
+
+
+def test_clean_line_flattens_breaks() -> None:
+    assert sanitize.clean_line("title\r\nsecond\tline\u2028third") == "title second line third"
+    assert sanitize.clean_line("\x1b[31mred\x1b[0m title") == "red title"
+
+
+class _Pair(NamedTuple):
+    left: str
+    right: int
+
+
+def test_clean_tree_cleans_every_string() -> None:
+    tree = {
+        "title\x1b[31m": "a\x1b]0;x\x07b",
+        "gates": [{"reason": "c\rd", "exit_code": 1, "cached": True, "x": None}],
+        "pair": ("e\u202ef", 2.5),
+        "named": _Pair("g\x00h", 3),
+    }
+    assert sanitize.clean_tree(tree) == {
+        "title": "ab",
+        "gates": [{"reason": "cd", "exit_code": 1, "cached": True, "x": None}],
+        "pair": ("ef", 2.5),
+        "named": _Pair("gh", 3),
+    }
+    assert type(sanitize.clean_tree(tree)["named"]) is _Pair
+
+
+def test_clean_tree_keeps_non_strings() -> None:
+    assert sanitize.clean_tree(None) is None
+    assert sanitize.clean_tree(7) == 7
+    assert sanitize.clean_tree("x\x1b[1my") == "xy"
