@@ -1,0 +1,403 @@
+"""Resolving an entity's events into one state (DESIGN §3). Pure: no I/O.
+
+The steps, in the order the design fixes them:
+
+1. Supersession first. An event named in the `supersedes` or `retracts` of any
+   event of the entity is dropped, even when the naming event is itself
+   dropped: if C supersedes B and B superseded A, A stays dropped, else
+   superseding a typo fix would revive the typo. Ids in `also_dropped`
+   (pending relaxations, §4) are dropped as if superseded, and their own
+   `supersedes` and `retracts` drop nothing: a pending event must count as if
+   it were not there. Every dropped event keeps its `follows` edges for order.
+2. Order by the `follows` graph, ties by id; `effective_at` never decides.
+3. Fold along that order.
+4. Heads are the remaining events that no remaining event comes after, sorted
+   by id. They agree when their folds have the same status, verification,
+   triggers and scope; lists that mean sets (triggers, globs, environments,
+   pinned files) are compared as sets.
+5. Broken references, cycles, foreign events and a missing title or trigger
+   make the entity INVALID; it still gets a best-effort state, order and heads:
+   broken edges are ignored, and a cycle is broken by ordering its members by id.
+   A head whose own lineage has no triggers left is a missing trigger too.
+   An id named in a `retracts` may be absent without being a broken reference:
+   a retracted file may be deleted (§2), and what followed it still names it.
+"""
+
+from __future__ import annotations
+
+import enum
+import heapq
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from failgate_hooks.events import ID_RE, AppliesTo, Event, Problem, Status, Verification
+
+# Problem codes of an INVALID resolution, besides the validation problems passed in.
+UNKNOWN_REFERENCE = "unknown-reference"
+FOREIGN_REFERENCE = "foreign-reference"
+SELF_REFERENCE = "self-reference"
+FOREIGN_EVENT = "foreign-event"
+DUPLICATE_ID = "duplicate-id"
+CYCLE = "cycle"
+MISSING_TITLE = "missing-title"
+MISSING_TRIGGERS = "missing-triggers"
+
+
+@dataclass(frozen=True)
+class EntityState:
+    """The folded keys of an entity; None means no remaining event set that key."""
+
+    status: Status | None = None
+    title: str | None = None
+    triggers: tuple[str, ...] | None = None
+    applies_to: AppliesTo | None = None
+    verification: Verification | None = None
+
+
+class Outcome(enum.StrEnum):
+    RESOLVED = "resolved"
+    CONFLICT = "conflict"
+    INVALID = "invalid"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    entity_key: str
+    outcome: Outcome
+    # RESOLVED: the heads' state. CONFLICT: the fold of all remaining events in
+    # order (for display only; decide on head_states). INVALID: the best-effort
+    # fold of the valid events (keys may be None: the entity then applies everywhere).
+    state: EntityState
+    heads: tuple[str, ...]
+    head_states: Mapping[str, EntityState]
+    # every valid event id, in resolution order (topological by follows, ties by id),
+    # dropped ones included so `log` can show them
+    order: tuple[str, ...]
+    dropped: frozenset[str]
+    # for each valid event id: every event id it comes after, transitively,
+    # through dropped events too
+    ancestors: Mapping[str, frozenset[str]]
+    events: Mapping[str, Event]
+    problems: tuple[Problem, ...]
+
+
+def fold(events: Iterable[Event]) -> EntityState:
+    """Fold events given in resolution order: each overrides the keys it sets."""
+    status: Status | None = None
+    title: str | None = None
+    triggers: tuple[str, ...] | None = None
+    applies_to: AppliesTo | None = None
+    verification: Verification | None = None
+    for event in events:
+        status = event.status
+        if event.title is not None:
+            title = event.title
+        if event.triggers is not None:
+            triggers = event.triggers
+        if event.applies_to is not None:
+            applies_to = event.applies_to
+        if event.verification is not None:
+            verification = event.verification
+    return EntityState(
+        status=status,
+        title=title,
+        triggers=triggers,
+        applies_to=applies_to,
+        verification=verification,
+    )
+
+
+def resolve_entity(
+    entity_key: str,
+    events: Iterable[Event],
+    problems: Iterable[Problem] = (),
+    *,
+    also_dropped: Collection[str] = (),
+) -> Resolution:
+    """Resolve one entity. `problems` are its files' validation problems (they make it
+    INVALID); `also_dropped` are ids to treat as superseded (pending relaxations, §4).
+
+    Ids in `also_dropped` that are not events of this entity are ignored, so a caller
+    may pass every pending id of the ledger. The result does not depend on the order
+    of `events`."""
+    found = list(problems)
+    report = _Reporter(entity_key, found)
+    valid, foreign, unreadable = _collect(entity_key, events, report)
+    preds, replaced_by = _references(valid, foreign, unreadable, report)
+    _break_cycles(preds, report)
+    order = _topological_order(preds)
+    ancestors = _ancestors(order, preds)
+
+    pending = frozenset(also_dropped) & valid.keys()
+    dropped = pending | {
+        target
+        for event_id, targets in replaced_by.items()
+        if event_id not in pending
+        for target in targets
+    }
+    remaining = [event_id for event_id in order if event_id not in dropped]
+    heads = _heads(remaining, ancestors)
+    head_states = {
+        head: fold(
+            valid[event_id]
+            for event_id in remaining
+            if event_id == head or event_id in ancestors[head]
+        )
+        for head in heads
+    }
+    overall = fold(valid[event_id] for event_id in remaining)
+
+    if overall.title is None:
+        report(MISSING_TITLE, "no remaining event sets title (after supersession)")
+    if overall.triggers is None:
+        report(MISSING_TRIGGERS, "no remaining event sets triggers (after supersession)")
+    else:
+        # A head whose own lineage lost its triggers to supersession: gates could not
+        # tell when it applies, so fail closed rather than call it a mere conflict.
+        for head in heads:
+            if head_states[head].triggers is None:
+                report(
+                    MISSING_TRIGGERS,
+                    f"head {head} has no triggers: every event before it that set "
+                    "them is dropped (superseded, retracted or pending)",
+                )
+
+    if found:
+        outcome, state = Outcome.INVALID, overall
+    elif len({_decision_key(head_states[head]) for head in heads}) == 1:
+        outcome, state = Outcome.RESOLVED, replace(head_states[heads[0]], title=overall.title)
+    else:
+        outcome, state = Outcome.CONFLICT, overall
+
+    return Resolution(
+        entity_key=entity_key,
+        outcome=outcome,
+        state=state,
+        heads=heads,
+        head_states=head_states,
+        order=order,
+        dropped=frozenset(dropped),
+        ancestors=ancestors,
+        events={event_id: valid[event_id] for event_id in order},
+        problems=tuple(found),
+    )
+
+
+def heads_of(events: Iterable[Event], *, entity_key: str | None = None) -> tuple[str, ...]:
+    """The ids a new event of this entity must follow (`record`, `confirm`, `expire`).
+
+    The heads of the resolution, sorted by id, whatever its outcome: following every
+    head of a conflict is how a person settles it. The entity is the one all events
+    share unless `entity_key` names it; events of another entity are then ignored."""
+    events = tuple(events)
+    if entity_key is None:
+        keys = {event.entity_key for event in events}
+        if not keys:
+            return ()
+        if len(keys) > 1:
+            raise ValueError(f"events of several entities: {', '.join(sorted(keys))}")
+        (entity_key,) = keys
+    else:
+        events = tuple(event for event in events if event.entity_key == entity_key)
+    return resolve_entity(entity_key, events).heads
+
+
+# --------------------------------------------------------------------------- steps
+
+
+class _Reporter:
+    """Appends this entity's problems to one list, in a deterministic order."""
+
+    def __init__(self, entity_key: str, found: list[Problem]) -> None:
+        self.entity_key = entity_key
+        self.found = found
+
+    def __call__(self, code: str, message: str, key: str | None = None) -> None:
+        self.found.append(Problem(code=code, message=message, key=key, entity_key=self.entity_key))
+
+
+def _collect(
+    entity_key: str, events: Iterable[Event], report: _Reporter
+) -> tuple[dict[str, Event], dict[str, str], set[str]]:
+    """This entity's events by id; foreign ids with their entity; ids known but unusable
+    (a file that failed validation, a retracted file that may be gone, a duplicated id)."""
+    events = tuple(events)
+    by_id: dict[str, set[Event]] = {}
+    for event in events:
+        by_id.setdefault(event.id, set()).add(event)
+    valid: dict[str, Event] = {}
+    foreign: dict[str, str] = {}
+    # A file that failed validation still has an id (its stem): a reference to it
+    # is not unknown, and the file's own problem already makes the entity invalid.
+    unreadable = {
+        match["time"] + "-" + match["hex"]
+        for problem in report.found
+        if problem.path
+        and (match := ID_RE.match(problem.path.rsplit("/", 1)[-1].removesuffix(".toml")))
+    }
+    # A retracted file may be deleted (§2): what still names it is no broken reference.
+    unreadable.update(
+        target for event in events if event.entity_key == entity_key for target in event.retracts
+    )
+    for event_id in sorted(by_id):
+        own = [e for e in by_id[event_id] if e.entity_key == entity_key]
+        for other in sorted({e.entity_key for e in by_id[event_id]} - {entity_key}):
+            foreign[event_id] = other
+            report(
+                FOREIGN_EVENT,
+                f"event {event_id} belongs to entity {other!r}, not {entity_key!r}",
+                key="entity_key",
+            )
+        if len(own) > 1:
+            # Which copy is right cannot be told; using neither keeps the result
+            # independent of the order the copies came in.
+            unreadable.add(event_id)
+            report(DUPLICATE_ID, f"event {event_id} is given {len(own)} times, differently")
+        elif own:
+            valid[event_id] = own[0]
+    return valid, foreign, unreadable
+
+
+def _references(
+    valid: Mapping[str, Event],
+    foreign: Mapping[str, str],
+    unreadable: Collection[str],
+    report: _Reporter,
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The usable `follows` edges (id -> ids it follows) and `replaces` (id -> ids it drops).
+
+    A reference that cannot be used is reported and otherwise ignored."""
+    preds: dict[str, set[str]] = {event_id: set() for event_id in valid}
+    replaced_by: dict[str, set[str]] = {event_id: set() for event_id in valid}
+    for event_id in sorted(valid):
+        event = valid[event_id]
+        references = (
+            ("follows", event.follows),
+            ("supersedes", event.supersedes),
+            ("retracts", event.retracts),
+        )
+        for key, targets in references:
+            usable = preds[event_id] if key == "follows" else replaced_by[event_id]
+            for target in sorted(set(targets)):
+                if target == event_id:
+                    report(SELF_REFERENCE, f"event {event_id} names itself in {key}", key=key)
+                elif target in valid:
+                    usable.add(target)
+                elif target in foreign:
+                    report(
+                        FOREIGN_REFERENCE,
+                        f"event {event_id} names {target} in {key}, an event of "
+                        f"entity {foreign[target]!r}",
+                        key=key,
+                    )
+                elif target not in unreadable:
+                    report(
+                        UNKNOWN_REFERENCE,
+                        f"event {event_id} names {target} in {key}, which is no event "
+                        f"of entity {report.entity_key!r}",
+                        key=key,
+                    )
+    return preds, replaced_by
+
+
+def _break_cycles(preds: dict[str, set[str]], report: _Reporter) -> None:
+    """Report each cycle of `follows` and break it in place: within one strongly
+    connected group, keep only the edges that go from a smaller id to a larger."""
+    reach = {event_id: _reachable(event_id, preds) for event_id in preds}
+    seen: set[str] = set()
+    for event_id in sorted(preds):
+        if event_id in seen or event_id not in reach[event_id]:
+            continue
+        group = {event_id} | {other for other in reach[event_id] if event_id in reach[other]}
+        seen |= group
+        members = sorted(group)
+        report(
+            CYCLE,
+            f"follows makes a cycle through {', '.join(members)}; "
+            f"ordered by id instead: event {members[0]} first",
+            key="follows",
+        )
+        for member in members:
+            preds[member] = {p for p in preds[member] if p not in group or p < member}
+
+
+def _reachable(start: str, preds: Mapping[str, Collection[str]]) -> set[str]:
+    """Every id `start` follows, transitively (contains `start` only on a cycle)."""
+    found: set[str] = set()
+    stack = list(preds[start])
+    while stack:
+        event_id = stack.pop()
+        if event_id not in found:
+            found.add(event_id)
+            stack.extend(preds[event_id])
+    return found
+
+
+def _topological_order(preds: Mapping[str, Collection[str]]) -> tuple[str, ...]:
+    """Kahn's algorithm over an acyclic graph, the smallest ready id first."""
+    waiting = {event_id: len(before) for event_id, before in preds.items()}
+    followers: dict[str, list[str]] = {event_id: [] for event_id in preds}
+    for event_id, before in preds.items():
+        for pred in before:
+            followers[pred].append(event_id)
+    ready = [event_id for event_id, count in waiting.items() if count == 0]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        event_id = heapq.heappop(ready)
+        order.append(event_id)
+        for follower in followers[event_id]:
+            waiting[follower] -= 1
+            if waiting[follower] == 0:
+                heapq.heappush(ready, follower)
+    assert len(order) == len(preds), "cycles are broken before ordering"
+    return tuple(order)
+
+
+def _ancestors(
+    order: tuple[str, ...], preds: Mapping[str, Collection[str]]
+) -> dict[str, frozenset[str]]:
+    ancestors: dict[str, frozenset[str]] = {}
+    for event_id in order:
+        found: set[str] = set()
+        for pred in preds[event_id]:
+            found.add(pred)
+            found |= ancestors[pred]
+        ancestors[event_id] = frozenset(found)
+    return ancestors
+
+
+def _heads(remaining: list[str], ancestors: Mapping[str, frozenset[str]]) -> tuple[str, ...]:
+    """Remaining events that no remaining event comes after, through dropped ones too."""
+    covered: set[str] = set()
+    for event_id in remaining:
+        covered |= ancestors[event_id]
+    return tuple(sorted(event_id for event_id in remaining if event_id not in covered))
+
+
+def _decision_key(state: EntityState) -> tuple[object, ...]:
+    """What heads must agree on (§3 step 4). Lists that mean sets compare as sets:
+    two branches that name the same triggers in another order do not disagree."""
+    scope = state.applies_to
+    check = state.verification
+    return (
+        state.status,
+        _as_set(state.triggers),
+        None
+        if scope is None
+        else (scope.since, _as_set(scope.paths), _as_set(scope.refs), _as_set(scope.environments)),
+        None
+        if check is None
+        else (
+            check.command,
+            frozenset(check.files),
+            check.timeout_s,
+            _as_set(check.inputs),
+            frozenset(check.env_pass),
+            check.workdir,
+        ),
+    )
+
+
+def _as_set(values: tuple[str, ...] | None) -> frozenset[str] | None:
+    return None if values is None else frozenset(values)
