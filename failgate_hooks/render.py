@@ -1,0 +1,280 @@
+"""A decision as text for people and as JSON for programs (DESIGN §10). Pure.
+
+Every string in a decision may come from the ledger, a verifier or git: it is
+data, never instructions, so each one is sanitised here, on every output path,
+before it is printed. Colour is added after sanitising, so only failgate's own
+escapes ever reach a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from failgate_hooks import sanitize
+from failgate_hooks.events import Problem
+from failgate_hooks.gates import (
+    Decision,
+    DecisionKind,
+    Gate,
+    GateState,
+    Relaxation,
+    VerifierResult,
+)
+
+JSON_SCHEMA_VERSION = 1
+INDENT = "     "
+# A verifier's tail is bounded where it is captured; this bounds the screen.
+TAIL_LINES = 20
+
+_LABELS = {
+    GateState.OPEN: "OPEN",
+    GateState.CLEARED: "CLEARED",
+    GateState.CONFLICT: "CONFLICT",
+    GateState.INVALID: "INVALID",
+}
+_COLORS = {
+    "OPEN": "31",
+    "CLEARED": "32",
+    "CONFLICT": "35",
+    "INVALID": "1;31",
+    "RELAXED": "33",
+    "PENDING": "33",
+    "ERROR": "31",
+    "WARNING": "33",
+    "BLOCKED": "1;31",
+    "ESCALATED": "1;35",
+    "WARN": "1;33",
+    "OK": "1;32",
+}
+
+
+def render_text(decision: Decision, *, color: bool = False) -> str:
+    """The §10 text: a header, one line per gate, relaxations, problems, the verdict."""
+    lines = [_header(decision)]
+    for gate in decision.gates:
+        if gate.state in _LABELS:
+            lines.extend(_gate_lines(gate, color))
+    lines.extend(_summary(decision.gates))
+    lines.extend(_relaxation_line(r, color) for r in decision.relaxations)
+    lines.extend(_problem_line("ERROR", p, color) for p in decision.errors)
+    lines.extend(_problem_line("WARNING", p, color) for p in decision.warnings)
+    lines.append(_verdict(decision, color))
+    return "\n".join(lines)
+
+
+def render_json(decision: Decision) -> str:
+    """The §10 JSON object; fields are only ever added."""
+    doc: dict[str, Any] = {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "trigger": decision.trigger,
+        "commit": decision.commit,
+        "ref": decision.ref,
+        "environment": decision.environment,
+        "decision": decision.decision.value,
+        "exit_code": decision.exit_code,
+        "counts": decision.counts,
+        "gates": [_gate_json(g) for g in decision.gates],
+        "relaxations": [
+            {
+                "event_id": r.event_id,
+                "entity_key": r.entity_key,
+                "kind": r.kind,
+                "accepted": r.accepted,
+                "what": r.what,
+                "blocking": r.blocking,
+            }
+            for r in decision.relaxations
+        ],
+        "errors": [_problem_json(p) for p in decision.errors],
+        "warnings": [_problem_json(p) for p in decision.warnings],
+    }
+    # ASCII only: even a character the sanitiser let through reaches no terminal raw.
+    return json.dumps(sanitize.clean_tree(doc), indent=2, ensure_ascii=True)
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _header(decision: Decision) -> str:
+    counts = decision.counts
+    tally = f"{counts['open']} open / {counts['cleared']} cleared / {counts['conflict']} conflict"
+    if counts["invalid"]:
+        tally += f" / {counts['invalid']} invalid"
+    ref = _line(decision.ref) if decision.ref is not None else "(no ref)"
+    where = f"-> {ref}"
+    if decision.environment is not None:
+        where += f', environment "{_line(decision.environment)}"'
+    commit = _line(decision.commit)[:7] or "(no commit)"
+    return f'GATES for "{_line(decision.trigger)}" @ {commit} {where}: {tally}'
+
+
+def _gate_lines(gate: Gate, color: bool) -> list[str]:
+    """The gate's line and, unless it is cleared, why it is in that state."""
+    head = f"{_paint(_LABELS[gate.state], color)} {_line(gate.entity_key)}"
+    if gate.title:
+        head += f" — {_line(gate.title)}"
+    lines = [head]
+    if gate.state is GateState.CLEARED:
+        return lines
+    if gate.problems:
+        lines.extend(INDENT + _line(p.describe()) for p in gate.problems)
+    else:
+        lines.append(INDENT + _line(gate.reason))
+    lines.extend(INDENT + _line(note) for note in gate.notes)
+    if gate.verifier is not None:
+        lines.extend(render_tail(gate.verifier.output_tail))
+    return lines
+
+
+def render_tail(output: str) -> list[str]:
+    """The last lines of a verifier's output, cleaned and quoted as `     | line`."""
+    return [f"{INDENT}| {line}" for line in _tail(output)]
+
+
+def _tail(output: str) -> list[str]:
+    """The last lines of a verifier's output, each cleaned, blank ends dropped."""
+    lines = [sanitize.clean_line(line) for line in sanitize.clean(output).split("\n")]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return lines[-TAIL_LINES:]
+
+
+def _summary(gates: Iterable[Gate]) -> list[str]:
+    """One line counting the entities that are not gates here, when there are any."""
+    states = [g.state for g in gates]
+    parts = [
+        f"{states.count(state)} {label}"
+        for state, label in (
+            (GateState.NOT_APPLICABLE, "not applicable"),
+            (GateState.RETIRED, "retired"),
+        )
+        if state in states
+    ]
+    return [f"({', '.join(parts)})"] if parts else []
+
+
+def _relaxation_line(relaxation: Relaxation, color: bool) -> str:
+    what = f"({_line(relaxation.entity_key)}: {_line(relaxation.what or relaxation.kind)})"
+    event_id = _line(relaxation.event_id)
+    if relaxation.accepted:
+        return f"{_paint('RELAXED', color)} by {event_id} {what}"
+    return (
+        f"{_paint('PENDING', color)} {event_id} {what} — not yet in a protected revision: "
+        "decided as if it were not there"
+    )
+
+
+def _problem_line(label: str, problem: Problem, color: bool) -> str:
+    return f"{_paint(label, color)} {_line(problem.describe())}"
+
+
+def _verdict(decision: Decision, color: bool) -> str:
+    """The last line: what happens to the action, and what to do about it."""
+    action = f'"{_line(decision.trigger)}"'
+    gates = decision.gates
+
+    def count(state: GateState, *, blocking: bool) -> int:
+        """Gates in `state` that block (blocking=True) or only warn here."""
+        return sum(1 for g in gates if g.state is state and (g.blocking if blocking else g.warning))
+
+    if decision.decision is DecisionKind.INTEGRITY:
+        parts = _counted(
+            (len(decision.errors), "error(s)"),
+            (count(GateState.INVALID, blocking=True), "invalid entity(ies)"),
+        )
+        text = f"ledger integrity: {parts}. Repair the ledger before {action} (failgate fsck)."
+        return f"{_paint('BLOCKED', color)}: {text}"
+    if decision.decision is DecisionKind.ESCALATED:
+        n = count(GateState.CONFLICT, blocking=True)
+        text = (
+            f"{n} gate(s) in conflict. A person must settle each with an event that "
+            f"follows all its heads before {action}."
+        )
+        return f"{_paint('ESCALATED', color)}: {text}"
+    if decision.decision is DecisionKind.HELD:
+        parts = _counted(
+            (count(GateState.OPEN, blocking=True), "gate(s) still open"),
+            (sum(1 for r in decision.relaxations if r.blocking), "relaxation(s) pending review"),
+            joiner=" and ",
+        )
+        return f"{_paint('BLOCKED', color)}: {parts}. Resolve them before {action}."
+    warned = _counted(
+        (count(GateState.OPEN, blocking=False), "gate(s) open"),
+        (count(GateState.CONFLICT, blocking=False), "conflict(s)"),
+        (count(GateState.INVALID, blocking=False), "invalid entity(ies)"),
+        (sum(1 for r in decision.relaxations if r.warning), "relaxation(s) pending review"),
+        (len(decision.warnings), "append-only violation(s)"),
+    )
+    if warned:
+        text = f"{warned}, not blocking {_why_not_blocking(decision)}. {action} may proceed."
+        return f"{_paint('WARN', color)}: {text}"
+    if any(g.state is GateState.CLEARED for g in gates):
+        return f"{_paint('OK', color)}: all gates cleared. {action} may proceed."
+    return f"{_paint('OK', color)}: no gate applies. {action} may proceed."
+
+
+def _why_not_blocking(decision: Decision) -> str:
+    if decision.policy.mode == "warn":
+        return '(mode = "warn")'
+    if not decision.enforcing:
+        return f"on {_line(decision.ref or '')} (not a protected ref)"
+    # Enforcing, and still only warnings: open gates where no verifier runs (§7).
+    return "(no verifier runs here)"
+
+
+def _counted(*items: tuple[int, str], joiner: str = ", ") -> str:
+    return joiner.join(f"{n} {what}" for n, what in items if n)
+
+
+def _paint(label: str, color: bool) -> str:
+    """A label in its colour; labels are failgate's own text, never data."""
+    return f"\x1b[{_COLORS[label]}m{label}\x1b[0m" if color else label
+
+
+def _line(text: str) -> str:
+    return sanitize.clean_line(text)
+
+
+# --------------------------------------------------------------------------- json
+
+
+def _gate_json(gate: Gate) -> dict[str, Any]:
+    return {
+        "entity_key": gate.entity_key,
+        "state": gate.state.value,
+        "blocking": gate.blocking,
+        "warning": gate.warning,
+        "status": gate.status.value if gate.status is not None else None,
+        "title": gate.title,
+        "reason": "; ".join((gate.reason, *gate.notes)),
+        "event_ids": list(gate.event_ids),
+        "verifier": _verifier_json(gate.verifier) if gate.verifier is not None else None,
+        "problems": [_problem_json(p) for p in gate.problems],
+    }
+
+
+def _verifier_json(result: VerifierResult) -> dict[str, Any]:
+    return {
+        "command": list(result.command),
+        "exit_code": result.exit_code,
+        "duration_s": result.duration_s,
+        "cached": result.cached,
+        "output_tail": result.output_tail,
+        "outcome": result.outcome.value,
+        "detail": result.detail,
+    }
+
+
+def _problem_json(problem: Problem) -> dict[str, Any]:
+    return {
+        "code": problem.code,
+        "message": problem.message,
+        "path": problem.path,
+        "commit": problem.commit,
+        "key": problem.key,
+        "entity_key": problem.entity_key,
+    }
