@@ -4,4 +4,4 @@ from __future__ import annotations
 
 from failgate_hooks.cli import main
 
-main()
+main(prog_name="failgate")

@@ -352,3 +352,16 @@ def default_remote(repo: GitRepo) -> str | None:
     if "origin" in remotes:
         return "origin"
     return remotes[0] if len(remotes) == 1 else None
+
+
+def run_git(cwd: str, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """`git ARGS` in `cwd` outside any GitRepo (init, push): exit code and combined output."""
+    import git
+
+    try:
+        status, out, err = git.Git(cwd).execute(
+            ["git", *args], with_extended_output=True, with_exceptions=False, env=env
+        )
+    except git.GitCommandNotFound:
+        raise GitError("git is not installed or not on PATH") from None
+    return int(status), "\n".join(part for part in (out, err) if part)

@@ -1,0 +1,571 @@
+"""The click shell: parse, call, render, exit. No decisions are made here."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from failgate_hooks import __version__, exitcodes
+from failgate_hooks.errors import FailgateError, UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def report_error(error: FailgateError) -> None:
+    """One clean message on standard error: what, where, and what to do."""
+    from failgate_hooks.sanitize import clean
+
+    click.echo(f"failgate: {clean(error.message)}", err=True)
+    if error.hint:
+        click.echo(f"  hint: {clean(error.hint)}", err=True)
+
+
+class FailgateGroup(click.Group):
+    """Turns every expected failure into its message and exit code, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FailgateError as error:
+            report_error(error)
+            ctx.exit(error.exit_code)
+
+
+@click.group(cls=FailgateGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "-C",
+    "directory",
+    type=click.Path(file_okay=False),
+    default=".",
+    help="Run as if failgate was started in DIR (like git -C).",
+)
+@click.version_option(__version__, prog_name="failgate")
+@click.pass_context
+def main(ctx: click.Context, directory: str) -> None:
+    """failgate: refuse the push while a recorded failure's gate is held.
+
+    A failure is recorded as an event in the ledger; a push is refused until a
+    reviewed verifier passes on the exact commit being pushed.
+    """
+    ctx.obj = directory
+
+
+@contextmanager
+def open_repo(ctx: click.Context) -> Iterator[Any]:
+    """The repository failgate was started in (or -C DIR), closed afterwards."""
+    from failgate_hooks.gitio import GitRepo
+
+    repo = GitRepo.open(ctx.find_root().obj or ".")
+    try:
+        yield repo
+    finally:
+        repo.close()
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(func)
+
+
+def emit_json(payload: object) -> None:
+    from failgate_hooks.sanitize import clean_tree
+
+    click.echo(json.dumps(clean_tree(payload), indent=2, sort_keys=False))
+
+
+def parse_time(value: str | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--effective-at {value!r}: expected an ISO time like 2026-11-29T23:05:00Z"
+        ) from None
+    if moment.tzinfo is None:
+        raise UsageError(f"--effective-at {value!r}: give an offset, e.g. Z or +01:00")
+    return moment
+
+
+# ---------------------------------------------------------------------------- record & co
+
+
+def _write(ctx: click.Context, build: Callable[[Any], Any], *, probe: bool = False) -> None:
+    """Shared tail of record/confirm/expire: write, warn, print the path last."""
+    from failgate_hooks.lifecycle import git_identity, write_event
+    from failgate_hooks.sanitize import clean
+
+    with open_repo(ctx) as repo:
+        from failgate_hooks.ledger import inspection_config
+
+        config = inspection_config(repo)
+        draft = build(repo)
+        written = write_event(repo, config, draft, recorded_by=git_identity(repo))
+        for warning in written.warnings:
+            click.echo(f"warning: {clean(warning)}", err=True)
+        for warning in _after_record(repo, config, written, probe=probe):
+            click.echo(f"warning: {clean(warning)}", err=True)
+        root = repo.working_dir or "."
+        click.echo(os.path.relpath(written.path, root))
+
+
+def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[str]:
+    """What only warns: pinned files not committed, a verifier that already passes.
+
+    `record` also trusts the verifier it writes: the person recording it wrote it.
+    """
+    from failgate_hooks import verifiers
+    from failgate_hooks.events import Status
+
+    event = written.event
+    verification = event.verification
+    if verification is None:
+        return []
+    warnings = []
+    head = repo.try_resolve_commit("HEAD")
+    committed = {e.path for e in repo.ls_tree(head)} if head and verification.files else set()
+    warnings += [
+        f"pinned verifier file {path} is not committed at HEAD: commit it with the event"
+        for path in verification.files
+        if path not in committed
+    ]
+    untrusted = verifiers.trust_recorded(repo, event, event.recorded_by or "failgate record")
+    warnings += [untrusted] if untrusted else []
+    if probe and event.status is Status.OBSERVED:
+        passes = verifiers.probe(repo, config, event)
+        warnings += [passes] if passes else []
+    return warnings
+
+
+@main.command()
+@click.argument("key")
+@click.option(
+    "--status",
+    type=click.Choice([s for s in ("observed", "diagnosed", "mitigated", "verified", "expired")]),
+    required=True,
+    help="The entity's lifecycle status after this event.",
+)
+@click.option("--title", help="One line naming the risk (required for a new entity).")
+@click.option(
+    "--trigger",
+    "triggers",
+    multiple=True,
+    help="An action that must check this entity: push, deploy, … (required for a new entity).",
+)
+@click.option("--since", help="Applies to this commit and its descendants.")
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    help="Applies when the commit's tree has a file matching this glob.",
+)
+@click.option("--ref", "refs", multiple=True, help="Applies to pushes to refs matching this glob.")
+@click.option("--env", "environments", multiple=True, help="Applies in this environment.")
+@click.option(
+    "--verify", help="The verifier command (split like a shell would; never run through one)."
+)
+@click.option(
+    "--verify-file",
+    "verify_files",
+    multiple=True,
+    help="A file of the verifier, pinned from the reviewed revision.",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.IntRange(min=1),
+    help="Seconds before the verifier is killed.",
+)
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    help="Glob of files the verifier reads (narrows the cache key).",
+)
+@click.option(
+    "--supersedes", multiple=True, help="Id of an event this one replaces (its keys carry forward)."
+)
+@click.option("--retracts", multiple=True, help="Id of an event whose file may be deleted.")
+@click.option("--note", help="Free text: what was seen.")
+@click.option(
+    "--effective-at",
+    help="When it happened, ISO 8601 with offset (for people; never orders events).",
+)
+@click.option(
+    "--no-probe", is_flag=True, help="Do not run the verifier on HEAD for an observed event."
+)
+@click.pass_context
+def record(
+    ctx: click.Context,
+    key: str,
+    status: str,
+    title: str | None,
+    triggers: tuple[str, ...],
+    since: str | None,
+    paths: tuple[str, ...],
+    refs: tuple[str, ...],
+    environments: tuple[str, ...],
+    verify: str | None,
+    verify_files: tuple[str, ...],
+    timeout_s: int | None,
+    inputs: tuple[str, ...],
+    supersedes: tuple[str, ...],
+    retracts: tuple[str, ...],
+    note: str | None,
+    effective_at: str | None,
+    no_probe: bool,
+) -> None:
+    """Record one new event for KEY; print the new file's path last."""
+    from failgate_hooks.events import Status
+    from failgate_hooks.lifecycle import EventDraft, check_paths
+
+    argv: tuple[str, ...] = ()
+    if verify is not None:
+        try:
+            argv = tuple(shlex.split(verify))
+        except ValueError as exc:
+            raise UsageError(f"--verify {verify!r}: {exc}") from None
+        if not argv:
+            raise UsageError("--verify: give the command to run")
+    check_paths(verify_files, "--verify-file")
+
+    def build(repo: Any) -> EventDraft:
+        return EventDraft(
+            entity_key=key,
+            status=Status(status),
+            title=title,
+            triggers=triggers,
+            since=repo.resolve_commit(since) if since else None,
+            paths=paths,
+            refs=refs,
+            environments=environments,
+            verify=argv,
+            verify_files=verify_files,
+            timeout_s=timeout_s,
+            inputs=inputs,
+            supersedes=supersedes,
+            retracts=retracts,
+            note=note,
+            effective_at=parse_time(effective_at),
+        )
+
+    _write(ctx, build, probe=not no_probe and verify is not None)
+
+
+@main.command()
+@click.argument("key")
+@click.option("--commit", "rev", required=True, help="The commit whose content a person confirms.")
+@click.option("--note", required=True, help="What was checked, and how.")
+@click.option("--by", "by", help="Who confirmed it (default: git config user).")
+@click.pass_context
+def confirm(ctx: click.Context, key: str, rev: str, note: str, by: str | None) -> None:
+    """Record human evidence that REV's content is safe for KEY."""
+    from failgate_hooks.events import Evidence, EvidenceKind, Status
+    from failgate_hooks.lifecycle import EventDraft, git_identity
+
+    def build(repo: Any) -> EventDraft:
+        who = by or git_identity(repo)
+        if not who:
+            raise UsageError("say who confirms with --by NAME (git config user.name is unset)")
+        return EventDraft(
+            entity_key=key,
+            status=Status.VERIFIED,
+            note=note,
+            evidence=Evidence(
+                kind=EvidenceKind.HUMAN, commit=repo.resolve_commit(rev), confirmed_by=who
+            ),
+        )
+
+    _write(ctx, build)
+
+
+@main.command()
+@click.argument("key")
+@click.option("--note", required=True, help="Why the risk no longer exists.")
+@click.pass_context
+def expire(ctx: click.Context, key: str, note: str) -> None:
+    """Record that KEY's risk no longer exists (its gate retires)."""
+    from failgate_hooks.events import Status
+    from failgate_hooks.lifecycle import EventDraft
+
+    _write(ctx, lambda repo: EventDraft(entity_key=key, status=Status.EXPIRED, note=note))
+
+
+# ---------------------------------------------------------------------------- fsck
+
+
+@main.command()
+@click.option(
+    "--rev", default="HEAD", show_default=True, help="The revision whose ledger is validated."
+)
+@click.option(
+    "--range", "range_", metavar="A..B", help="Also check append-only over the commits in A..B."
+)
+@json_option
+@click.pass_context
+def fsck(ctx: click.Context, rev: str, range_: str | None, as_json: bool) -> None:
+    """Validate the ledger at REV and list every problem; exit 0 or 4."""
+    from failgate_hooks.fsck import run_fsck
+    from failgate_hooks.sanitize import clean
+
+    with open_repo(ctx) as repo:
+        report = run_fsck(repo, rev, range_)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for problem in report.problems:
+            click.echo(f"ERROR {clean(problem.describe())}")
+        click.echo(clean(report.summary()))
+    ctx.exit(exitcodes.ALLOWED if report.ok else exitcodes.INTEGRITY)
+
+
+# ---------------------------------------------------------------------------- decisions
+
+
+def trigger_option(func: F) -> F:
+    return click.option(
+        "--trigger", default="push", show_default=True, help="The action being checked."
+    )(func)
+
+
+def print_decision(decision: Any, as_json: bool, *, err: bool = False) -> None:
+    from failgate_hooks.render import render_json, render_text
+
+    if as_json:
+        click.echo(render_json(decision), err=err)
+    else:
+        stream = sys.stderr if err else sys.stdout
+        click.echo(render_text(decision, color=stream.isatty()), err=err)
+
+
+@main.command()
+@trigger_option
+@click.option("--rev", default="HEAD", show_default=True, help="The commit to evaluate.")
+@click.option("--ref", help="The destination ref (unknown when absent: gates block).")
+@click.option("--env", "environment", help="The environment (e.g. mainnet).")
+@json_option
+@click.pass_context
+def gates(
+    ctx: click.Context,
+    trigger: str,
+    rev: str,
+    ref: str | None,
+    environment: str | None,
+    as_json: bool,
+) -> None:
+    """Show each gate's state at REV, without running any verifier."""
+    from failgate_hooks.evaluate import Evaluator, Request
+    from failgate_hooks.gates import Context
+    from failgate_hooks.ledger import Revision, inspection_config
+
+    with open_repo(ctx) as repo:
+        commit = repo.resolve_commit(rev)
+        config = inspection_config(repo)
+        request = Request(
+            commit=commit,
+            context=Context(trigger=trigger, ref=ref, environment=environment),
+            revisions=(Revision(rev, commit),),
+            run_verifiers=False,
+        )
+        decision = Evaluator(repo, config).evaluate(request)
+    print_decision(decision, as_json)
+
+
+@main.command()
+@trigger_option
+@click.option("--rev", default="HEAD", show_default=True, help="The commit to check.")
+@click.option("--ref", help="The destination ref (unknown when absent: gates block).")
+@click.option("--env", "environment", help="The environment (e.g. mainnet).")
+@click.option(
+    "--ledger-rev",
+    "ledger_revs",
+    multiple=True,
+    help="Also read the ledger at this protected revision (repeatable).",
+)
+@click.option("--range", "range_", metavar="A..B", help="Also check append-only over A..B.")
+@click.option(
+    "--authority",
+    type=click.Choice(["accept", "protected"]),
+    default="accept",
+    show_default=True,
+    help="Whether relaxing events outside a protected revision apply.",
+)
+@click.option("--no-cache", is_flag=True, help="Run verifiers even when a pass is cached.")
+@click.option(
+    "--trust-ledger",
+    is_flag=True,
+    help="Trust every verifier in the ledger (CI, servers; also FAILGATE_TRUST_LEDGER=1).",
+)
+@json_option
+@click.pass_context
+def check(
+    ctx: click.Context,
+    trigger: str,
+    rev: str,
+    ref: str | None,
+    environment: str | None,
+    ledger_revs: tuple[str, ...],
+    range_: str | None,
+    authority: str,
+    no_cache: bool,
+    trust_ledger: bool,
+    as_json: bool,
+) -> None:
+    """Decide whether TRIGGER may proceed for REV, running verifiers (exit 0/1/3/4)."""
+    from failgate_hooks.checking import run_check
+
+    with open_repo(ctx) as repo:
+        decision, warnings = run_check(
+            repo,
+            trigger=trigger,
+            rev=rev,
+            ref=ref,
+            environment=environment,
+            ledger_revs=ledger_revs,
+            range_=range_,
+            authority=authority,
+            no_cache=no_cache,
+            trust_ledger=trust_ledger or os.environ.get("FAILGATE_TRUST_LEDGER") == "1",
+        )
+    from failgate_hooks.sanitize import clean
+
+    for warning in warnings:
+        click.echo(f"warning: {clean(warning)}", err=True)
+    print_decision(decision, as_json)
+    ctx.exit(decision.exit_code)
+
+
+@main.command(name="try")
+@click.argument("key")
+@click.pass_context
+def try_(ctx: click.Context, key: str) -> None:
+    """Run KEY's verifier on the work tree as it is (never caches, clears or records)."""
+    from failgate_hooks.gates import VerifierOutcome, verifier_reason
+    from failgate_hooks.ledger import inspection_config
+    from failgate_hooks.render import render_tail
+    from failgate_hooks.runner import progress_line
+    from failgate_hooks.sanitize import clean
+    from failgate_hooks.verifiers import entity_verification
+    from failgate_hooks.verify import run_in_worktree
+
+    with open_repo(ctx) as repo:
+        config = inspection_config(repo)
+        verification = entity_verification(repo, config, key)
+        result = run_in_worktree(
+            repo,
+            entity_key=key,
+            verification=verification,
+            default_timeout_s=config.default_timeout_s,
+            progress=progress_line,
+        )
+    passed = result.outcome is VerifierOutcome.PASSED
+    click.echo(f"{'PASS' if passed else 'FAIL'} {clean(key)}: {clean(verifier_reason(result))}")
+    for line in render_tail(result.output_tail):
+        click.echo(line)
+    if result.detail:
+        click.echo(f"     {clean(result.detail)}")
+    ctx.exit(exitcodes.ALLOWED if passed else exitcodes.HELD)
+
+
+@main.command()
+@click.option("--all", "show_all", is_flag=True, help="List trusted verifiers too.")
+@click.option("--yes", is_flag=True, help="Approve every listed verifier without asking.")
+@click.pass_context
+def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
+    """Review the verifiers this machine does not trust yet, and approve them."""
+    from failgate_hooks import verifiers
+    from failgate_hooks.ledger import inspection_config
+    from failgate_hooks.lifecycle import git_identity
+    from failgate_hooks.sanitize import clean
+
+    with open_repo(ctx) as repo:
+        config = inspection_config(repo)
+        found = verifiers.candidates(repo, config)
+        pending = [c for c in found if not c.trusted and c.problem is None]
+        for candidate in found if show_all else [c for c in found if not c.trusted]:
+            state = "trusted" if candidate.trusted else "NOT TRUSTED"
+            lines = verifiers.describe(candidate)
+            click.echo(f"{clean(lines[0])}  [{state}]")
+            for line in lines[1:]:
+                click.echo(clean(line))
+        if not pending:
+            click.echo("trust: every verifier in the ledger is trusted on this machine")
+            return
+        if not yes and not click.confirm(
+            f"Trust these {len(pending)} verifier(s) on this machine?", default=False
+        ):
+            click.echo("trust: nothing approved")
+            ctx.exit(exitcodes.HELD)
+        verifiers.approve(repo, pending, git_identity(repo) or "unknown")
+    click.echo(f"trust: approved {len(pending)} verifier(s)")
+
+
+@main.command()
+@click.pass_context
+def demo(ctx: click.Context) -> None:
+    """Show, with real pushes in a throwaway repository, a gate refusing then allowing."""
+    from failgate_hooks.demo import run_demo
+
+    ctx.exit(run_demo(click.echo))
+
+
+# ---------------------------------------------------------------------------- hooks
+
+
+@main.command()
+@click.option("--chain", is_flag=True, help="Keep an existing pre-push hook and run it first.")
+@click.pass_context
+def install(ctx: click.Context, chain: bool) -> None:
+    """Install failgate as this repository's plain git pre-push hook."""
+    from failgate_hooks import install as installer
+
+    with open_repo(ctx) as repo:
+        path = installer.install(repo, chain=chain)
+    click.echo(f"failgate pre-push hook installed at {path}")
+
+
+@main.command()
+@click.pass_context
+def uninstall(ctx: click.Context) -> None:
+    """Remove failgate's pre-push hook (only its own; a chained one is restored)."""
+    from failgate_hooks import install as installer
+
+    with open_repo(ctx) as repo:
+        click.echo(installer.uninstall(repo))
+
+
+def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:
+    """Run a hook's body; an expected failure refuses the push with its message."""
+    try:
+        code = body()
+    except FailgateError as error:
+        report_error(error)
+        click.echo(f"{name}: push refused (failgate could not decide).", err=True)
+        code = error.exit_code if error.exit_code != exitcodes.USAGE else exitcodes.INTEGRITY
+    except KeyboardInterrupt:
+        click.echo(f"{name}: interrupted: push refused.", err=True)
+        code = 130
+    sys.exit(code)
+
+
+def pre_push_main(argv: list[str] | None = None) -> None:
+    """Console script `failgate-pre-push REMOTE URL` (plain git hook or pre-commit)."""
+    from failgate_hooks.hookmain import run_pre_push
+
+    args = sys.argv[1:] if argv is None else argv
+    _hook_exit("failgate-pre-push", lambda: run_pre_push(args, sys.stdin, os.environ))
+
+
+def pre_receive_main(argv: list[str] | None = None) -> None:
+    """Console script `failgate-pre-receive [--exec]` for a server's bare repository."""
+    from failgate_hooks.hookmain import run_pre_receive
+
+    args = sys.argv[1:] if argv is None else argv
+    _hook_exit("failgate-pre-receive", lambda: run_pre_receive(args, sys.stdin, os.environ))

@@ -1,0 +1,121 @@
+"""`failgate fsck`: every problem of the ledger at one revision, and of a range."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from failgate_hooks.events import Problem
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.ledger import Ledger, Revision, inspection_config, read_union
+
+
+@dataclass
+class FsckReport:
+    commit: str
+    events: int
+    entities: int
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def summary(self) -> str:
+        at = self.commit[:12]
+        if self.ok:
+            return f"fsck: ledger OK at {at}: {self.events} event(s), {self.entities} entities"
+        return f"fsck: {len(self.problems)} problem(s) in the ledger at {at}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": 1,
+            "commit": self.commit,
+            "ok": self.ok,
+            "events": self.events,
+            "entities": self.entities,
+            "errors": [
+                {
+                    "code": p.code,
+                    "message": p.message,
+                    "path": p.path,
+                    "key": p.key,
+                    "entity_key": p.entity_key,
+                    "commit": p.commit,
+                }
+                for p in self.problems
+            ],
+        }
+
+
+def ledger_problems(repo: GitRepo, ledger: Ledger, commit: str) -> list[Problem]:
+    """Every problem of a ledger: files, resolution, committed credentials, pinned symlinks."""
+    found: list[Problem] = list(ledger.problems)
+    for key in ledger.entity_keys:
+        found.extend(ledger.resolve(key).problems)
+        for file in ledger.files_of(key):
+            found.extend(file.problems)
+    found.extend(_committed_credentials(repo, ledger))
+    found.extend(_pinned_symlinks(repo, ledger, commit))
+    unique: dict[tuple[Any, ...], Problem] = {}
+    for p in found:
+        p = p if p.commit else Problem(**{**p.__dict__, "commit": commit})
+        unique.setdefault((p.code, p.path, p.key, p.message), p)
+    return sorted(unique.values(), key=lambda p: (p.path or "", p.key or "", p.code))
+
+
+def _committed_credentials(repo: GitRepo, ledger: Ledger) -> list[Problem]:
+    from failgate_hooks.credentials import describe, find_credentials
+
+    out = []
+    for file in ledger.files.values():
+        text = repo.read_blob(file.oid).decode("utf-8", "replace")
+        for finding in find_credentials(text)[:1]:
+            out.append(
+                Problem(
+                    code="credential",
+                    message=f"holds {describe(finding)}: record an event that retracts "
+                    f"{file.event_id}, delete the file, and rotate the secret",
+                    path=file.path,
+                    entity_key=file.entity_key,
+                )
+            )
+    return out
+
+
+def _pinned_symlinks(repo: GitRepo, ledger: Ledger, commit: str) -> list[Problem]:
+    pinned: dict[str, list[str]] = {}
+    for file in ledger.files.values():
+        if file.event is not None and file.event.verification is not None:
+            for path in file.event.verification.files:
+                pinned.setdefault(path, []).append(file.path)
+    if not pinned:
+        return []
+    out = []
+    for entry in repo.ls_tree(commit):
+        if entry.path in pinned and entry.mode == "120000":
+            for event_path in pinned[entry.path]:
+                out.append(
+                    Problem(
+                        code="pinned-symlink",
+                        message=f"pinned verifier file {entry.path} is a symlink; "
+                        "symlinks are never followed, so the gate stays open",
+                        path=event_path,
+                        key="verification.files",
+                    )
+                )
+    return out
+
+
+def run_fsck(repo: GitRepo, rev: str, range_: str | None) -> FsckReport:
+    """Validate the ledger at `rev`; with `range_`, append-only over A..B too."""
+    commit = repo.resolve_commit(rev)
+    config = inspection_config(repo)
+    ledger = read_union(repo, [Revision(rev, commit)], config.ledger)
+    problems = ledger_problems(repo, ledger, commit)
+    if range_:
+        from failgate_hooks.history import check_range
+
+        problems.extend(check_range(repo, range_, config.ledger))
+    events = sum(1 for f in ledger.files.values() if f.event is not None)
+    return FsckReport(commit, events, len(ledger.entity_keys), problems)

@@ -1,0 +1,153 @@
+"""Append-only, checked as a property of trees (DESIGN §5).
+
+Two checks on every ref update: the old tip's event files are all present,
+unchanged, in the new tip (force pushes, resets and rebases that drop events);
+and every commit in the range holds each parent's event files unchanged (edits
+in place, and merges whose resolution drops an event). The only way a file
+may go is a `retracts` of an event of the same entity present in the new tip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from failgate_hooks.errors import UsageError
+from failgate_hooks.events import Problem
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.ledger import Ledger, Revision, classify_path, read_union
+
+
+def retracted_ids(ledger: Ledger) -> dict[str, str]:
+    """Event ids that may be deleted, mapped to the entity whose event retracts them."""
+    out: dict[str, str] = {}
+    for file in ledger.files.values():
+        if file.event is not None:
+            for event_id in file.event.retracts:
+                out[event_id] = file.event.entity_key
+    return out
+
+
+def _may_delete(path: str, ledger_dir: str, retracted: dict[str, str]) -> bool:
+    key, _ = classify_path(path, ledger_dir)
+    stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
+    return key is not None and retracted.get(stem) == key
+
+
+def _is_tracked(path: str) -> bool:
+    return not path.rsplit("/", 1)[-1].startswith(".")
+
+
+def check_tips(
+    repo: GitRepo, old: str, new: str, ledger_dir: str, retracted: dict[str, str]
+) -> list[Problem]:
+    """Every event file of the old tip is in the new tip, byte for byte."""
+    before = {e.path: e.oid for e in repo.ls_tree(old, ledger_dir) if _is_tracked(e.path)}
+    after = {e.path: e.oid for e in repo.ls_tree(new, ledger_dir)}
+    problems = []
+    for path, oid in sorted(before.items()):
+        if after.get(path) == oid:
+            continue
+        stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
+        if path not in after:
+            if _may_delete(path, ledger_dir, retracted):
+                continue
+            what = f"event {stem} of the old tip {old[:12]} is missing from the new tip"
+        else:
+            what = f"event {stem} differs from the old tip {old[:12]}"
+        problems.append(
+            Problem(
+                code="append-only",
+                message=f"{what}: events are never edited or dropped "
+                "(a force push, reset or rebase lost it?); to remove one, record an event "
+                "that retracts it",
+                path=path,
+                commit=new,
+            )
+        )
+    return problems
+
+
+def check_commits(
+    repo: GitRepo, revisions: Sequence[str], ledger_dir: str, retracted: dict[str, str]
+) -> list[Problem]:
+    """Every commit that `git log REVISIONS` lists keeps each parent's event files.
+
+    One `git log -m` answers for the whole range, against every parent of a
+    merge; `--full-history --sparse` keeps merges that path-limiting would
+    otherwise simplify away (a merge that drops the side's event is exactly one).
+    """
+    out = repo.run(
+        "-c", "core.quotePath=false", "log", "-m", "--raw", "--no-renames", "--no-abbrev",
+        "--full-history", "--sparse", "--format=%x01%H", *revisions, "--", ledger_dir,
+        strip=False,
+    )  # fmt: skip
+    problems: list[Problem] = []
+    seen: set[tuple[str, str]] = set()
+    commit = ""
+    for line in out.splitlines():
+        if line.startswith("\x01"):
+            commit = line[1:].strip()
+            continue
+        if not line.startswith(":"):
+            continue
+        meta, _, path = line.partition("\t")
+        status = meta.split()[-1]
+        if status.startswith("A") or not _is_tracked(path) or (commit, path) in seen:
+            continue
+        if status.startswith("D") and _may_delete(path, ledger_dir, retracted):
+            continue
+        seen.add((commit, path))
+        stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
+        verb = "deletes" if status.startswith("D") else "changes"
+        problems.append(
+            Problem(
+                code="append-only",
+                message=f"commit {commit[:12]} {verb} event {stem}, which a parent holds: "
+                "events are never edited or dropped; to remove one, record an event "
+                "that retracts it",
+                path=path,
+                commit=commit,
+            )
+        )
+    return problems
+
+
+def check_update(
+    repo: GitRepo,
+    old: str | None,
+    new: str,
+    ledger_dir: str,
+    *,
+    exclude: Sequence[str] = (),
+) -> list[Problem]:
+    """Append-only for one ref moving from `old` (None: a new ref) to `new`.
+
+    The commits checked are those reachable from `new` but not from `old` nor
+    from the revision arguments in `exclude` (what the other side already has,
+    e.g. `--remotes=origin` or `--all`).
+    """
+    ledger = read_union(repo, [Revision("new tip", new)], ledger_dir)
+    retracted = retracted_ids(ledger)
+    problems = []
+    if old is not None:
+        problems += check_tips(repo, old, new, ledger_dir, retracted)
+    not_revs = ([old] if old else []) + list(exclude)
+    problems += check_commits(repo, [new, "--not", *not_revs], ledger_dir, retracted)
+    return problems
+
+
+def check_range(repo: GitRepo, range_: str, ledger_dir: str) -> list[Problem]:
+    """`--range A..B`: append-only from A's tip to B's, and over every commit between."""
+    base, sep, tip = range_.partition("..")
+    if not sep or not base or not tip or tip.startswith("."):
+        raise UsageError(f"--range {range_!r}: expected A..B")
+    if repo.is_shallow():
+        from failgate_hooks.errors import GitError
+
+        raise GitError(
+            "this is a shallow clone: the append-only check needs the history of the range",
+            hint="fetch full history (git fetch --unshallow, or fetch-depth: 0 in CI)",
+        )
+    old = repo.resolve_commit(base)
+    new = repo.resolve_commit(tip)
+    return check_update(repo, old, new, ledger_dir)

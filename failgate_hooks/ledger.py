@@ -1,0 +1,264 @@
+"""The ledger as git holds it: the union of several revisions, with provenance.
+
+Read from git objects, never from the working tree (DESIGN §5): the working
+tree is not what is pushed. Each event remembers which revisions hold it, since
+authority and pinning depend on it. Writing a new event file is here too,
+because it is the one place failgate touches the working tree's ledger.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from failgate_hooks.config import CONFIG_FILES, Config, parse_config
+from failgate_hooks.errors import LedgerError
+from failgate_hooks.events import (
+    ID_RE,
+    Event,
+    Problem,
+    entity_folder,
+    entity_key_of_folder,
+    event_to_toml,
+    parse_event,
+)
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.resolve import Resolution, resolve_entity
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A revision the ledger is read from: `label` is for people, `commit` is the id."""
+
+    label: str
+    commit: str
+    protected: bool = False
+
+
+@dataclass
+class LedgerFile:
+    """One file under the ledger folder, as one or more revisions hold it."""
+
+    path: str  # repository-relative
+    oid: str
+    entity_key: str | None  # from the folder; None when the folder names no entity
+    event: Event | None  # None when it failed validation
+    problems: list[Problem]
+    revisions: list[Revision] = field(default_factory=list)
+
+    @property
+    def event_id(self) -> str:
+        return self.path.rsplit("/", 1)[-1].removesuffix(".toml")
+
+    @property
+    def protected(self) -> bool:
+        return any(r.protected for r in self.revisions)
+
+
+@dataclass
+class Ledger:
+    """The union by id of the ledger at several revisions."""
+
+    ledger_dir: str
+    revisions: list[Revision]
+    files: dict[str, LedgerFile] = field(default_factory=dict)  # by repository path
+    problems: list[Problem] = field(default_factory=list)  # problems no entity owns
+    paths_by_id: dict[str, str] = field(default_factory=dict)
+
+    def file_of_id(self, event_id: str) -> LedgerFile | None:
+        path = self.paths_by_id.get(event_id)
+        return None if path is None else self.files[path]
+
+    @property
+    def entity_keys(self) -> list[str]:
+        return sorted({f.entity_key for f in self.files.values() if f.entity_key})
+
+    def files_of(self, entity_key: str) -> list[LedgerFile]:
+        return [f for f in self.files.values() if f.entity_key == entity_key]
+
+    @property
+    def protected_ids(self) -> frozenset[str]:
+        """Ids of events that some protected revision already holds."""
+        return frozenset(f.event_id for f in self.files.values() if f.protected)
+
+    def resolve(self, entity_key: str, also_dropped: Iterable[str] = ()) -> Resolution:
+        files = self.files_of(entity_key)
+        events = [f.event for f in files if f.event is not None]
+        problems = [p for f in files for p in f.problems]
+        return resolve_entity(entity_key, events, problems, also_dropped=frozenset(also_dropped))
+
+    def resolve_all(self) -> dict[str, Resolution]:
+        return {key: self.resolve(key) for key in self.entity_keys}
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def classify_path(path: str, ledger_dir: str) -> tuple[str | None, Problem | None]:
+    """The entity a ledger file belongs to, and what is wrong with its name if anything."""
+    rel = path[len(ledger_dir) + 1 :]
+    folder, _, name = rel.rpartition("/")
+    key = entity_key_of_folder(folder) if folder else None
+    if key is None:
+        where = "the ledger root" if not folder else f"folder {folder!r}"
+        return None, Problem(
+            code="outside-entity",
+            message=f"event file in {where}, which names no entity "
+            "(folders must be entity key segments of [a-z0-9][a-z0-9_-]*)",
+            path=path,
+        )
+    if not name.endswith(".toml") or not ID_RE.match(name.removesuffix(".toml")):
+        return key, Problem(
+            code="bad-file-name",
+            message="not an event file name (<YYYYMMDDTHHMMSSZ>-<8 hex>.toml)",
+            path=path,
+            entity_key=key,
+        )
+    return key, None
+
+
+_parsed: dict[tuple[str, str], tuple[Event | None, list[Problem]]] = {}
+
+
+def _parse_blob(oid: str, raw: bytes, path: str, key: str) -> tuple[Event | None, list[Problem]]:
+    # A blob id names its bytes forever, so a parse can be reused for the same path.
+    cached = _parsed.get((oid, path))
+    if cached is None:
+        cached = parse_event(raw, path, entity_key=key)
+        _parsed[(oid, path)] = cached
+    return cached
+
+
+def read_union(repo: GitRepo, revisions: Sequence[Revision], ledger_dir: str) -> Ledger:
+    """The ledger at every revision, merged by id; a differing duplicate is an integrity error."""
+    ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
+    seen_commits: dict[str, list[Revision]] = {}
+    for rev in revisions:
+        seen_commits.setdefault(rev.commit, []).append(rev)
+    for commit, revs in seen_commits.items():
+        for entry in repo.ls_tree(commit, ledger_dir):
+            _add_entry(repo, ledger, entry.path, entry.oid, entry.mode, revs)
+    return ledger
+
+
+def _add_entry(
+    repo: GitRepo, ledger: Ledger, path: str, oid: str, mode: str, revs: list[Revision]
+) -> None:
+    name = path.rsplit("/", 1)[-1]
+    if name.startswith("."):
+        return  # dot-files are temporary files of an interrupted write, never events
+    key, name_problem = classify_path(path, ledger.ledger_dir)
+    if name_problem is not None:
+        problem = Problem(**{**name_problem.__dict__, "commit": revs[0].commit})
+        if key is None:
+            ledger.problems.append(problem)
+        elif path not in ledger.files:
+            ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
+        return
+    assert key is not None
+    stem = name.removesuffix(".toml")
+    known_path = ledger.paths_by_id.get(stem)
+    if known_path is not None:
+        existing = ledger.files[known_path]
+        if existing.oid != oid or known_path != path:
+            first = existing.revisions[0]
+            ledger.problems.append(
+                Problem(
+                    code="duplicate-id",
+                    message=f"event {stem} differs between {first.label} "
+                    f"({first.commit[:12]}: {known_path}) and {revs[0].label} "
+                    f"({revs[0].commit[:12]}: {path}); an event is never edited",
+                    path=path,
+                    commit=revs[0].commit,
+                )
+            )
+        else:
+            existing.revisions.extend(revs)
+        return
+    ledger.paths_by_id[stem] = path
+    if mode not in ("100644", "100755"):
+        problem = Problem(
+            code="not-a-file",
+            message=f"ledger entries must be regular files (mode {mode})",
+            path=path,
+            commit=revs[0].commit,
+            entity_key=key,
+        )
+        ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
+        return
+    event, problems = _parse_blob(oid, repo.read_blob(oid), path, key)
+    problems = [Problem(**{**p.__dict__, "entity_key": key}) for p in problems]
+    ledger.files[path] = LedgerFile(path, oid, key, event, problems, list(revs))
+
+
+def config_at(repo: GitRepo, commit: str, label: str) -> Config:
+    """The configuration as committed at `commit` (defaults when it has none)."""
+    files = {
+        e.path: repo.read_blob(e.oid)
+        for e in repo.ls_tree(commit, recursive=False)
+        if e.path in CONFIG_FILES and e.type == "blob"
+    }
+    return parse_config(files, f"{label} {commit[:12]}")
+
+
+# ---------------------------------------------------------------------------- writing
+
+
+def write_event_file(root: str, ledger_dir: str, event: Event) -> str:
+    """Write a new event file atomically and never over an existing one; return its path.
+
+    The bytes go to a dot-file first (readers skip dot-files), then `os.link`
+    gives them their final name, which fails if that name exists.
+    """
+    folder = os.path.join(root, ledger_dir, *entity_folder(event.entity_key).split("/"))
+    os.makedirs(folder, exist_ok=True)
+    final = os.path.join(folder, f"{event.id}.toml")
+    temp = os.path.join(folder, f".{event.id}.{os.getpid()}.tmp")
+    data = event_to_toml(event)
+    try:
+        with open(temp, "xb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temp, final)
+        except FileExistsError:
+            raise LedgerError(
+                f"{final} already exists; an event file is never overwritten"
+            ) from None
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+    return final
+
+
+def working_tree_files(root: str, ledger_dir: str, entity_key: str) -> Mapping[str, bytes]:
+    """The entity's event files in the working tree (not child entities), by repo path."""
+    rel_folder = f"{ledger_dir}/{entity_folder(entity_key)}"
+    folder = os.path.join(root, *rel_folder.split("/"))
+    out: dict[str, bytes] = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return out
+    for name in names:
+        full = os.path.join(folder, name)
+        if name.startswith(".") or not name.endswith(".toml") or not os.path.isfile(full):
+            continue
+        with open(full, "rb") as handle:
+            out[f"{rel_folder}/{name}"] = handle.read()
+    return out
+
+
+def inspection_config(repo: GitRepo) -> Config:
+    """Config for commands that only write or inspect (§5): the remote default
+    branch's committed config when there is one, else HEAD's, else defaults."""
+    from failgate_hooks.gitio import default_remote, remote_default_branch
+
+    remote = default_remote(repo)
+    found = remote_default_branch(repo, remote) if remote else None
+    if found is not None:
+        return config_at(repo, found[1], found[0])
+    head = repo.try_resolve_commit("HEAD")
+    return config_at(repo, head, "HEAD") if head else Config()

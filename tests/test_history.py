@@ -1,0 +1,91 @@
+"""Append-only as a property of trees (DESIGN §5), through `fsck --range`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import Repo
+
+KEY = "deploy:mainnet:gas-budget"
+FOLDER = "ledger/deploy/mainnet/gas-budget"
+
+
+def record_first(repo: Repo) -> str:
+    return repo.record(KEY, "--status", "observed", "--title", "t", "--trigger", "push")
+
+
+def test_an_event_edited_in_place_is_caught_with_path_and_commit(any_repo: Repo) -> None:
+    path = record_first(any_repo)
+    base = any_repo.commit("record")
+    target = any_repo.path / path
+    target.write_text(target.read_text().replace('"observed"', '"verified"'))
+    edit = any_repo.commit("quietly mark it verified")
+    result = any_repo.failgate("fsck", "--range", f"{base}..HEAD")
+    assert result.code == 4, result
+    assert path in result.out
+    assert edit[:12] in result.out
+    assert Path(path).stem in result.out
+
+
+def test_an_event_dropped_by_a_force_push_is_caught_between_tips(repo: Repo) -> None:
+    record_first(repo)
+    with_event = repo.commit("record")
+    repo.git("reset", "-q", "--hard", "HEAD~1")
+    repo.write("src.txt", "other work\n")
+    rewritten = repo.commit("rewrite without the event")
+    result = repo.failgate("fsck", "--range", f"{with_event}..{rewritten}")
+    assert result.code == 4, result
+    assert "missing from the new tip" in result.out
+    assert FOLDER in result.out
+
+
+def test_a_merge_whose_resolution_drops_the_side_event_is_caught(repo: Repo) -> None:
+    base = repo.commit("base")
+    repo.git("checkout", "-q", "-b", "side")
+    side_event = record_first(repo)
+    repo.commit("side records")
+    repo.git("checkout", "-q", "main")
+    repo.write("src.txt", "main work\n")
+    repo.commit("main work")
+    repo.git("merge", "-q", "--no-commit", "--no-ff", "side")
+    repo.git("rm", "-q", "-f", side_event)
+    merge = repo.commit("merge, dropping the event")
+    result = repo.failgate("fsck", "--range", f"{base}..{merge}")
+    assert result.code == 4, result
+    assert side_event in result.out
+    assert merge[:12] in result.out
+
+
+def test_a_retracted_file_may_be_deleted(repo: Repo) -> None:
+    leaked = record_first(repo)
+    base = repo.commit("record")
+    repo.record(KEY, "--status", "observed", "--title", "t", "--retracts", Path(leaked).stem)
+    (repo.path / leaked).unlink()
+    repo.commit("retract the leaked file")
+    result = repo.failgate("fsck", "--range", f"{base}..HEAD")
+    assert result.code == 0, result
+
+
+def test_a_deletion_without_retraction_is_caught(repo: Repo) -> None:
+    path = record_first(repo)
+    base = repo.commit("record")
+    (repo.path / path).unlink()
+    repo.commit("delete it")
+    result = repo.failgate("fsck", "--range", f"{base}..HEAD")
+    assert result.code == 4, result
+    assert "deletes event" in result.out
+
+
+def test_adding_events_keeps_append_only_clean(any_repo: Repo) -> None:
+    base = any_repo.head()
+    record_first(any_repo)
+    any_repo.commit("one")
+    any_repo.record(KEY, "--status", "diagnosed")
+    any_repo.commit("two")
+    result = any_repo.failgate("fsck", "--range", f"{base}..HEAD")
+    assert result.code == 0, result
+
+
+def test_a_bad_range_is_a_usage_error(repo: Repo) -> None:
+    result = repo.failgate("fsck", "--range", "HEAD")
+    assert result.code == 2, result

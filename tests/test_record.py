@@ -1,0 +1,244 @@
+"""`record`, `confirm`, `expire` and `fsck` on real repositories, SHA-1 and SHA-256."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from tests.conftest import Repo, failgate
+
+KEY = "deploy:mainnet:gas-budget"
+FOLDER = "ledger/deploy/mainnet/gas-budget"
+
+
+def first_event(repo: Repo, *extra: str) -> str:
+    return repo.record(
+        KEY, "--status", "observed", "--title", "Gas budget must scale", "--trigger", "deploy",
+        "--note", "six modules, budget for two and a half", *extra,
+    )  # fmt: skip
+
+
+def load(repo: Repo, relpath: str) -> dict[str, object]:
+    return tomllib.loads((repo.path / relpath).read_text())
+
+
+def ledger_files(repo: Repo) -> list[Path]:
+    return sorted((repo.path / FOLDER).glob("*.toml"))
+
+
+def test_record_writes_into_the_entity_folder_and_prints_its_path_last(any_repo: Repo) -> None:
+    path = first_event(any_repo)
+    assert path.startswith(FOLDER + "/") and path.endswith(".toml")
+    doc = load(any_repo, path)
+    assert doc["entity_key"] == KEY
+    assert doc["id"] == Path(path).stem
+    assert doc["follows"] == []
+    assert doc["triggers"] == ["deploy"]
+    assert doc["recorded_by"] == "Ada Tester <ada@example.org>"
+
+
+def test_record_fills_follows_with_the_heads_committed_and_uncommitted(any_repo: Repo) -> None:
+    first = Path(first_event(any_repo)).stem
+    any_repo.commit("record the failure")
+    second = any_repo.record(KEY, "--status", "diagnosed", "--note", "budget is per deploy")
+    assert load(any_repo, second)["follows"] == [first]
+    # not committed yet: the working tree's file still counts as the head
+    third = any_repo.record(KEY, "--status", "mitigated")
+    assert load(any_repo, third)["follows"] == [Path(second).stem]
+
+
+def test_a_new_entity_without_trigger_is_a_usage_error(repo: Repo) -> None:
+    result = repo.failgate("record", KEY, "--status", "observed", "--title", "t")
+    assert result.code == 2, result
+    assert "--trigger" in result.err
+    assert not (repo.path / FOLDER).exists()
+
+
+def test_verify_is_split_like_a_shell_into_an_argv_list(repo: Repo) -> None:
+    path = first_event(
+        repo, "--verify", "python checks/check.py --module 'six modules'", "--verify-file",
+        "checks/check.py", "--timeout", "60",
+    )  # fmt: skip
+    verification = load(repo, path)["verification"]
+    assert verification == {
+        "command": ["python", "checks/check.py", "--module", "six modules"],
+        "files": ["checks/check.py"],
+        "timeout_s": 60,
+    }
+
+
+def test_an_uncommitted_pinned_file_is_warned_about(repo: Repo) -> None:
+    result = repo.failgate(
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", "python checks/check.py", "--verify-file", "checks/check.py", "--no-probe",
+    )  # fmt: skip
+    assert result.code == 0, result
+    assert "checks/check.py is not committed" in result.err
+
+
+def test_an_aws_access_key_in_the_note_writes_nothing(any_repo: Repo) -> None:
+    result = any_repo.failgate(
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+        "--note", "deployed with AKIAIOSFODNN7EXAMPLE",
+    )  # fmt: skip
+    assert result.code != 0, result
+    assert "refused" in result.err
+    assert "AKIAIOSFODNN7EXAMPLE" not in result.output
+    assert not (any_repo.path / FOLDER).exists()
+
+
+def test_a_pem_private_key_in_the_note_writes_nothing(repo: Repo) -> None:
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----"
+    result = repo.failgate(
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push", "--note", pem
+    )
+    assert result.code != 0, result
+    assert "MIIEowIBAAKCAQEA" not in result.output
+    assert not (repo.path / FOLDER).exists()
+
+
+def test_an_unknown_since_revision_is_a_clear_error(any_repo: Repo) -> None:
+    result = any_repo.failgate(
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+        "--since", "no-such-branch",
+    )  # fmt: skip
+    assert result.code == 4, result
+    assert "unknown revision 'no-such-branch'" in result.err
+    assert "Traceback" not in result.output
+
+
+def test_since_is_stored_as_the_full_commit_id(any_repo: Repo) -> None:
+    head = any_repo.head()
+    path = first_event(any_repo, "--since", "HEAD")
+    assert load(any_repo, path)["applies_to"] == {"since": head}
+
+
+def test_outside_a_repository_is_a_clear_error(tmp_path: Path) -> None:
+    result = failgate(tmp_path, "fsck")
+    assert result.code == 4, result
+    assert "not a git repository" in result.err
+    assert "Traceback" not in result.output
+
+
+def test_fsck_on_a_clean_ledger_exits_zero(any_repo: Repo) -> None:
+    first_event(any_repo)
+    any_repo.commit("record")
+    result = any_repo.failgate("fsck")
+    assert result.code == 0, result
+    assert "ledger OK" in result.out
+
+
+def test_fsck_names_a_malformed_file_and_every_problem(any_repo: Repo) -> None:
+    path = first_event(any_repo)
+    text = (any_repo.path / path).read_text()
+    (any_repo.path / path).write_text(text.replace('status = "observed"', 'status = "fixed"'))
+    any_repo.write(f"{FOLDER}/20261129T230500Z-0000000z.toml", "not = [valid")
+    any_repo.commit("break it")
+    result = any_repo.failgate("fsck", "--json")
+    assert result.code == 4, result
+    report = json.loads(result.out)
+    assert report["ok"] is False
+    by_path = {(e["path"], e["key"]) for e in report["errors"]}
+    assert (path, "status") in by_path
+    assert any((p or "").endswith("0000000z.toml") for p, _ in by_path)
+
+
+def test_fsck_reads_the_committed_ledger_not_the_working_tree(repo: Repo) -> None:
+    path = first_event(repo)
+    repo.commit("record")
+    (repo.path / path).write_text("garbage = [")
+    assert repo.failgate("fsck").code == 0
+    assert repo.failgate("fsck", "--rev", "HEAD~1").code == 0
+
+
+def test_fsck_of_an_unknown_revision_is_a_clear_error(repo: Repo) -> None:
+    result = repo.failgate("fsck", "--rev", "nope")
+    assert result.code == 4 and "unknown revision 'nope'" in result.err, result
+
+
+def test_a_file_outside_any_entity_folder_makes_the_ledger_invalid(repo: Repo) -> None:
+    repo.write("ledger/20261129T230500Z-7f3a9c1e.toml", "schema = 1\n")
+    repo.commit("stray")
+    result = repo.failgate("fsck")
+    assert result.code == 4, result
+    assert "names no entity" in result.out
+
+
+def test_confirm_records_human_evidence_bound_to_the_full_commit(repo: Repo) -> None:
+    first_event(repo)
+    head = repo.commit("record")
+    result = repo.failgate("confirm", KEY, "--commit", "HEAD", "--note", "checked by hand")
+    assert result.code == 0, result
+    doc = load(repo, result.out.strip().splitlines()[-1])
+    assert doc["status"] == "verified"
+    assert doc["evidence"] == {
+        "kind": "human",
+        "commit": head,
+        "confirmed_by": "Ada Tester <ada@example.org>",
+    }
+
+
+def test_expire_records_an_expired_event_following_the_head(repo: Repo) -> None:
+    first = Path(first_event(repo)).stem
+    result = repo.failgate("expire", KEY, "--note", "the module system is gone")
+    assert result.code == 0, result
+    doc = load(repo, result.out.strip().splitlines()[-1])
+    assert doc["status"] == "expired" and doc["follows"] == [first]
+
+
+def test_supersedes_copies_the_targets_keys_forward(repo: Repo) -> None:
+    typo = Path(first_event(repo, "--path", "deploy/**")).stem
+    fixed = repo.record(
+        KEY, "--status", "observed", "--title", "Gas budget must scale with module count",
+        "--supersedes", typo,
+    )  # fmt: skip
+    doc = load(repo, fixed)
+    assert doc["supersedes"] == [typo]
+    assert doc["triggers"] == ["deploy"]
+    assert doc["applies_to"] == {"paths": ["deploy/**"]}
+    assert doc["title"] == "Gas budget must scale with module count"
+
+
+def test_twelve_concurrent_records_all_land(repo: Repo) -> None:
+    first_event(repo)
+    repo.commit("record")
+
+    def one(i: int) -> int:
+        return repo.failgate("record", KEY, "--status", "diagnosed", "--note", f"n{i}").code
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        codes = list(pool.map(one, range(12)))
+    assert codes == [0] * 12
+    assert len(ledger_files(repo)) == 13
+    assert not list((repo.path / FOLDER).glob(".*"))
+    repo.commit("twelve at once")
+    assert repo.failgate("fsck").code == 0
+
+
+def test_record_warns_when_the_verifier_already_passes_on_head(repo: Repo) -> None:
+    repo.write("checks/check.py", "print('fine')\n")
+    repo.commit("a check that always passes")
+    result = repo.failgate(
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", "python3 checks/check.py", "--verify-file", "checks/check.py",
+    )  # fmt: skip
+    assert result.code == 0, result
+    assert "already passes on HEAD" in result.err
+
+
+def test_record_is_quiet_when_the_verifier_fails_on_head_and_no_probe_skips_it(
+    repo: Repo,
+) -> None:
+    repo.write("checks/check.py", "import sys; open('probed', 'w'); sys.exit(1)\n")
+    repo.commit("a check that fails")
+    args = (
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", "python3 checks/check.py", "--verify-file", "checks/check.py",
+    )  # fmt: skip
+    result = repo.failgate(*args)
+    assert result.code == 0, result
+    assert "already passes" not in result.err
+    assert not (repo.path / "probed").exists()  # it ran in a clean checkout, not here
+    assert repo.failgate(*args, "--no-probe").code == 0
