@@ -1,0 +1,73 @@
+"""`failgate check`: one decision for a commit, trigger and destination (DESIGN §4, §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from failgate_hooks.errors import GitError
+from failgate_hooks.evaluate import Evaluator, Request
+from failgate_hooks.gates import Context, Decision
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.ledger import Revision, config_at
+
+
+def run_check(
+    repo: GitRepo,
+    *,
+    trigger: str,
+    rev: str,
+    ref: str | None,
+    environment: str | None,
+    ledger_revs: Sequence[str],
+    range_: str | None,
+    authority: str,
+    no_cache: bool,
+    trust_ledger: bool,
+) -> tuple[Decision, list[str]]:
+    """The decision, and warnings for the person running it."""
+    from failgate_hooks.history import check_range
+    from failgate_hooks.runner import make_runner
+
+    commit = repo.resolve_commit(rev)
+    protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
+    # config from the first protected revision; C's own only when there is none (§5)
+    first = protected[0] if protected else Revision(rev, commit)
+    config = config_at(repo, first.commit, first.label)
+    for name in config.ledger_refs:
+        found = repo.try_resolve_commit(name)
+        if found is None:
+            raise GitError(
+                f"ledger_refs names {name!r}, which this repository lacks ({config.source})",
+                hint="fetch it, or fix ledger_refs in the protected configuration",
+            )
+        protected.append(Revision(name, found, protected=True))
+    history = check_range(repo, range_, config.ledger) if range_ else []
+    request = Request(
+        commit=commit,
+        context=Context(trigger=trigger, ref=ref, environment=environment),
+        revisions=(Revision(rev, commit), *protected),
+        authority=authority,
+        no_cache=no_cache,
+        trust_ledger=trust_ledger,
+        history_errors=tuple(history),
+    )
+    runner = make_runner(repo, config, trust_ledger=trust_ledger, no_cache=no_cache)
+    try:
+        decision = Evaluator(repo, config, runner).evaluate(request)
+    finally:
+        runner.close()
+    return decision, uncommitted_ledger_warnings(repo, config.ledger)
+
+
+def uncommitted_ledger_warnings(repo: GitRepo, ledger_dir: str) -> list[str]:
+    """The ledger is read from commits: say so when the work tree holds more."""
+    if repo.working_dir is None:
+        return []
+    status = repo.run("status", "--porcelain", "--untracked-files=all", "--", ledger_dir)
+    changed = [line[3:] for line in status.splitlines() if line.strip()]
+    if not changed:
+        return []
+    return [
+        f"{len(changed)} ledger file(s) in the work tree are not committed and were not read "
+        f"(e.g. {changed[0]}): commit them for them to count"
+    ]

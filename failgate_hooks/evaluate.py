@@ -1,0 +1,197 @@
+"""One gate decision, end to end: read the ledger, assess, run verifiers, decide.
+
+The imperative shell around the pure core: `ledger` reads, `gates` decides,
+`verify` runs. `check`, the hooks and CI all come through `evaluate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from failgate_hooks.config import Config
+from failgate_hooks.errors import GitError
+from failgate_hooks.events import Problem, Verification
+from failgate_hooks.gates import (
+    Assessment,
+    Context,
+    Decision,
+    GateState,
+    Policy,
+    VerifierOutcome,
+    VerifierResult,
+    assess,
+    decide,
+)
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.ledger import Ledger, Revision, read_union
+from failgate_hooks.resolve import Resolution
+
+
+class GitFacts:
+    """The answers `gates` needs about commit C, asked of git lazily and once."""
+
+    def __init__(self, repo: GitRepo, commit: str, ledger_dir: str) -> None:
+        self._repo = repo
+        self._commit = commit
+        self._ledger_dir = ledger_dir
+        self._since: dict[str, bool | None] = {}
+        self._bindings: dict[tuple[str, tuple[str, ...] | None], bool] = {}
+
+    @property
+    def commit(self) -> str:
+        return self._commit
+
+    @cached_property
+    def content_key(self) -> str:
+        from failgate_hooks.verify import content_key
+
+        return content_key(self._repo, self._commit, self._ledger_dir)
+
+    @cached_property
+    def _paths(self) -> list[str]:
+        return [e.path for e in self._repo.ls_tree(self._commit) if e.type == "blob"]
+
+    @cached_property
+    def _shallow(self) -> bool:
+        return self._repo.is_shallow()
+
+    def since_relation(self, since: str) -> bool | None:
+        if since not in self._since:
+            if not self._repo.has_commit(since):
+                self._since[since] = None
+            else:
+                related = self._repo.is_ancestor(since, self._commit)
+                if not related and self._shallow:
+                    raise GitError(
+                        f"this is a shallow clone: cannot tell whether {since[:12]} is an "
+                        f"ancestor of {self._commit[:12]}",
+                        hint="fetch full history (git fetch --unshallow; fetch-depth: 0 in CI)",
+                    )
+                self._since[since] = related
+        return self._since[since]
+
+    def tree_matches(self, patterns: Sequence[str]) -> bool:
+        from failgate_hooks.wildmatch import match_any
+
+        return any(match_any(patterns, path) for path in self._paths)
+
+    def evidence_binds(self, evidence_commit: str, verification: Verification | None) -> bool:
+        inputs = verification.inputs if verification is not None else None
+        key = (evidence_commit, tuple(inputs) if inputs else None)
+        if key not in self._bindings:
+            self._bindings[key] = self._binds(evidence_commit, inputs)
+        return self._bindings[key]
+
+    def _binds(self, evidence_commit: str, inputs: tuple[str, ...] | None) -> bool:
+        if not self._repo.has_commit(evidence_commit):
+            return False
+        from failgate_hooks.verify import content_key, input_key
+
+        if inputs:
+            here = input_key(self._repo, self._commit, inputs)
+            return input_key(self._repo, evidence_commit, inputs) == here
+        return content_key(self._repo, evidence_commit, self._ledger_dir) == self.content_key
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to decide: a commit, a trigger, where it goes, and from which ledger."""
+
+    commit: str
+    context: Context
+    revisions: tuple[Revision, ...]  # C's own first, then the protected ones
+    authority: str = "accept"
+    run_verifiers: bool = True
+    no_cache: bool = False
+    trust_ledger: bool = False
+    pusher_is_relaxer: bool = False
+    extra_protected_refs: tuple[str, ...] = ()
+    history_errors: tuple[Problem, ...] = ()
+
+
+# (request, assessment, verification, pinned_from commit) -> result
+RunVerifier = Callable[["Request", Assessment, Verification, str], VerifierResult]
+
+
+@dataclass
+class Evaluator:
+    """Decides for one repository and config; verifier results are shared across refs."""
+
+    repo: GitRepo
+    config: Config
+    run_verifier: RunVerifier | None = None
+    # shared by every ref of a push: a commit's verifiers run once
+    results: dict[tuple[str, str, str | None], VerifierResult] = field(default_factory=dict)
+
+    def policy(self, request: Request, *, hold_open: bool = True) -> Policy:
+        return Policy(
+            protected_refs=tuple(self.config.protected_refs) + request.extra_protected_refs,
+            block_on=self.config.block_on,
+            mode=self.config.mode,
+            authority=request.authority,
+            pusher_is_relaxer=request.pusher_is_relaxer,
+            hold_open=hold_open,
+        )
+
+    def evaluate(self, request: Request, *, hold_open: bool = True) -> Decision:
+        """The §4 decision for one commit and destination."""
+        ledger = read_union(self.repo, request.revisions, self.config.ledger)
+        facts = GitFacts(self.repo, request.commit, self.config.ledger)
+        policy = self.policy(request, hold_open=hold_open)
+        assessments = [
+            assess(
+                resolution,
+                facts,
+                request.context,
+                protected_ids=ledger.protected_ids,
+                policy=policy,
+            )
+            for resolution in ledger.resolve_all().values()
+        ]
+        results: dict[str, VerifierResult] = {}
+        for item in assessments:
+            if item.state is GateState.OPEN and item.verification is not None:
+                results[item.entity_key] = self._verify(request, ledger, item, item.verification)
+        return decide(
+            assessments,
+            results,
+            context=request.context,
+            policy=policy,
+            errors=ledger.problems,
+            history_errors=request.history_errors,
+            commit=request.commit,
+        )
+
+    def _verify(
+        self, request: Request, ledger: Ledger, item: Assessment, verification: Verification
+    ) -> VerifierResult:
+        if not request.run_verifiers or self.run_verifier is None:
+            return VerifierResult(verification.command, VerifierOutcome.NOT_RUN, detail="not run")
+        # a commit's verifiers run once however many pushed refs point at it
+        key = (request.commit, item.entity_key, request.context.environment)
+        if key not in self.results:
+            pinned_from = pinned_revision(ledger, ledger.resolve(item.entity_key), request.commit)
+            self.results[key] = self.run_verifier(request, item, verification, pinned_from)
+        return self.results[key]
+
+
+def pinned_revision(ledger: Ledger, resolution: Resolution, commit: str) -> str:
+    """The commit whose copies of the verifier's files run (§6 pinning).
+
+    The event that set the verification being run: a protected revision's copy
+    when that event is in one, else C's own.
+    """
+    wanted = resolution.state.verification
+    for event_id in reversed(resolution.order):
+        event = resolution.events.get(event_id)
+        if event is None or event_id in resolution.dropped or event.verification != wanted:
+            continue
+        file = ledger.file_of_id(event_id)
+        if file is not None:
+            for rev in file.revisions:
+                if rev.protected:
+                    return rev.commit
+        break
+    return commit

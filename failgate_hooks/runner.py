@@ -1,0 +1,62 @@
+"""The bridge from a decision to `verify`: one gate's verifier, run for `evaluate`."""
+
+from __future__ import annotations
+
+import sys
+
+from failgate_hooks.config import Config
+from failgate_hooks.evaluate import Request
+from failgate_hooks.events import Verification
+from failgate_hooks.gates import Assessment, VerifierResult
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.verify import Checkouts, run_gate_verifier
+
+
+def progress_line(text: str) -> None:
+    """One line per gate on standard error, so a push never looks hung."""
+    from failgate_hooks.sanitize import clean_line
+
+    sys.stderr.write(clean_line(text) + "\n")
+    sys.stderr.flush()
+
+
+class VerifierRunner:
+    """Runs verifiers for one repository and config; owns the temporary checkouts."""
+
+    def __init__(
+        self, repo: GitRepo, config: Config, *, trust_ledger: bool, no_cache: bool
+    ) -> None:
+        self.repo = repo
+        self.config = config
+        self.trust_ledger = trust_ledger
+        self.no_cache = no_cache
+        self.checkouts = Checkouts(repo)
+
+    def __call__(
+        self, request: Request, item: Assessment, verification: Verification, pinned_from: str
+    ) -> VerifierResult:
+        return run_gate_verifier(
+            self.repo,
+            entity_key=item.entity_key,
+            verification=verification,
+            commit=request.commit,
+            pinned_from=pinned_from,
+            ledger_dir=self.config.ledger,
+            trigger=request.context.trigger,
+            ref=request.context.ref,
+            environment=request.context.environment,
+            checkouts=self.checkouts,
+            trust_ledger=self.trust_ledger or request.trust_ledger,
+            default_timeout_s=self.config.default_timeout_s,
+            no_cache=self.no_cache or request.no_cache,
+            progress=progress_line,
+        )
+
+    def close(self) -> None:
+        self.checkouts.close()
+
+
+def make_runner(
+    repo: GitRepo, config: Config, *, trust_ledger: bool, no_cache: bool
+) -> VerifierRunner:
+    return VerifierRunner(repo, config, trust_ledger=trust_ledger, no_cache=no_cache)

@@ -1,0 +1,376 @@
+"""This machine's trust store and pass cache, both under `<git-common-dir>/failgate/` (§6).
+
+Neither is ever committed: trust is a fact about this machine, and a cached pass
+is a fact about what ran here. Linked worktrees share both through the common
+git dir. Every write is a temp file renamed into place, so a reader never sees
+half a file, and the trust store is rewritten only under its lock file, so two
+approvals at once lose nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import secrets
+import socket
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from failgate_hooks.errors import TrustError
+
+TRUST_FORMAT = 1
+FINGERPRINT_VERSION = "fp1"
+PASS_KEY_VERSION = "pc1"
+
+# Holding the lock is a read, a merge and a rename of a small file: milliseconds.
+# A lock older than this was left by a process that died holding it.
+LOCK_STALE_S = 30.0
+LOCK_WAIT_S = 10.0
+_LOCK_POLL_S = 0.05
+
+Pinned = tuple[str, str]  # (path, blob id)
+
+
+def _canonical(value: object) -> bytes:
+    """One byte string per value: what every hash here is taken over."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _pinned_list(pinned: Iterable[Pinned]) -> list[list[str]]:
+    return [[path, blob] for path, blob in sorted(pinned)]
+
+
+def fingerprint(argv: Sequence[str], pinned: Iterable[Pinned]) -> str:
+    """sha256 of a verifier's argv and its sorted pinned (path, blob) pairs: what trust names."""
+    payload = [FINGERPRINT_VERSION, list(argv), _pinned_list(pinned)]
+    return hashlib.sha256(_canonical(payload)).hexdigest()
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --------------------------------------------------------------------------- trust store
+
+
+@dataclass(frozen=True)
+class TrustedVerifier:
+    """One approval: this verifier (argv and pinned blobs) may run for this entity."""
+
+    fingerprint: str
+    entity_key: str
+    argv: tuple[str, ...]
+    pinned: tuple[Pinned, ...]
+    approved_by: str
+    approved_at: str  # UTC, ISO 8601
+
+    @classmethod
+    def new(
+        cls,
+        entity_key: str,
+        argv: Sequence[str],
+        pinned: Iterable[Pinned],
+        approved_by: str,
+        approved_at: str | None = None,
+    ) -> TrustedVerifier:
+        """An approval made now, its fingerprint computed from argv and the pins."""
+        pins = tuple(sorted(pinned))
+        return cls(
+            fingerprint=fingerprint(argv, pins),
+            entity_key=entity_key,
+            argv=tuple(argv),
+            pinned=pins,
+            approved_by=approved_by,
+            approved_at=approved_at or _now(),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "entity_key": self.entity_key,
+            "argv": list(self.argv),
+            "pinned": _pinned_list(self.pinned),
+            "approved_by": self.approved_by,
+            "approved_at": self.approved_at,
+        }
+
+
+class TrustStore:
+    """`<git-common-dir>/failgate/trust.json`: the verifiers this machine has approved."""
+
+    def __init__(self, common_dir: str) -> None:
+        self.path = os.path.join(common_dir, "failgate", "trust.json")
+        self._entries: list[TrustedVerifier] | None = None
+
+    def entries(self) -> list[TrustedVerifier]:
+        """Every approval, oldest first (read once, then kept)."""
+        if self._entries is None:
+            self._entries = self._load()
+        return list(self._entries)
+
+    def is_trusted(self, fp: str) -> bool:
+        """Whether a verifier with this fingerprint has been approved on this machine."""
+        return any(entry.fingerprint == fp for entry in self.entries())
+
+    def previous_for(self, entity_key: str) -> TrustedVerifier | None:
+        """The last approved version of this entity's verifier, to diff a new one against."""
+        found = [e for e in self.entries() if e.entity_key == entity_key]
+        return found[-1] if found else None
+
+    def approve(self, entries: Iterable[TrustedVerifier]) -> None:
+        """Add approvals: re-read, merge and rename under the lock, so no concurrent one is lost."""
+        new = list(entries)
+        folder = os.path.dirname(self.path)
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise self._write_error(exc) from None
+        with _locked(self.path + ".lock"):
+            current = self._load()
+            seen = {(e.fingerprint, e.entity_key) for e in current}
+            for entry in new:
+                if (entry.fingerprint, entry.entity_key) not in seen:
+                    seen.add((entry.fingerprint, entry.entity_key))
+                    current.append(entry)
+            data = {"format": TRUST_FORMAT, "verifiers": [e.to_json() for e in current]}
+            try:
+                _write_atomically(self.path, json.dumps(data, indent=2).encode("utf-8") + b"\n")
+            except OSError as exc:
+                raise self._write_error(exc) from None
+            self._entries = current
+
+    def _write_error(self, exc: OSError) -> TrustError:
+        return TrustError(
+            f"cannot write the trust store {self.path}: {exc.strerror or exc}",
+            hint="check that the git directory is writable",
+        )
+
+    def _load(self) -> list[TrustedVerifier]:
+        try:
+            with open(self.path, "rb") as handle:
+                raw = handle.read()
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise TrustError(
+                f"cannot read the trust store {self.path}: {exc.strerror or exc}",
+                hint="check the file's permissions",
+            ) from None
+        try:
+            return _parse_store(raw)
+        except ValueError as exc:
+            raise TrustError(
+                f"the trust store {self.path} is corrupt: {exc}",
+                hint=(
+                    f"move it aside (mv {self.path} {self.path}.bad) and approve "
+                    "the verifiers again with `failgate trust`"
+                ),
+            ) from None
+
+
+def _parse_store(raw: bytes) -> list[TrustedVerifier]:
+    """The approvals in a trust.json; ValueError saying what is wrong with it."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"not JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("verifiers"), list):
+        raise ValueError('expected an object with a "verifiers" list')
+    if data.get("format") != TRUST_FORMAT:
+        raise ValueError(f"format {data.get('format')!r}, this failgate reads {TRUST_FORMAT}")
+    out = []
+    for i, item in enumerate(data["verifiers"]):
+        try:
+            argv = item["argv"]
+            pinned = item["pinned"]
+            strings = [item[k] for k in ("fingerprint", "entity_key", "approved_by", "approved_at")]
+            if not all(isinstance(s, str) for s in [*strings, *argv]) or not all(
+                isinstance(p, list) and len(p) == 2 and all(isinstance(s, str) for s in p)
+                for p in pinned
+            ):
+                raise TypeError
+        except (KeyError, TypeError):
+            raise ValueError(f"verifiers[{i}] is not a valid approval") from None
+        out.append(
+            TrustedVerifier(
+                fingerprint=item["fingerprint"],
+                entity_key=item["entity_key"],
+                argv=tuple(argv),
+                pinned=tuple((p[0], p[1]) for p in pinned),
+                approved_by=item["approved_by"],
+                approved_at=item["approved_at"],
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- the lock
+
+
+@contextlib.contextmanager
+def _locked(lock_path: str) -> Iterator[None]:
+    """Hold `lock_path` (created with O_EXCL) for the duration; break it when stale."""
+    token = f"{os.getpid()} {socket.gethostname()} {secrets.token_hex(8)}\n".encode()
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            if _break_if_stale(lock_path):
+                continue
+            if time.monotonic() > deadline:
+                raise TrustError(
+                    f"the trust store is locked by {lock_path}",
+                    hint="if no failgate is running, remove that file and try again",
+                ) from None
+            time.sleep(_LOCK_POLL_S)
+            continue
+        except OSError as exc:
+            raise TrustError(f"cannot lock {lock_path}: {exc.strerror or exc}") from None
+        try:
+            os.write(fd, token)
+        finally:
+            os.close(fd)
+        break
+    try:
+        yield
+    finally:
+        # Remove only our own lock: if ours was judged stale and broken, the
+        # file there now belongs to someone else.
+        if _read_quietly(lock_path) == token:
+            with contextlib.suppress(OSError):
+                os.unlink(lock_path)
+
+
+def _break_if_stale(lock_path: str) -> bool:
+    """Remove a lock left by a dead process (or older than LOCK_STALE_S); True if removed."""
+    seen = _read_quietly(lock_path)
+    try:
+        age = time.time() - os.stat(lock_path).st_mtime
+    except FileNotFoundError:
+        return True  # released meanwhile: try again at once
+    except OSError:
+        return False
+    if not _is_stale(seen, age):
+        return False
+    # Rename rather than unlink, then look at what was moved: if another process
+    # took the lock between our look and the rename, give it back.
+    grave = f"{lock_path}.stale-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        os.rename(lock_path, grave)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    if _read_quietly(grave) != seen:
+        with contextlib.suppress(OSError):
+            os.link(grave, lock_path)
+    with contextlib.suppress(OSError):
+        os.unlink(grave)
+    return True
+
+
+def _is_stale(content: bytes | None, age: float) -> bool:
+    if age > LOCK_STALE_S:
+        return True
+    fields = (content or b"").split()
+    if len(fields) != 3:
+        # Created but not yet written: give the writer a moment.
+        return content is not None and age > 2.0
+    pid_text, host, _ = fields
+    if host.decode("utf-8", "replace") != socket.gethostname() or not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, owned by someone else
+    return False
+
+
+def _read_quietly(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _write_atomically(path: str, data: bytes) -> None:
+    """Write a temp file beside `path`, then rename it over `path`."""
+    tmp = f"{path}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    try:
+        with open(tmp, "xb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# --------------------------------------------------------------------------- pass cache
+
+
+def pass_key(
+    argv: Sequence[str],
+    pinned: Iterable[Pinned],
+    entity_key: str,
+    environment: str | None,
+    content: str,
+) -> str:
+    """The cache key of one pass; `content` is a content key or an input key (both versioned)."""
+    payload = [PASS_KEY_VERSION, list(argv), _pinned_list(pinned), entity_key, environment, content]
+    return f"{PASS_KEY_VERSION}-{hashlib.sha256(_canonical(payload)).hexdigest()}"
+
+
+@dataclass(frozen=True)
+class CachedPass:
+    """A pass recorded earlier: the commit it ran on, and how long it took."""
+
+    commit: str
+    duration_s: float | None
+    recorded_at: str
+
+
+class PassCache:
+    """`<git-common-dir>/failgate/cache/`: one small file per pass, named by its key."""
+
+    def __init__(self, common_dir: str) -> None:
+        self.folder = os.path.join(common_dir, "failgate", "cache")
+
+    def lookup(self, key: str) -> CachedPass | None:
+        """The pass recorded under `key`, or None; an unreadable entry is a miss, never an error."""
+        raw = _read_quietly(os.path.join(self.folder, key))
+        if raw is None:
+            return None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            if data["key"] != key or not isinstance(data["commit"], str):
+                return None
+            duration = data.get("duration_s")
+            return CachedPass(
+                commit=data["commit"],
+                duration_s=float(duration) if isinstance(duration, int | float) else None,
+                recorded_at=str(data.get("recorded_at", "")),
+            )
+        except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+            return None
+
+    def record(self, key: str, *, commit: str, duration_s: float | None) -> str | None:
+        """Remember a pass; None when stored, else why it could not be (never raises)."""
+        data = {"key": key, "commit": commit, "duration_s": duration_s, "recorded_at": _now()}
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+            _write_atomically(os.path.join(self.folder, key), _canonical(data) + b"\n")
+        except OSError as exc:
+            return f"the pass cache could not be used ({self.folder}: {exc.strerror or exc})"
+        return None

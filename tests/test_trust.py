@@ -1,0 +1,179 @@
+"""The trust store and the pass cache (DESIGN §6) on real files, with real concurrent writers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from failgate_hooks import trust
+from failgate_hooks.errors import TrustError
+from failgate_hooks.trust import (
+    PassCache,
+    TrustedVerifier,
+    TrustStore,
+    fingerprint,
+    pass_key,
+)
+
+ARGV = ("python", "checks/check.py")
+PINS = [("checks/check.py", "a" * 40), ("checks/lib.py", "b" * 40)]
+
+
+def test_fingerprint_is_order_free_for_pins_and_sensitive_to_everything_else() -> None:
+    fp = fingerprint(ARGV, PINS)
+    assert len(fp) == 64
+    assert fingerprint(ARGV, list(reversed(PINS))) == fp
+    assert fingerprint(("python", "checks/other.py"), PINS) != fp
+    assert fingerprint(ARGV, [PINS[0], ("checks/lib.py", "c" * 40)]) != fp
+    assert fingerprint(ARGV, PINS[:1]) != fp
+    # argv boundaries matter: two words are not one word with a space.
+    assert fingerprint(("a b",), []) != fingerprint(("a", "b"), [])
+
+
+def test_an_approval_is_seen_by_a_fresh_store(tmp_path: Path) -> None:
+    store = TrustStore(str(tmp_path))
+    entry = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada <ada@example.org>")
+    assert not store.is_trusted(entry.fingerprint)
+    store.approve([entry])
+    fresh = TrustStore(str(tmp_path))
+    assert fresh.is_trusted(entry.fingerprint)
+    assert fresh.entries() == [entry]
+    on_disk = json.loads((tmp_path / "failgate/trust.json").read_text())
+    assert on_disk["verifiers"][0]["approved_by"] == "Ada <ada@example.org>"
+    assert not list((tmp_path / "failgate").glob("*.tmp"))
+    assert not (tmp_path / "failgate/trust.json.lock").exists()
+
+
+def test_previous_for_gives_the_last_trusted_version_of_the_entity(tmp_path: Path) -> None:
+    store = TrustStore(str(tmp_path))
+    old = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada", "2026-01-01T00:00:00Z")
+    new = TrustedVerifier.new("deploy:gas", (*ARGV, "--strict"), PINS, "Bo", "2026-02-01T00:00:00Z")
+    other = TrustedVerifier.new("deploy:other", ("true",), [], "Cy")
+    store.approve([old])
+    store.approve([new, other])
+    store.approve([old])  # approving again adds nothing
+    fresh = TrustStore(str(tmp_path))
+    assert fresh.previous_for("deploy:gas") == new
+    assert fresh.previous_for("deploy:none") is None
+    assert len(fresh.entries()) == 3
+
+
+def test_concurrent_approvals_lose_nothing(tmp_path: Path) -> None:
+    writer = textwrap.dedent(
+        """\
+        import sys
+        from failgate_hooks.trust import TrustStore, TrustedVerifier
+        store = TrustStore(sys.argv[1])
+        for i in range(5):
+            store.approve([TrustedVerifier.new(f"e:w{sys.argv[2]}-{i}", ("true",), [], "t")])
+        """
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", writer, str(tmp_path), str(n)]) for n in range(8)
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 8
+    keys = {e.entity_key for e in TrustStore(str(tmp_path)).entries()}
+    assert keys == {f"e:w{n}-{i}" for n in range(8) for i in range(5)}
+
+
+def test_a_corrupt_store_says_where_and_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "failgate/trust.json"
+    path.parent.mkdir()
+    path.write_text("{not json")
+    with pytest.raises(TrustError) as caught:
+        TrustStore(str(tmp_path)).is_trusted("0" * 64)
+    assert str(path) in caught.value.message
+    assert "corrupt" in caught.value.message
+    assert caught.value.hint is not None and "failgate trust" in caught.value.hint
+    path.write_text('{"format": 1, "verifiers": [{"argv": "x"}]}')
+    with pytest.raises(TrustError, match=r"verifiers\[0\]"):
+        TrustStore(str(tmp_path)).entries()
+    with pytest.raises(TrustError):  # approving never overwrites what it cannot read
+        TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ("true",), [], "t")])
+    assert "argv" in path.read_text()
+
+
+def test_a_lock_left_by_a_dead_process_is_broken(tmp_path: Path) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    lock = tmp_path / "failgate/trust.json.lock"
+    lock.parent.mkdir()
+    lock.write_text(f"{dead.pid} {os.uname().nodename} deadbeef\n")
+    started = time.monotonic()
+    TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ("true",), [], "t")])
+    assert time.monotonic() - started < 2
+    assert not lock.exists()
+    assert not list(lock.parent.glob("*.stale-*"))
+
+
+def test_a_live_lock_is_waited_for_then_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(trust, "LOCK_WAIT_S", 0.3)
+    lock = tmp_path / "failgate/trust.json.lock"
+    lock.parent.mkdir()
+    lock.write_text(f"{os.getpid()} {os.uname().nodename} cafe\n")
+    with pytest.raises(TrustError, match="locked by") as caught:
+        TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ("true",), [], "t")])
+    assert caught.value.hint is not None and "remove" in caught.value.hint
+    assert lock.exists()  # someone else's lock is never removed
+
+
+def test_an_old_lock_is_stale_whoever_holds_it(tmp_path: Path) -> None:
+    lock = tmp_path / "failgate/trust.json.lock"
+    lock.parent.mkdir()
+    lock.write_text(f"{os.getpid()} another-host cafe\n")
+    old = time.time() - trust.LOCK_STALE_S - 5
+    os.utime(lock, (old, old))
+    TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ("true",), [], "t")])
+    assert TrustStore(str(tmp_path)).entries()[0].entity_key == "e:x"
+
+
+# --------------------------------------------------------------------------- pass cache
+
+
+def test_pass_keys_are_versioned_and_cover_every_part() -> None:
+    base = pass_key(ARGV, PINS, "deploy:gas", "mainnet", "ck1:00")
+    assert base.startswith("pc1-")
+    assert pass_key(ARGV, list(reversed(PINS)), "deploy:gas", "mainnet", "ck1:00") == base
+    others = [
+        pass_key(("python",), PINS, "deploy:gas", "mainnet", "ck1:00"),
+        pass_key(ARGV, PINS[:1], "deploy:gas", "mainnet", "ck1:00"),
+        pass_key(ARGV, PINS, "deploy:other", "mainnet", "ck1:00"),
+        pass_key(ARGV, PINS, "deploy:gas", None, "ck1:00"),
+        pass_key(ARGV, PINS, "deploy:gas", "", "ck1:00"),
+        pass_key(ARGV, PINS, "deploy:gas", "mainnet", "ck1:01"),
+        pass_key(ARGV, PINS, "deploy:gas", "mainnet", "ik1:00"),
+    ]
+    assert len({base, *others}) == 1 + len(others)
+
+
+def test_a_recorded_pass_is_found_and_a_damaged_one_is_a_miss(tmp_path: Path) -> None:
+    cache = PassCache(str(tmp_path))
+    key = pass_key(ARGV, PINS, "deploy:gas", None, "ck1:00")
+    assert cache.lookup(key) is None
+    assert cache.record(key, commit="c" * 40, duration_s=0.5) is None
+    hit = cache.lookup(key)
+    assert hit is not None and (hit.commit, hit.duration_s) == ("c" * 40, 0.5)
+    entry = tmp_path / "failgate/cache" / key
+    entry.write_text("garbage")
+    assert cache.lookup(key) is None
+    other = pass_key(ARGV, PINS, "deploy:gas", None, "ck1:01")
+    entry.write_text(json.dumps({"key": other, "commit": "c" * 40}))
+    assert cache.lookup(key) is None  # a file under the wrong name proves nothing
+
+
+def test_an_unwritable_cache_reports_instead_of_raising(tmp_path: Path) -> None:
+    (tmp_path / "failgate").mkdir()
+    (tmp_path / "failgate/cache").write_text("not a folder")
+    cache = PassCache(str(tmp_path))
+    why = cache.record("pc1-x", commit="c" * 40, duration_s=None)
+    assert why is not None and "the pass cache could not be used" in why
+    assert cache.lookup("pc1-x") is None

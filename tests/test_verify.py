@@ -1,0 +1,822 @@
+"""Running verifiers (DESIGN §6) on real repositories with real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from failgate_hooks.events import Verification, Workdir
+from failgate_hooks.gates import VerifierOutcome, VerifierResult
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.trust import TrustedVerifier, TrustStore
+from failgate_hooks.verify import (
+    NO_VERDICT_DETAIL,
+    UNTRUSTED_DETAIL,
+    Checkouts,
+    content_key,
+    input_key,
+    resolve_pins,
+    run_gate_verifier,
+    run_in_worktree,
+)
+from tests.conftest import Repo, git, make_repo
+
+ENTITY = "deploy:mainnet:gas-budget"
+PY = sys.executable
+
+# Passes when the budget is 120, or when any fix that is not part of C is visible:
+# each must be one that *would* pass the check if the verifier could see it.
+CHECK = """\
+import os, pathlib, sys
+with open(sys.argv[1], "a") as marker:
+    marker.write(os.getcwd() + "\\n")
+budget = pathlib.Path("budget.txt").read_text().strip()
+print("budget", budget)
+fixed = budget == "120" or os.path.exists("fix.txt") or os.path.exists("build/out.txt")
+sys.exit(0 if fixed else 1)
+"""
+
+
+@pytest.fixture(autouse=True)
+def _no_trust_ledger_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FAILGATE_TRUST_LEDGER", raising=False)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Repo:
+    """A repository whose commit holds a failing budget check and an ignored build folder."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("budget.txt", "50\n")
+    repo.write("checks/check.py", CHECK)
+    repo.write(".gitignore", "build/\n")
+    repo.commit("budget and its check")
+    return repo
+
+
+def check(marker: Path, **kw: object) -> Verification:
+    """The budget check, pinned, writing one line per run to `marker`."""
+    kw.setdefault("files", ("checks/check.py",))
+    return Verification(command=(PY, "checks/check.py", str(marker)), **kw)  # type: ignore[arg-type]
+
+
+def runs(marker: Path) -> list[str]:
+    """The working directory of each run the marker recorded."""
+    return marker.read_text().splitlines() if marker.exists() else []
+
+
+def verify(
+    repo: Repo,
+    verification: Verification,
+    commit: str | None = None,
+    *,
+    pinned_from: str | None = None,
+    ledger_dir: str = "ledger",
+    trust_ledger: bool = True,
+    trust: TrustStore | None = None,
+    no_cache: bool = False,
+    environment: str | None = None,
+    progress: list[str] | None = None,
+    default_timeout_s: float = 60,
+) -> VerifierResult:
+    with GitRepo.open(repo.path) as grepo, Checkouts(grepo) as checkouts:
+        return run_gate_verifier(
+            grepo,
+            entity_key=ENTITY,
+            verification=verification,
+            commit=commit or repo.head(),
+            pinned_from=pinned_from,
+            ledger_dir=ledger_dir,
+            trigger="push",
+            ref="refs/heads/main",
+            environment=environment,
+            checkouts=checkouts,
+            trust=trust,
+            trust_ledger=trust_ledger,
+            default_timeout_s=default_timeout_s,
+            no_cache=no_cache,
+            progress=None if progress is None else progress.append,
+        )
+
+
+def script(repo: Repo, body: str, path: str = "checks/check.py") -> str:
+    """Commit a verifier script; returns the new commit."""
+    repo.write(path, textwrap.dedent(body))
+    return repo.commit(f"verifier {path}")
+
+
+# --------------------------------------------------------------------------- exactly C
+
+
+def test_a_fix_outside_the_commit_never_clears_the_gate(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    commit = world.head()
+    world.write("budget.txt", "120\n")  # uncommitted
+    assert verify(world, check(marker), commit).outcome is VerifierOutcome.FAILED
+    world.git("add", "budget.txt")  # staged
+    assert verify(world, check(marker), commit).outcome is VerifierOutcome.FAILED
+    world.git("reset", "-q", "--hard")
+    world.write("fix.txt", "untracked\n")
+    assert verify(world, check(marker), commit).outcome is VerifierOutcome.FAILED
+    (world.path / "fix.txt").unlink()
+    world.write("build/out.txt", "ignored build output\n")
+    result = verify(world, check(marker), commit)
+    assert result.outcome is VerifierOutcome.FAILED
+    assert result.exit_code == 1
+    assert "budget 50" in result.output_tail
+    assert all(cwd != str(world.path) for cwd in runs(marker))
+
+
+def test_the_same_fixes_would_pass_if_the_verifier_saw_them(world: Repo, tmp_path: Path) -> None:
+    # The control for the test above: each fix is one the check accepts.
+    marker = tmp_path / "marker"
+    for relpath, text in (("budget.txt", "120\n"), ("fix.txt", "x"), ("build/out.txt", "x")):
+        world.write(relpath, text)
+        with GitRepo.open(world.path) as grepo:
+            result = run_in_worktree(grepo, entity_key=ENTITY, verification=check(marker))
+        assert result.outcome is VerifierOutcome.PASSED, relpath
+        assert "never clears" in result.detail
+        world.git("checkout", "-q", "--", "budget.txt")
+        for leftover in ("fix.txt", "build/out.txt"):
+            (world.path / leftover).unlink(missing_ok=True)
+
+
+def test_inplace_falls_back_to_a_checkout_when_the_work_tree_is_dirty(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    world.write("build/out.txt", "ignored build output\n")
+    result = verify(world, check(marker, workdir=Workdir.INPLACE))
+    assert result.outcome is VerifierOutcome.FAILED
+    assert "workdir inplace not used" in result.detail
+    assert "ignored" in result.detail
+    assert runs(marker)[-1] != str(world.path)
+
+
+def test_inplace_falls_back_when_head_is_not_the_commit(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    commit = world.head()
+    world.write("other.txt", "x")
+    world.commit("later")
+    result = verify(world, check(marker, workdir=Workdir.INPLACE), commit)
+    assert f"HEAD is not {commit[:12]}" in result.detail
+    assert runs(marker)[-1] != str(world.path)
+
+
+def test_inplace_runs_in_the_clean_work_tree_at_the_commit(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    result = verify(world, check(marker, workdir=Workdir.INPLACE))
+    assert result.outcome is VerifierOutcome.FAILED
+    assert result.detail == ""
+    assert runs(marker) == [str(world.path)]
+
+
+def test_the_checkout_is_the_commit_tree_and_is_removed(world: Repo, tmp_path: Path) -> None:
+    listing = tmp_path / "listing.json"
+    commit = script(
+        world,
+        f"""\
+        import json, os
+        files = sorted(
+            os.path.relpath(os.path.join(d, f), ".") for d, _, fs in os.walk(".") for f in fs
+        )
+        json.dump({{"cwd": os.getcwd(), "files": files}}, open({str(listing)!r}, "w"))
+        """,
+    )
+    result = verify(world, Verification(command=(PY, "checks/check.py")), commit)
+    assert result.outcome is VerifierOutcome.PASSED, result
+    seen = json.loads(listing.read_text())
+    assert seen["files"] == [".gitignore", "README", "budget.txt", "checks/check.py"]
+    assert not os.path.exists(seen["cwd"])
+
+
+# --------------------------------------------------------------------------- pinning
+
+
+def test_a_verifier_gutted_in_the_commit_is_not_the_one_that_runs(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    reviewed = world.head()
+    gutted = script(world, "import sys\nsys.exit(0)\n")
+    result = verify(world, check(marker), gutted, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED
+    assert len(runs(marker)) == 1
+    # The control: pinned from the pushed commit itself, the gutted file runs.
+    control = verify(world, check(marker), gutted, pinned_from=gutted)
+    assert control.outcome is VerifierOutcome.PASSED
+
+
+def test_a_pinned_symlink_never_runs(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    (world.path / "checks/check.py").rename(world.path / "checks/real.py")
+    os.symlink("real.py", world.path / "checks/check.py")
+    rev = world.commit("verifier behind a symlink")
+    result = verify(world, check(marker), rev)
+    assert result.outcome is VerifierOutcome.CANNOT_START
+    assert result.detail == (
+        f"pinned verifier file checks/check.py is a symlink at {rev[:12]}; "
+        "symlinks are never followed"
+    )
+    assert runs(marker) == []
+
+
+def test_a_pinned_file_under_a_symlinked_folder_never_runs(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    (world.path / "checks").rename(world.path / "real-checks")
+    os.symlink("real-checks", world.path / "checks")
+    rev = world.commit("verifier folder behind a symlink")
+    result = verify(world, check(marker), rev)
+    assert result.outcome is VerifierOutcome.CANNOT_START
+    assert "lies under checks, a symlink" in result.detail
+    assert runs(marker) == []
+
+
+def test_a_missing_or_unsafe_pinned_file_never_runs(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    missing = verify(world, check(marker, files=("checks/gone.py",)))
+    assert missing.outcome is VerifierOutcome.CANNOT_START
+    assert "checks/gone.py is missing" in missing.detail
+    unsafe = verify(world, check(marker, files=("../outside.py",)))
+    assert unsafe.outcome is VerifierOutcome.CANNOT_START
+    assert "not a safe relative path" in unsafe.detail
+    assert runs(marker) == []
+
+
+def test_a_pinned_file_replaces_a_symlink_in_the_checkout_without_writing_through_it(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    victim = tmp_path / "victim.py"
+    victim.write_text("untouched\n")
+    reviewed = world.head()
+    (world.path / "checks/check.py").unlink()
+    os.symlink(str(victim), world.path / "checks/check.py")
+    pushed = world.commit("verifier swapped for a link out of the checkout")
+    result = verify(world, check(marker), pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED  # the reviewed check ran
+    assert "budget 50" in result.output_tail
+    assert victim.read_text() == "untouched\n"
+
+
+def test_a_pinned_file_keeps_its_exec_bit(world: Repo, tmp_path: Path) -> None:
+    world.write("checks/run.sh", "#!/bin/sh\necho pinned-ran\n")
+    os.chmod(world.path / "checks/run.sh", 0o755)
+    reviewed = world.commit("an executable verifier")
+    os.chmod(world.path / "checks/run.sh", 0o644)
+    pushed = world.commit("exec bit dropped")
+    verification = Verification(command=("checks/run.sh",), files=("checks/run.sh",))
+    result = verify(world, verification, pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.PASSED, result
+    assert "pinned-ran" in result.output_tail
+
+
+# --------------------------------------------------------------------------- the process
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie: PID 1 in a container may never reap an orphan."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def _eventually_dead(pid: int) -> bool:
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        if _dead(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_verifier_past_its_timeout_is_killed_with_its_whole_group(
+    world: Repo, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    commit = script(
+        world,
+        f"""\
+        import signal, subprocess, sys, time
+        # A grandchild that ignores SIGTERM and holds the output pipe.
+        child = subprocess.Popen([sys.executable, "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"])
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        print("started", flush=True)
+        time.sleep(60)
+        """,
+    )
+    started = time.monotonic()
+    result = verify(world, Verification(command=(PY, "checks/check.py"), timeout_s=1), commit)
+    elapsed = time.monotonic() - started
+    assert result.outcome is VerifierOutcome.TIMEOUT
+    assert result.exit_code is None
+    assert "started" in result.output_tail
+    assert elapsed < 8, elapsed
+    assert _eventually_dead(int(pid_file.read_text()))
+
+
+def test_ctrl_c_kills_the_running_verifier_and_removes_its_checkout(
+    world: Repo, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    cwd_file = tmp_path / "cwd"
+    commit = script(
+        world,
+        f"""\
+        import os, subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        open({str(cwd_file)!r}, "w").write(os.getcwd())
+        time.sleep(60)
+        """,
+    )
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            verify(world, Verification(command=(PY, "checks/check.py")), commit)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - started < 5
+    assert _eventually_dead(int(pid_file.read_text()))
+    assert not os.path.exists(os.path.dirname(cwd_file.read_text()))
+
+
+def test_the_default_timeout_applies_when_the_event_sets_none(world: Repo, tmp_path: Path) -> None:
+    commit = script(world, "import time\ntime.sleep(60)\n")
+    started = time.monotonic()
+    result = verify(
+        world, Verification(command=(PY, "checks/check.py")), commit, default_timeout_s=1
+    )
+    assert result.outcome is VerifierOutcome.TIMEOUT
+    assert time.monotonic() - started < 8
+
+
+def test_a_grandchild_holding_the_pipe_does_not_hang_a_finished_verifier(
+    world: Repo, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    commit = script(
+        world,
+        f"""\
+        import subprocess, sys
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        print("done", flush=True)
+        """,
+    )
+    started = time.monotonic()
+    result = verify(world, Verification(command=(PY, "checks/check.py")), commit)
+    assert result.outcome is VerifierOutcome.PASSED
+    assert "done" in result.output_tail
+    assert time.monotonic() - started < 5
+    assert _eventually_dead(int(pid_file.read_text()))
+
+
+def test_a_command_that_cannot_start(world: Repo) -> None:
+    result = verify(world, Verification(command=("no-such-verifier-here",)))
+    assert result.outcome is VerifierOutcome.CANNOT_START
+    assert "not found on the verifier's PATH" in result.detail
+    assert result.exit_code is None
+    world.write("checks/plain.sh", "#!/bin/sh\nexit 0\n")
+    commit = world.commit("not executable")
+    result = verify(world, Verification(command=("checks/plain.sh",)), commit)
+    assert result.outcome is VerifierOutcome.CANNOT_START
+    assert "Permission denied" in result.detail
+
+
+def test_exit_125_is_no_verdict(world: Repo) -> None:
+    commit = script(world, "import sys\nprint('fixture missing')\nsys.exit(125)\n")
+    result = verify(world, Verification(command=(PY, "checks/check.py")), commit)
+    assert result.outcome is VerifierOutcome.NO_VERDICT
+    assert result.exit_code == 125
+    assert result.detail == NO_VERDICT_DETAIL
+    assert "fixture missing" in result.output_tail
+
+
+def test_other_exits_fail_and_keep_the_last_lines(world: Repo) -> None:
+    commit = script(
+        world,
+        "import sys\nfor i in range(100): print('line', i, flush=True)\nprint('oops', file=sys.stderr)\n"
+        "sys.exit(3)\n",
+    )
+    result = verify(world, Verification(command=(PY, "checks/check.py")), commit)
+    assert result.outcome is VerifierOutcome.FAILED
+    assert result.exit_code == 3
+    lines = result.output_tail.splitlines()
+    assert len(lines) == 20
+    assert lines[-1] == "oops"
+    assert lines[0] == "line 81"
+    assert result.duration_s is not None and result.duration_s > 0
+
+
+def test_the_verifier_sees_only_the_allow_list(
+    world: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = tmp_path / "env.json"
+    commit = script(
+        world,
+        f"""\
+        import json, os, sys
+        json.dump({{"env": dict(os.environ), "cwd": os.getcwd(), "stdin": sys.stdin.read()}},
+                  open({str(dump)!r}, "w"))
+        """,
+    )
+    monkeypatch.setenv("GIT_DIR", str(world.path / ".git"))
+    monkeypatch.setenv("SECRET_TOKEN", "hunter2")
+    monkeypatch.setenv("NODE_OPTIONS", "--max-old-space-size=64")
+    monkeypatch.setenv("LC_ALL", "C")
+    verification = Verification(
+        command=(PY, "checks/check.py"), env_pass=("NODE_OPTIONS", "GIT_DIR", "UNSET_NAME")
+    )
+    # Data waiting on our own stdin must not reach the verifier.
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"leaked stdin")
+    os.close(write_end)
+    saved = os.dup(0)
+    os.dup2(read_end, 0)
+    try:
+        result = verify(world, verification, commit, environment=None)
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(read_end)
+    assert result.outcome is VerifierOutcome.PASSED, result
+    assert "env_pass GIT_DIR not passed" in result.detail
+    seen = json.loads(dump.read_text())
+    env = seen["env"]
+    assert "GIT_DIR" not in env
+    assert "SECRET_TOKEN" not in env
+    assert env["NODE_OPTIONS"] == "--max-old-space-size=64"
+    assert env["LC_ALL"] == "C"
+    assert env["FAILGATE_COMMIT"] == commit
+    assert env["FAILGATE_ENTITY_KEY"] == ENTITY
+    assert env["FAILGATE_TRIGGER"] == "push"
+    assert env["FAILGATE_REF"] == "refs/heads/main"
+    assert env["FAILGATE_ENVIRONMENT"] == ""
+    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "TERM", "NODE_OPTIONS"}
+    extra = {k for k in env if k not in allowed and not k.startswith(("LC_", "FAILGATE_"))}
+    assert extra == set()
+    assert seen["stdin"] == ""
+    assert seen["cwd"] != str(world.path)
+
+
+def test_the_hook_virtualenv_is_taken_off_path(
+    world: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert sys.prefix != sys.base_prefix, "the suite runs in the project's virtualenv"
+    ours = os.path.dirname(sys.executable)
+    monkeypatch.setenv("PATH", os.pathsep.join([ours, "/usr/bin", "/bin"]))
+    dump = tmp_path / "path.txt"
+    commit = script(world, f"import os\nopen({str(dump)!r}, 'w').write(os.environ['PATH'])\n")
+    verify(world, Verification(command=(PY, "checks/check.py")), commit)
+    assert dump.read_text().split(os.pathsep) == ["/usr/bin", "/bin"]
+
+
+def test_one_progress_line_before_running(world: Repo, tmp_path: Path) -> None:
+    lines: list[str] = []
+    verify(world, check(tmp_path / "marker"), progress=lines)
+    assert lines == [
+        f"failgate: running verifier for {ENTITY} ({PY} checks/check.py {tmp_path / 'marker'})…"
+    ]
+
+
+# --------------------------------------------------------------------------- trust
+
+
+def test_an_untrusted_verifier_does_not_run(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    store = TrustStore(str(world.path / ".git"))
+    result = verify(world, check(marker), trust_ledger=False, trust=store)
+    assert result.outcome is VerifierOutcome.UNTRUSTED
+    assert result.detail == UNTRUSTED_DETAIL
+    assert runs(marker) == []
+
+
+def test_an_approved_verifier_runs_until_its_pinned_file_changes(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    verification = check(marker)
+    store = TrustStore(str(world.path / ".git"))
+    with GitRepo.open(world.path) as grepo:
+        pins = resolve_pins(grepo, world.head(), verification.files)
+    pinned = [(p.path, p.oid) for p in pins]
+    store.approve([TrustedVerifier.new(ENTITY, verification.command, pinned, "Ada")])
+    trusted = verify(
+        world, verification, trust_ledger=False, trust=TrustStore(str(world.path / ".git"))
+    )
+    assert trusted.outcome is VerifierOutcome.FAILED
+    assert len(runs(marker)) == 1
+    script(world, CHECK + "# edited\n")
+    edited = verify(world, verification, trust_ledger=False)
+    assert edited.outcome is VerifierOutcome.UNTRUSTED
+    assert len(runs(marker)) == 1
+
+
+def test_trust_ledger_from_the_environment_trusts_every_verifier(
+    world: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "marker"
+    monkeypatch.setenv("FAILGATE_TRUST_LEDGER", "1")
+    result = verify(world, check(marker), trust_ledger=False)
+    assert result.outcome is VerifierOutcome.FAILED
+    assert len(runs(marker)) == 1
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def _passing(world: Repo) -> str:
+    world.write("budget.txt", "120\n")
+    return world.commit("budget fixed")
+
+
+def test_the_same_content_runs_once_and_survives_ledger_commits(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    fixed = _passing(world)
+    first = verify(world, check(marker))
+    assert (first.outcome, first.cached) == (VerifierOutcome.PASSED, False)
+    again = verify(world, check(marker))
+    assert (again.outcome, again.cached) == (VerifierOutcome.PASSED, True)
+    assert len(runs(marker)) == 1
+    world.write("ledger/deploy/mainnet/gas-budget/20261129T230500Z-7f3a9c1e.toml", "schema = 1\n")
+    recorded = world.commit("record verified")
+    after = verify(world, check(marker), recorded)
+    assert (after.outcome, after.cached) == (VerifierOutcome.PASSED, True)
+    assert f"passed on {fixed[:12]}" in after.detail
+    assert len(runs(marker)) == 1
+    forced = verify(world, check(marker), recorded, no_cache=True)
+    assert (forced.outcome, forced.cached) == (VerifierOutcome.PASSED, False)
+    assert len(runs(marker)) == 2
+    world.write("README", "changed\n")
+    changed = world.commit("content changed")
+    assert verify(world, check(marker), changed).cached is False
+    assert len(runs(marker)) == 3
+    assert verify(world, check(marker), changed, environment="mainnet").cached is False
+    assert len(runs(marker)) == 4
+
+
+def test_failures_are_never_cached(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    verify(world, check(marker))
+    verify(world, check(marker))
+    assert len(runs(marker)) == 2
+
+
+def test_inputs_narrow_the_cache_key(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    _passing(world)
+    verification = check(marker, inputs=("budget.txt", "checks/**"))
+    assert verify(world, verification).cached is False
+    world.write("docs/notes.md", "unrelated\n")
+    docs = world.commit("docs only")
+    assert verify(world, verification, docs).cached is True
+    world.write("budget.txt", "120 \n")
+    budget = world.commit("an input changed")
+    assert verify(world, verification, budget).cached is False
+    assert len(runs(marker)) == 2
+
+
+def test_an_unwritable_cache_degrades_to_running(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    _passing(world)
+    folder = world.path / ".git/failgate"
+    folder.mkdir()
+    (folder / "cache").write_text("a file where the cache folder should be\n")
+    first = verify(world, check(marker))
+    assert first.outcome is VerifierOutcome.PASSED
+    assert "the pass cache could not be used" in first.detail
+    second = verify(world, check(marker))
+    assert second.outcome is VerifierOutcome.PASSED
+    assert second.cached is False
+    assert len(runs(marker)) == 2
+
+
+def test_a_cached_pass_still_needs_trust(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    _passing(world)
+    verify(world, check(marker))
+    result = verify(world, check(marker), trust_ledger=False)
+    assert result.outcome is VerifierOutcome.UNTRUSTED
+
+
+# --------------------------------------------------------------------------- content key
+
+
+def _content_key(repo: Repo, commit: str, ledger_dir: str = "ledger") -> str:
+    with GitRepo.open(repo.path) as grepo:
+        return content_key(grepo, commit, ledger_dir)
+
+
+def test_content_key_ignores_only_the_ledger(any_repo: Repo) -> None:
+    repo = any_repo
+    repo.write("src/app.py", "print(1)\n")
+    base = repo.commit("code")
+    key = _content_key(repo, base)
+    assert key.startswith("ck1:")
+    repo.write("ledger/deploy/gas/20261129T230500Z-7f3a9c1e.toml", "schema = 1\n")
+    first_event = repo.commit("first ledger event")
+    repo.write("ledger/deploy/gas/20261130T230500Z-00000000.toml", "schema = 1\n")
+    second_event = repo.commit("second ledger event")
+    assert _content_key(repo, first_event) == key
+    assert _content_key(repo, second_event) == key
+    repo.write("src/app.py", "print(2)\n")
+    changed = repo.commit("code change")
+    assert _content_key(repo, changed) != key
+    repo.git("rm", "-q", "-r", "ledger")
+    repo.write("src/app.py", "print(1)\n")
+    restored = repo.commit("ledger gone, code back")
+    assert _content_key(repo, restored) == key
+    os.chmod(repo.path / "README", 0o755)  # at the root, where only the entry's mode says it
+    assert _content_key(repo, repo.commit("mode change")) != key
+    os.chmod(repo.path / "README", 0o644)
+    assert _content_key(repo, repo.commit("mode back")) == key
+    repo.write("ledgers.txt", "a sibling of the ledger is content\n")
+    assert _content_key(repo, repo.commit("sibling")) != key
+
+
+def test_content_key_with_a_nested_ledger(any_repo: Repo) -> None:
+    repo = any_repo
+    repo.write("a/other.txt", "content\n")
+    base = repo.commit("code")
+    key = _content_key(repo, base, "a/b/ledger")
+    repo.write("a/b/ledger/x/20261129T230500Z-7f3a9c1e.toml", "schema = 1\n")
+    event = repo.commit("first event in new folders")
+    assert _content_key(repo, event, "a/b/ledger") == key
+    assert _content_key(repo, event, "ledger") != key  # under the default name it is content
+    repo.write("a/b/notes.txt", "beside the ledger\n")
+    assert _content_key(repo, repo.commit("sibling in a/b"), "a/b/ledger") != key
+
+
+def test_content_key_differs_between_object_formats(tmp_path: Path) -> None:
+    sha1 = make_repo(tmp_path / "one", "sha1")
+    sha256 = make_repo(tmp_path / "two", "sha256")
+    assert _content_key(sha1, sha1.head()) != _content_key(sha256, sha256.head())
+
+
+def test_content_key_reads_one_tree_per_level_of_the_ledger_path(repo: Repo) -> None:
+    for i in range(30):
+        repo.write(f"dir{i}/sub/file.txt", f"{i}\n")
+    repo.write("a/b/ledger/x.toml", "schema = 1\n")
+    commit = repo.commit("many folders")
+    with GitRepo.open(repo.path) as grepo:
+        reads: list[str] = []
+        original = grepo.read_object
+
+        def counting(oid: str) -> tuple[str, bytes] | None:
+            reads.append(oid)
+            return original(oid)
+
+        grepo.read_object = counting  # type: ignore[method-assign]
+        content_key(grepo, commit, "a/b/ledger")
+    assert len(reads) == 1 + 3  # the commit, then the root, a and a/b
+
+
+def test_input_key_follows_the_matching_files_only(any_repo: Repo) -> None:
+    repo = any_repo
+    repo.write("deploy/main.json", "{}\n")
+    repo.write("src/budget/x.py", "x = 1\n")
+    base = repo.commit("inputs")
+    patterns = ("deploy/*.json", "src/budget/**")
+
+    def key(commit: str) -> str:
+        with GitRepo.open(repo.path) as grepo:
+            return input_key(grepo, commit, patterns)
+
+    assert key(base).startswith("ik1:")
+    repo.write("README", "unrelated\n")
+    assert key(repo.commit("outside")) == key(base)
+    repo.write("deploy/sub/deep.json", "{}\n")  # `*` stays within one segment
+    assert key(repo.commit("not matched")) == key(base)
+    repo.write("src/budget/x.py", "x = 2\n")
+    assert key(repo.commit("inside")) != key(base)
+
+
+# --------------------------------------------------------------------------- checkouts
+
+
+def test_a_bare_repository_can_produce_a_checkout(world: Repo, tmp_path: Path) -> None:
+    os.symlink("budget.txt", world.path / "link")
+    world.write("run.sh", "#!/bin/sh\n")
+    os.chmod(world.path / "run.sh", 0o755)
+    world.write(".gitattributes", "run.sh export-ignore\n")
+    commit = world.commit("symlink, exec bit, export-ignore")
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(world.path), str(bare))
+    with GitRepo.open(bare) as grepo, Checkouts(grepo) as checkouts:
+        assert grepo.is_bare
+        with checkouts.checkout(commit) as root:
+            top = Path(root)
+            assert (top / "budget.txt").read_text() == "50\n"
+            assert os.readlink(top / "link") == "budget.txt"
+            assert (top / "run.sh").stat().st_mode & stat.S_IXUSR
+            assert not (top / ".git").exists()
+
+
+def test_each_verifier_starts_from_the_pristine_tree(world: Repo) -> None:
+    commit = world.head()
+    with GitRepo.open(world.path) as grepo, Checkouts(grepo) as checkouts:
+        with checkouts.checkout(commit) as first:
+            (Path(first) / "budget.txt").write_text("120\n")
+            (Path(first) / "leftover.txt").write_text("x")
+            (Path(first) / "checks").chmod(0o500)
+        assert not os.path.exists(first)
+        with checkouts.checkout(commit) as second:
+            assert (Path(second) / "budget.txt").read_text() == "50\n"
+            assert not (Path(second) / "leftover.txt").exists()
+
+
+def test_a_checkout_that_cannot_be_made_is_cannot_start(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    not_a_folder = tmp_path / "tmpdir-is-a-file"
+    not_a_folder.write_text("x")
+    with GitRepo.open(world.path) as grepo, Checkouts(grepo, parent_dir=str(not_a_folder)) as co:
+        result = run_gate_verifier(
+            grepo,
+            entity_key=ENTITY,
+            verification=check(marker),
+            commit=world.head(),
+            pinned_from=None,
+            ledger_dir="ledger",
+            trigger="push",
+            ref=None,
+            environment=None,
+            checkouts=co,
+            trust_ledger=True,
+        )
+    assert result.outcome is VerifierOutcome.CANNOT_START
+    assert result.detail.startswith(f"cannot prepare a clean checkout of {world.head()[:12]}")
+    assert runs(marker) == []
+
+
+def test_checkouts_are_removed_on_keyboard_interrupt(world: Repo) -> None:
+    with GitRepo.open(world.path) as grepo:
+        with pytest.raises(KeyboardInterrupt), Checkouts(grepo) as checkouts:
+            path = checkouts.fresh(world.head())
+            os.chmod(os.path.join(path, "checks"), 0o500)
+            raise KeyboardInterrupt
+        assert not os.path.exists(path)
+        assert not os.path.exists(os.path.dirname(path))
+
+
+def test_a_checkout_runs_no_hook(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "hook-ran"
+    for name in ("post-checkout", "post-index-change"):
+        hook = world.path / ".git/hooks" / name
+        hook.write_text(f"#!/bin/sh\necho {name} >> {marker}\n")
+        hook.chmod(0o755)
+    with GitRepo.open(world.path) as grepo, Checkouts(grepo) as checkouts:
+        checkouts.fresh(world.head())
+    assert not marker.exists()
+
+
+def test_a_checkout_works_inside_the_pre_receive_quarantine(world: Repo, tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    hook = remote / "hooks/pre-receive"
+    hook.write_text(
+        f"#!{PY}\n"
+        + textwrap.dedent(
+            """\
+            import os, sys
+            from failgate_hooks.gitio import GitRepo
+            from failgate_hooks.verify import Checkouts
+            old, new, ref = sys.stdin.readline().split()
+            assert "GIT_QUARANTINE_PATH" in os.environ
+            with GitRepo.open(".") as repo, Checkouts(repo) as checkouts:
+                with checkouts.checkout(new) as root:
+                    print("CHECKOUT", sorted(os.listdir(root)), file=sys.stderr)
+            sys.exit(1)
+            """
+        )
+    )
+    hook.chmod(0o755)
+    push = subprocess.run(
+        ["git", "push", str(remote), "HEAD:refs/heads/main"],
+        cwd=world.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert push.returncode != 0  # the hook refuses, so nothing lands: only the checkout is tested
+    assert "CHECKOUT ['.gitignore', 'README', 'budget.txt', 'checks']" in push.stderr
