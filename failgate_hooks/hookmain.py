@@ -1,0 +1,122 @@
+"""The hooks' process level: arguments, stdin and environment in; text and exit code out."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from typing import TextIO
+
+import click
+
+from failgate_hooks.config import Config
+from failgate_hooks.errors import UsageError
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.hooks import (
+    HookRun,
+    PushReport,
+    from_pre_commit,
+    parse_pre_push,
+    parse_pre_receive,
+    pre_push,
+    pre_receive,
+)
+
+ONE_REF_NOTE = (
+    "NOTE: under pre-commit only the first pushed ref is checked ({ref}); pre-commit never "
+    "shows deletions or refs whose commits the remote already has. To check every ref, "
+    "use the plain hook (failgate install), the server hook (failgate-pre-receive) or CI "
+    "(failgate ci)."
+)
+
+
+def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
+    """`failgate-pre-push REMOTE URL`, fed git's stdin, or pre-commit's variables."""
+    from failgate_hooks.runner import VerifierRunner, make_runner
+
+    trust_ledger = environ.get("FAILGATE_TRUST_LEDGER") == "1"
+    remote = args[0] if args else environ.get("PRE_COMMIT_REMOTE_NAME", "")
+    text = "" if stdin.isatty() else stdin.read()
+    updates = parse_pre_push(text)
+    note = None
+    if not updates:
+        update = from_pre_commit(environ)
+        if update is None:
+            raise UsageError(
+                "nothing identifies the pushed commit: stdin was empty and no "
+                "PRE_COMMIT_TO_REF or PRE_COMMIT_LOCAL_BRANCH is set",
+                hint="run failgate-pre-push as git's pre-push hook (failgate install), "
+                "or through pre-commit with --hook-type pre-push",
+            )
+        updates = [update]
+        note = ONE_REF_NOTE.format(ref=update.remote_ref)
+    if not remote:
+        raise UsageError("usage: failgate-pre-push REMOTE URL (git passes both to the hook)")
+    with GitRepo.open() as repo, ExitStack() as cleanup:
+
+        def runner(config: Config) -> VerifierRunner:
+            made = make_runner(repo, config, trust_ledger=trust_ledger, no_cache=False)
+            cleanup.callback(made.close)
+            return made
+
+        report = pre_push(HookRun(repo, runner), remote, updates, trust_ledger=trust_ledger)
+    _print_report(report, note)
+    return report.exit_code
+
+
+def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
+    """`failgate-pre-receive [--exec]` in a server's repository, fed `<old> <new> <ref>`."""
+    from failgate_hooks.runner import VerifierRunner, make_runner
+
+    unknown = [a for a in args if a != "--exec"]
+    if unknown:
+        raise UsageError(f"usage: failgate-pre-receive [--exec]; unknown {' '.join(unknown)}")
+    exec_verifiers = "--exec" in args
+    updates = parse_pre_receive(stdin.read())
+    with GitRepo.open() as repo, ExitStack() as cleanup:
+
+        def runner(config: Config) -> VerifierRunner:
+            made = make_runner(repo, config, trust_ledger=True, no_cache=False)
+            cleanup.callback(made.close)
+            return made
+
+        run = HookRun(repo, runner)
+        report = pre_receive(run, updates, exec_verifiers=exec_verifiers, environ=environ)
+    _print_report(report, None if exec_verifiers else _NO_EXEC_NOTE)
+    return report.exit_code
+
+
+_NO_EXEC_NOTE = (
+    "NOTE: this server runs no verifier (failgate-pre-receive without --exec): open gates "
+    "warn here and are enforced by the client hook and CI."
+)
+
+
+def _print_report(report: PushReport, note: str | None) -> None:
+    """Everything on standard error, in order, so the verdict is what the pusher reads last."""
+    from failgate_hooks.render import render_text
+    from failgate_hooks.sanitize import clean
+
+    color = sys.stderr.isatty()
+    blocks = []
+    for outcome in report.outcomes:
+        lines = [f"NOTE {clean(n)}" for n in outcome.notes if outcome.decision is not None]
+        if outcome.decision is None:
+            lines.append(f"DELETE {clean(outcome.update.remote_ref)}: allowed")
+        else:
+            lines.append(render_text(outcome.decision, color=color))
+        blocks.append("\n".join(lines))
+    if note:
+        blocks.insert(0, note)
+    if len(report.outcomes) > 1:
+        refused = [
+            o.update.remote_ref
+            for o in report.outcomes
+            if o.decision is not None and o.decision.exit_code != 0
+        ]
+        if refused:
+            summary = f"failgate: push refused: {', '.join(clean(r) for r in refused)} blocked"
+        else:
+            summary = f"failgate: all {len(report.outcomes)} refs may be pushed"
+        blocks.append(summary)
+    click.echo("\n\n".join(blocks), err=True)

@@ -1,0 +1,263 @@
+"""Hook input → ref updates → one decision per ref (DESIGN §5, §7).
+
+`pre-push` (plain git and under pre-commit) and `pre-receive` read different
+input but ask the same question of every updated ref: which ledger applies
+(the union of §5), has history stayed append-only, and does a gate hold.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from failgate_hooks import exitcodes
+from failgate_hooks.config import Config
+from failgate_hooks.errors import GitError, UsageError
+from failgate_hooks.evaluate import Evaluator, Request, RunVerifier
+from failgate_hooks.gates import Context, Decision, DecisionKind, VerifierResult
+from failgate_hooks.gitio import GitRepo, is_null_id, remote_default_branch
+from failgate_hooks.history import check_update
+from failgate_hooks.ledger import Revision, config_at
+
+SEVERITY = {
+    DecisionKind.ALLOWED: 0,
+    DecisionKind.HELD: 1,
+    DecisionKind.ESCALATED: 2,
+    DecisionKind.INTEGRITY: 3,
+}
+
+
+class RefUpdate(NamedTuple):
+    """One pushed ref: `new` is what it becomes, `old` what the other side has."""
+
+    local_ref: str
+    new: str
+    remote_ref: str
+    old: str
+
+    @property
+    def is_delete(self) -> bool:
+        return is_null_id(self.new)
+
+    @property
+    def is_create(self) -> bool:
+        return is_null_id(self.old)
+
+
+def parse_pre_push(text: str) -> list[RefUpdate]:
+    """`<local ref> <local oid> <remote ref> <remote oid>` lines, every one of them."""
+    updates = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.rsplit(maxsplit=3)
+        if len(parts) != 4:
+            raise UsageError(f"pre-push input line {number} is not '<ref> <oid> <ref> <oid>'")
+        updates.append(RefUpdate(*parts))
+    return updates
+
+
+def parse_pre_receive(text: str) -> list[RefUpdate]:
+    """`<old> <new> <ref>` lines, as git feeds pre-receive."""
+    updates = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 3:
+            raise UsageError(f"pre-receive input line {number} is not '<old> <new> <ref>'")
+        old, new, ref = parts
+        updates.append(RefUpdate(ref, new, ref, old))
+    return updates
+
+
+def from_pre_commit(env: Mapping[str, str]) -> RefUpdate | None:
+    """The one ref pre-commit passes in PRE_COMMIT_* variables, or None when none is named.
+
+    pre-commit sets no TO_REF on a first push whose history starts at a root
+    commit: the local branch then names the pushed commit.
+    """
+    to_ref = env.get("PRE_COMMIT_TO_REF", "")
+    local = env.get("PRE_COMMIT_LOCAL_BRANCH", "")
+    remote_ref = env.get("PRE_COMMIT_REMOTE_BRANCH", "")
+    if not to_ref and not local:
+        return None
+    new = to_ref or local
+    old = env.get("PRE_COMMIT_FROM_REF", "") or "0" * 40
+    return RefUpdate(local or to_ref, new, remote_ref or local, old)
+
+
+@dataclass
+class RefOutcome:
+    update: RefUpdate
+    decision: Decision | None  # None for a deletion
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PushReport:
+    outcomes: list[RefOutcome]
+
+    @property
+    def exit_code(self) -> int:
+        worst = exitcodes.ALLOWED
+        rank = -1
+        for outcome in self.outcomes:
+            if outcome.decision is not None and SEVERITY[outcome.decision.decision] > rank:
+                rank = SEVERITY[outcome.decision.decision]
+                worst = outcome.decision.exit_code
+        return worst
+
+
+def _default_branch_as_remote_ref(tracking_ref: str, remote: str) -> str:
+    """`refs/remotes/origin/trunk` -> `refs/heads/trunk`: that destination is protected."""
+    return "refs/heads/" + tracking_ref.removeprefix(f"refs/remotes/{remote}/")
+
+
+@dataclass
+class HookRun:
+    """Shared by every ref of one push: the repository, and verifier results by commit."""
+
+    repo: GitRepo
+    make_runner: Callable[[Config], RunVerifier | None]
+    evaluators: dict[str, Evaluator] = field(default_factory=dict)
+    results: dict[tuple[str, str, str | None], VerifierResult] = field(default_factory=dict)
+
+    def evaluator(self, config: Config) -> Evaluator:
+        """One evaluator per configuration, all sharing one table of verifier results."""
+        if config.source not in self.evaluators:
+            runner = self.make_runner(config)
+            self.evaluators[config.source] = Evaluator(self.repo, config, runner, self.results)
+        return self.evaluators[config.source]
+
+
+def peel(repo: GitRepo, oid: str, ref: str) -> str:
+    """The commit a pushed oid names (annotated tags peeled); fails closed otherwise."""
+    commit = repo.try_resolve_commit(oid)
+    if commit is None:
+        raise GitError(
+            f"{ref}: {oid[:12]} is not a commit (nor a tag of one) in this repository; "
+            "failgate cannot tell which gates apply, so the push is refused"
+        )
+    return commit
+
+
+def pre_push(
+    run: HookRun,
+    remote: str,
+    updates: Sequence[RefUpdate],
+    *,
+    trust_ledger: bool = False,
+) -> PushReport:
+    """Decide every ref of a push, as the client's pre-push hook (authority accept)."""
+    repo = run.repo
+    default = remote_default_branch(repo, remote)
+    outcomes = []
+    for update in updates:
+        if update.is_delete:
+            outcomes.append(RefOutcome(update, None, ["deletion: allowed"]))
+            continue
+        commit = peel(repo, update.new, update.local_ref)
+        notes = []
+        old = None
+        if not update.is_create:
+            old = repo.try_resolve_commit(update.old)
+            if old is None:
+                notes.append(
+                    f"the remote's {update.remote_ref} is at {update.old[:12]}, which this "
+                    "repository lacks: fetch to check append-only against it"
+                )
+        revisions = [Revision("pushed commit", commit)]
+        if old is not None:
+            revisions.append(Revision(f"{remote}'s {update.remote_ref}", old, protected=True))
+        extra_protected: tuple[str, ...] = ()
+        if default is not None:
+            revisions.append(Revision(default[0], default[1], protected=True))
+            extra_protected = (_default_branch_as_remote_ref(default[0], remote),)
+        config = config_for(repo, revisions)
+        history = check_update(repo, old, commit, config.ledger, exclude=[f"--remotes={remote}"])
+        request = Request(
+            commit=commit,
+            context=Context(trigger="push", ref=update.remote_ref),
+            revisions=tuple(revisions),
+            authority="accept",
+            trust_ledger=trust_ledger,
+            extra_protected_refs=extra_protected,
+            history_errors=tuple(history),
+        )
+        decision = run.evaluator(config).evaluate(request)
+        outcomes.append(RefOutcome(update, decision, notes))
+    return PushReport(outcomes)
+
+
+def pre_receive(
+    run: HookRun,
+    updates: Sequence[RefUpdate],
+    *,
+    exec_verifiers: bool,
+    environ: Mapping[str, str] = os.environ,
+) -> PushReport:
+    """Decide every ref of a push on the server (authority protected)."""
+    repo = run.repo
+    default_ref = repo.symbolic_ref("HEAD")
+    default_commit = repo.try_resolve_commit(default_ref) if default_ref else None
+    outcomes = []
+    for update in updates:
+        if update.is_delete:
+            outcomes.append(RefOutcome(update, None, ["deletion: allowed"]))
+            continue
+        commit = peel(repo, update.new, update.remote_ref)
+        old = None if update.is_create else repo.resolve_commit(update.old)
+        revisions = [Revision("new tip", commit)]
+        if old is not None:
+            revisions.append(Revision(f"old tip of {update.remote_ref}", old, protected=True))
+        if default_ref and default_commit:
+            revisions.append(Revision(default_ref, default_commit, protected=True))
+        config = config_for(repo, revisions)
+        pusher = pusher_identity(config.identity_env, environ)
+        relaxer = pusher is not None and pusher in config.relaxers
+        history = check_update(repo, old, commit, config.ledger, exclude=["--all"])
+        request = Request(
+            commit=commit,
+            context=Context(trigger="push", ref=update.remote_ref),
+            revisions=tuple(revisions),
+            authority="protected",
+            run_verifiers=exec_verifiers,
+            trust_ledger=True,
+            pusher_is_relaxer=relaxer,
+            extra_protected_refs=(default_ref,) if default_ref else (),
+            history_errors=tuple(history),
+        )
+        decision = run.evaluator(config).evaluate(request, hold_open=exec_verifiers)
+        outcomes.append(RefOutcome(update, decision, []))
+    return PushReport(outcomes)
+
+
+def config_for(repo: GitRepo, revisions: Sequence[Revision]) -> Config:
+    """From the first protected revision (§5); C's own only when none is protected."""
+    for rev in revisions:
+        if rev.protected:
+            return config_at(repo, rev.commit, rev.label)
+    return config_at(repo, revisions[0].commit, revisions[0].label)
+
+
+def pusher_identity(config_env: str | None, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Who pushes, from the variable named by `identity_env` (e.g. GL_USERNAME)."""
+    if not config_env:
+        return None
+    return environ.get(config_env) or None
+
+
+__all__ = [
+    "HookRun",
+    "PushReport",
+    "RefUpdate",
+    "from_pre_commit",
+    "parse_pre_push",
+    "parse_pre_receive",
+    "pre_push",
+    "pre_receive",
+    "pusher_identity",
+]

@@ -1,0 +1,126 @@
+"""`failgate install` / `uninstall`: the plain git pre-push hook (DESIGN §7).
+
+The hook is marked as failgate's, so that failgate never replaces or removes
+a hook it did not write (as gitlint and pre-commit do). It names an absolute
+interpreter and fails closed — refuses the push with a message — when that
+interpreter or failgate itself is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+import sys
+
+from failgate_hooks.errors import UsageError
+from failgate_hooks.gitio import GitRepo
+
+MARKER = "# failgate-managed-hook v1"
+HOOK = "pre-push"
+LEGACY = "pre-push.legacy"
+
+_RUN_FAILGATE = """\
+import sys
+try:
+    from failgate_hooks.cli import pre_push_main
+except ImportError as exc:
+    sys.stderr.write(
+        "failgate: cannot import failgate (%s): push refused.\\n"
+        "  hint: reinstall failgate in that environment, or run failgate uninstall\\n" % exc
+    )
+    sys.exit(1)
+pre_push_main(sys.argv[1:])
+"""
+
+
+def hook_script(python: str, *, chained: bool) -> str:
+    """The text of the hook: chained legacy hook first (same stdin), then failgate."""
+    py = shlex.quote(python)
+    lines = [
+        "#!/bin/sh",
+        MARKER,
+        "# Written by `failgate install`; `failgate uninstall` removes it.",
+        f"FAILGATE_PYTHON={py}",
+        'if [ ! -x "$FAILGATE_PYTHON" ]; then',
+        '    echo "failgate: the hook\'s interpreter $FAILGATE_PYTHON is gone: push refused." >&2',
+        '    echo "  hint: reinstall failgate and run failgate install, or failgate uninstall" >&2',
+        "    exit 1",
+        "fi",
+    ]
+    if chained:
+        lines += [
+            # the hook that was here first runs first, and sees the same stdin
+            'legacy="$(dirname "$0")/pre-push.legacy"',
+            'input="$(mktemp)" || exit 1',
+            "trap 'rm -f \"$input\"' EXIT",
+            'cat > "$input"',
+            'if [ -x "$legacy" ]; then',
+            '    "$legacy" "$@" < "$input" || exit $?',
+            "fi",
+            f'"$FAILGATE_PYTHON" -c {shlex.quote(_RUN_FAILGATE)} "$@" < "$input"',
+        ]
+    else:
+        lines.append(f'exec "$FAILGATE_PYTHON" -c {shlex.quote(_RUN_FAILGATE)} "$@"')
+    return "\n".join(lines) + "\n"
+
+
+def hooks_dir(repo: GitRepo) -> str:
+    """Where git looks for hooks: core.hooksPath when set, else the common dir's hooks."""
+    found = repo.run("rev-parse", "--git-path", "hooks")
+    base = repo.working_dir or repo.git_dir
+    return os.path.abspath(os.path.join(base, found))
+
+
+def is_ours(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return MARKER in handle.read(4096)
+    except FileNotFoundError:
+        return False
+
+
+def install(repo: GitRepo, *, chain: bool, python: str | None = None) -> str:
+    """Write the hook; refuse a foreign one unless `chain` keeps it as pre-push.legacy."""
+    folder = hooks_dir(repo)
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, HOOK)
+    legacy = os.path.join(folder, LEGACY)
+    chained = os.path.exists(legacy)
+    if os.path.lexists(target) and not is_ours(target):
+        if not chain:
+            raise UsageError(
+                f"{target} exists and was not written by failgate; nothing was changed",
+                hint="run failgate install --chain to keep it as pre-push.legacy and run it first",
+            )
+        if os.path.lexists(legacy):
+            raise UsageError(f"{legacy} already exists; move it away first")
+        os.rename(target, legacy)
+        chained = True
+    _write_executable(target, hook_script(python or sys.executable, chained=chained))
+    return target
+
+
+def uninstall(repo: GitRepo) -> str:
+    """Remove failgate's hook only, restoring a chained one; say what was done."""
+    folder = hooks_dir(repo)
+    target = os.path.join(folder, HOOK)
+    legacy = os.path.join(folder, LEGACY)
+    if not os.path.lexists(target):
+        return f"no pre-push hook in {folder}; nothing to do"
+    if not is_ours(target):
+        raise UsageError(f"{target} was not written by failgate; it was left as it is")
+    os.unlink(target)
+    if os.path.lexists(legacy):
+        os.rename(legacy, target)
+        return f"removed failgate's hook and restored the previous one at {target}"
+    return f"removed {target}"
+
+
+def _write_executable(path: str, text: str) -> None:
+    temp = f"{path}.failgate-tmp"
+    with open(temp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    mode = os.stat(temp).st_mode
+    os.chmod(temp, mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    os.replace(temp, path)

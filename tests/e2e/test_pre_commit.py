@@ -1,0 +1,97 @@
+"""Real pre-commit: a project's .pre-commit-config.yaml points at this checkout.
+
+pre-commit builds the hook's virtualenv from the package registry the first
+time, as it does for a user; `make test` installs pre-commit, and this test
+never skips.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Repo, git
+from tests.worlds import budget_repo, fix_budget, record_failure, remote_ref, with_remote
+
+PROJECT = Path(__file__).resolve().parents[2]
+SHIPPED = ("failgate_hooks", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """This checkout's current files as a git repository at one commit id."""
+    path = tmp_path_factory.mktemp("failgate-hook-repo")
+    for name in SHIPPED:
+        source = PROJECT / name
+        if source.is_dir():
+            shutil.copytree(source, path / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, path / name)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "failgate as shipped")
+    return path, git(path, "rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def pre_commit(repo: Repo, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).parent / "pre-commit"
+    return subprocess.run(
+        [str(exe), *args], cwd=repo.path, capture_output=True, text=True, check=False,
+        env={**os.environ, "PRE_COMMIT_HOME": str(home)}, timeout=600,
+    )  # fmt: skip
+
+
+def git_push(repo: Repo, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "push", "origin", *args], cwd=repo.path, capture_output=True, text=True,
+        check=False, env={**os.environ, "PRE_COMMIT_HOME": str(home)}, timeout=600,
+    )  # fmt: skip
+
+
+def test_pre_commit_refuses_a_held_push_and_allows_the_fix(
+    tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
+) -> None:
+    hook_path, rev = hook_repo
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.write(
+        ".pre-commit-config.yaml",
+        f"repos:\n  - repo: {hook_path}\n    rev: {rev}\n    hooks:\n      - id: failgate\n",
+    )
+    record_failure(repo, "push")
+    installed = pre_commit(repo, pre_commit_home, "install", "--hook-type", "pre-push")
+    assert installed.returncode == 0, installed.stderr
+    before = remote_ref(remote, "refs/heads/main")
+
+    refused = git_push(repo, pre_commit_home, "main")
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    assert "BLOCKED" in output
+    assert "budget 50M < required 120M" in output
+    assert "only the first pushed ref is checked" in output
+    assert remote_ref(remote, "refs/heads/main") == before
+
+    fixed = fix_budget(repo)
+    allowed = git_push(repo, pre_commit_home, "main")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert remote_ref(remote, "refs/heads/main") == fixed
+
+
+def test_the_hook_entry_refuses_when_nothing_names_the_pushed_commit(repo: Repo) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", "from failgate_hooks.cli import pre_push_main; pre_push_main()"],
+        cwd=repo.path, capture_output=True, text=True, input="", check=False,
+        env={k: v for k, v in os.environ.items() if not k.startswith("PRE_COMMIT")},
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "nothing identifies the pushed commit" in proc.stderr

@@ -1,0 +1,214 @@
+"""A real `git push` through the installed plain hook to a real bare remote (DESIGN §7)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Repo
+from tests.worlds import budget_repo, fix_budget, record_failure, remote_ref, with_remote
+
+
+class Push:
+    def __init__(self, proc: subprocess.CompletedProcess[str]) -> None:
+        self.code = proc.returncode
+        self.output = proc.stdout + proc.stderr
+
+    def __repr__(self) -> str:
+        return f"<push exit {self.code}\n{self.output}>"
+
+
+def push(repo: Repo, *args: str) -> Push:
+    proc = subprocess.run(
+        ["git", "push", "origin", *args], cwd=repo.path, capture_output=True, text=True,
+        check=False, timeout=300,
+    )  # fmt: skip
+    return Push(proc)
+
+
+def gated(tmp_path: Path, object_format: str = "sha1") -> tuple[Repo, Path]:
+    """The remote has the broken config; locally the failure is recorded; the hook is in."""
+    repo = budget_repo(tmp_path / "work", object_format)
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    installed = repo.failgate("install")
+    assert installed.code == 0, installed
+    return repo, remote
+
+
+def test_a_held_gate_refuses_the_push_and_the_fix_allows_it(tmp_path: Path) -> None:
+    repo, remote = gated(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main")
+    assert refused.code != 0, refused
+    assert "BLOCKED" in refused.output
+    assert "budget 50M < required 120M" in refused.output
+    assert remote_ref(remote, "refs/heads/main") == before
+    fixed = fix_budget(repo)
+    allowed = push(repo, "main")
+    assert allowed.code == 0, allowed
+    assert "CLEARED deploy:mainnet:gas-budget" in allowed.output
+    assert remote_ref(remote, "refs/heads/main") == fixed
+
+
+def test_the_verdict_is_the_last_thing_the_pusher_reads(tmp_path: Path) -> None:
+    repo, _ = gated(tmp_path)
+    refused = push(repo, "main")
+    ours = [line for line in refused.output.splitlines() if line.startswith(("BLOCKED", "OK"))]
+    assert ours and ours[-1].startswith("BLOCKED")
+    assert "running verifier for deploy:mainnet:gas-budget" in refused.output
+
+
+def test_one_held_protected_ref_refuses_the_whole_push(tmp_path: Path) -> None:
+    repo, remote = gated(tmp_path)
+    repo.git("branch", "topic")
+    refused = push(repo, "main", "topic")
+    assert refused.code != 0, refused
+    assert remote_ref(remote, "refs/heads/topic") is None
+    assert remote_ref(remote, "refs/heads/main") != repo.head()
+
+
+def test_a_new_unprotected_branch_of_a_gated_commit_is_pushed_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    repo, remote = gated(tmp_path)
+    allowed = push(repo, "main:refs/heads/wip/budget")
+    assert allowed.code == 0, allowed
+    assert "WARN" in allowed.output
+    assert remote_ref(remote, "refs/heads/wip/budget") == repo.head()
+
+
+def test_a_release_branch_and_an_annotated_tag_of_a_gated_commit_are_refused(
+    tmp_path: Path,
+) -> None:
+    repo, remote = gated(tmp_path)
+    assert push(repo, "main:refs/heads/release/1.0").code != 0
+    assert remote_ref(remote, "refs/heads/release/1.0") is None
+    repo.git("tag", "-a", "v1.0", "-m", "release 1.0")
+    refused = push(repo, "v1.0")
+    assert refused.code != 0, refused
+    assert remote_ref(remote, "refs/tags/v1.0") is None
+
+
+def test_a_deletion_is_allowed(tmp_path: Path) -> None:
+    repo, remote = gated(tmp_path)
+    repo.git("push", "-q", "--no-verify", "origin", "main:refs/heads/old")
+    assert remote_ref(remote, "refs/heads/old") is not None
+    deleted = push(repo, "--delete", "old")
+    assert deleted.code == 0, deleted
+    assert remote_ref(remote, "refs/heads/old") is None
+
+
+def test_an_event_edited_in_place_is_refused_with_its_path(tmp_path: Path) -> None:
+    repo, remote = gated(tmp_path)
+    fix_budget(repo)
+    assert push(repo, "main").code == 0
+    event = next((repo.path / "ledger").rglob("*.toml"))
+    event.write_text(event.read_text().replace("six modules", "seven modules"))
+    repo.commit("reword the note in place")
+    refused = push(repo, "main")
+    assert refused.code != 0, refused
+    assert str(event.relative_to(repo.path)) in refused.output
+    assert remote_ref(remote, "refs/heads/main") != repo.head()
+
+
+def test_a_force_push_that_drops_an_event_is_refused_even_when_gates_would_clear(
+    tmp_path: Path,
+) -> None:
+    repo, remote = gated(tmp_path)
+    fix_budget(repo)
+    assert push(repo, "main").code == 0
+    published = remote_ref(remote, "refs/heads/main")
+    repo.git("rebase", "-q", "--onto", "HEAD~2", "HEAD~1")  # drop the event commit
+    refused = push(repo, "--force", "main")
+    assert refused.code != 0, refused
+    assert "missing from the new tip" in refused.output
+    assert remote_ref(remote, "refs/heads/main") == published
+
+
+def test_an_old_branch_is_gated_by_an_event_only_upstream_has(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.git("branch", "old")
+    record_failure(repo, "push")
+    fix_budget(repo)
+    assert repo.failgate("install").code == 0
+    assert push(repo, "main").code == 0
+    repo.git("checkout", "-q", "old")
+    repo.write("notes.txt", "unrelated work\n")
+    repo.commit("work on the old branch")
+    refused = push(repo, "old:refs/heads/release/1.0")
+    assert refused.code != 0, refused
+    assert "deploy:mainnet:gas-budget" in refused.output
+    assert remote_ref(remote, "refs/heads/release/1.0") is None
+
+
+def test_sha256_refuses_allows_and_deletes(tmp_path: Path) -> None:
+    repo, remote = gated(tmp_path, "sha256")
+    assert len(repo.head()) == 64
+    assert push(repo, "main").code != 0
+    fixed = fix_budget(repo)
+    assert push(repo, "main").code == 0
+    assert remote_ref(remote, "refs/heads/main") == fixed
+    repo.git("push", "-q", "--no-verify", "origin", "main:refs/heads/old")
+    assert push(repo, "--delete", "old").code == 0
+    assert remote_ref(remote, "refs/heads/old") is None
+
+
+FOREIGN_HOOK = '#!/bin/sh\ncat > "$(dirname "$0")/../foreign-saw"\nexit 0\n'
+
+
+@pytest.fixture
+def foreign(tmp_path: Path) -> Repo:
+    repo, _ = gated(tmp_path)
+    assert repo.failgate("uninstall").code == 0
+    hook = repo.path / ".git" / "hooks" / "pre-push"
+    hook.write_text(FOREIGN_HOOK)
+    hook.chmod(0o755)
+    return repo
+
+
+def test_install_refuses_a_foreign_hook(foreign: Repo) -> None:
+    refused = foreign.failgate("install")
+    assert refused.code == 2, refused
+    assert "not written by failgate" in refused.err
+    assert (foreign.path / ".git/hooks/pre-push").read_text() == FOREIGN_HOOK
+
+
+def test_chain_runs_the_foreign_hook_first_with_the_same_stdin(foreign: Repo) -> None:
+    assert foreign.failgate("install", "--chain").code == 0
+    refused = push(foreign, "main")
+    assert refused.code != 0, refused
+    saw = (foreign.path / ".git" / "foreign-saw").read_text()
+    assert "refs/heads/main" in saw
+    assert "BLOCKED" in refused.output
+
+
+def test_uninstall_restores_the_chained_hook(foreign: Repo) -> None:
+    assert foreign.failgate("install", "--chain").code == 0
+    assert foreign.failgate("uninstall").code == 0
+    assert (foreign.path / ".git/hooks/pre-push").read_text() == FOREIGN_HOOK
+    assert not (foreign.path / ".git/hooks/pre-push.legacy").exists()
+
+
+def test_the_hook_fails_closed_when_failgate_is_gone(tmp_path: Path) -> None:
+    repo, remote = gated(tmp_path)
+    hook = repo.path / ".git" / "hooks" / "pre-push"
+    text = hook.read_text()
+    hook.write_text(text.replace("FAILGATE_PYTHON=", "FAILGATE_PYTHON=/nonexistent/python #"))
+    fix_budget(repo)
+    refused = push(repo, "main")
+    assert refused.code != 0, refused
+    assert "push refused" in refused.output
+    assert remote_ref(remote, "refs/heads/main") != repo.head()
+
+
+def test_install_honours_core_hooks_path(tmp_path: Path) -> None:
+    repo, _ = gated(tmp_path)
+    assert repo.failgate("uninstall").code == 0
+    repo.git("config", "core.hooksPath", "githooks")
+    assert repo.failgate("install").code == 0
+    assert (repo.path / "githooks" / "pre-push").exists()
+    assert push(repo, "main").code != 0

@@ -1,0 +1,110 @@
+"""The server gate: a real pre-receive hook on a bare remote, pushed to with --no-verify."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import Repo, git
+from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
+
+RELAXERS = 'relaxers = ["alice"]\nidentity_env = "REMOTE_USER"\n'
+
+
+def install_pre_receive(remote: Path, *args: str) -> None:
+    hook = remote / "hooks" / "pre-receive"
+    call = "from failgate_hooks.cli import pre_receive_main; pre_receive_main()"
+    hook.write_text(f"#!/bin/sh\nexec {sys.executable} -c '{call}' {' '.join(args)}\n")
+    hook.chmod(0o755)
+
+
+def push(repo: Repo, *args: str, user: str = "bob") -> subprocess.CompletedProcess[str]:
+    """`git push --no-verify`: the client hook is skipped, as anyone can."""
+    return subprocess.run(
+        ["git", "push", "--no-verify", "origin", *args], cwd=repo.path, capture_output=True,
+        text=True, check=False, env={**os.environ, "REMOTE_USER": user}, timeout=300,
+    )  # fmt: skip
+
+
+def server(tmp_path: Path, *hook_args: str) -> tuple[Repo, Path]:
+    """A remote whose main has the config and the recorded failure; the hook installed."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, *hook_args)
+    return repo, remote
+
+
+def test_with_exec_a_gated_push_is_refused_and_the_fix_accepted(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path, "--exec")
+    repo.write("notes.txt", "more work on the broken budget\n")
+    repo.commit("more work")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "remote: BLOCKED" in refused.stderr
+    assert "budget 50M < required 120M" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+    fixed = fix_budget(repo)
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == fixed
+
+
+def test_without_exec_an_open_gate_only_warns(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    repo.write("notes.txt", "more work\n")
+    head = repo.commit("more work")
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "WARN" in accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == head
+
+
+def test_without_exec_an_event_edited_in_place_is_refused(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    event = next((repo.path / "ledger").rglob("*.toml"))
+    event.write_text(event.read_text().replace('"observed"', '"verified"'))
+    repo.commit("quietly mark it verified")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert str(event.relative_to(repo.path)) in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_an_expire_by_someone_not_a_relaxer_is_pending_and_refused(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    assert repo.failgate("expire", KEY, "--note", "we stopped deploying modules").code == 0
+    repo.commit("expire the gas budget gate")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert "PENDING" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+    accepted = push(repo, "main", user="alice")
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == repo.head()
+
+
+def test_a_deletion_is_allowed_and_a_branch_push_warns(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    assert push(repo, "main:refs/heads/topic").returncode == 0
+    deleted = push(repo, "--delete", "topic")
+    assert deleted.returncode == 0, deleted.stderr
+    assert remote_ref(remote, "refs/heads/topic") is None
+
+
+def test_the_server_hook_works_inside_the_quarantine(tmp_path: Path) -> None:
+    """New objects exist only in git's quarantine while pre-receive runs."""
+    repo, remote = server(tmp_path, "--exec")
+    fixed = fix_budget(repo)
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "CLEARED" in accepted.stderr
+    assert git(remote, "cat-file", "-t", fixed) == "commit"
