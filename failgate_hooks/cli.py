@@ -298,6 +298,24 @@ def expire(ctx: click.Context, key: str, note: str) -> None:
     _write(ctx, lambda repo: EventDraft(entity_key=key, status=Status.EXPIRED, note=note))
 
 
+@main.command()
+@click.argument("key")
+@json_option
+@click.pass_context
+def log(ctx: click.Context, key: str, as_json: bool) -> None:
+    """KEY's events in resolution order, superseded and heads marked, and its state."""
+    from failgate_hooks.ledger import inspection_config
+    from failgate_hooks.render import log_json, log_lines
+    from failgate_hooks.verifiers import inspection_ledger
+
+    with open_repo(ctx) as repo:
+        ledger, _ = inspection_ledger(repo, inspection_config(repo))
+    if key not in ledger.entity_keys:
+        raise UsageError(f"no entity {key!r} in the committed ledger (HEAD)")
+    resolution = ledger.resolve(key)
+    click.echo(log_json(resolution) if as_json else "\n".join(log_lines(resolution)))
+
+
 # ---------------------------------------------------------------------------- fsck
 
 

@@ -22,6 +22,7 @@ from failgate_hooks.gates import (
     Relaxation,
     VerifierResult,
 )
+from failgate_hooks.resolve import Resolution
 
 JSON_SCHEMA_VERSION = 1
 INDENT = "     "
@@ -278,3 +279,93 @@ def _problem_json(problem: Problem) -> dict[str, Any]:
         "key": problem.key,
         "entity_key": problem.entity_key,
     }
+
+
+# --------------------------------------------------------------------------- log
+
+
+def log_lines(resolution: Resolution) -> list[str]:
+    """`failgate log KEY`: events in resolution order, superseded and heads marked, the state."""
+    state = resolution.state
+    title = sanitize.clean_line(state.title or "(no title)")
+    lines = [f"LOG {sanitize.clean_line(resolution.entity_key)} — {title}"]
+    replaced_by = _replaced_by(resolution)
+    for event_id in resolution.order:
+        event = resolution.events[event_id]
+        mark = "*" if event_id in resolution.heads else " "
+        status = event.status.value
+        when = event.effective_at.isoformat().replace("+00:00", "Z")
+        tags = []
+        if event_id in resolution.dropped:
+            tags.append(
+                f"superseded by {', '.join(replaced_by.get(event_id, ['a pending event']))}"
+            )
+        if event_id in resolution.heads:
+            tags.append("head")
+        if event.evidence is not None:
+            tags.append(f"{event.evidence.kind.value} evidence")
+        by = f"  {event.recorded_by}" if event.recorded_by else ""
+        suffix = f"  [{'; '.join(tags)}]" if tags else ""
+        lines.append(_line(f"{mark} {event_id}  {status:<9}  {when}{by}{suffix}"))
+        if event.note:
+            lines.extend(f"{INDENT}| {sanitize.clean_line(n)}" for n in event.note.splitlines())
+    lines.append(_line(_state_line(resolution)))
+    lines.extend(f"ERROR {_line(p.describe())}" for p in resolution.problems)
+    return lines
+
+
+def _replaced_by(resolution: Resolution) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for event in resolution.events.values():
+        for old in event.replaces:
+            out.setdefault(old, []).append(event.id)
+    return out
+
+
+def _state_line(resolution: Resolution) -> str:
+    state = resolution.state
+    parts = [f"status {state.status.value if state.status else '(none)'}"]
+    parts.append(f"triggers {', '.join(state.triggers) if state.triggers else '(none)'}")
+    if state.verification is not None:
+        parts.append(f"verifier {' '.join(state.verification.command)}")
+    else:
+        parts.append("no verifier")
+    scope = state.applies_to
+    if scope is not None:
+        for name in ("since", "paths", "refs", "environments"):
+            value = getattr(scope, name)
+            if value:
+                parts.append(f"{name} {value if isinstance(value, str) else ', '.join(value)}")
+    return f"STATE {resolution.outcome.value}: " + "; ".join(parts)
+
+
+def log_json(resolution: Resolution) -> str:
+    """The same as one JSON object."""
+    replaced_by = _replaced_by(resolution)
+    doc = {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "entity_key": resolution.entity_key,
+        "outcome": resolution.outcome.value,
+        "heads": list(resolution.heads),
+        "state": {
+            "status": resolution.state.status.value if resolution.state.status else None,
+            "title": resolution.state.title,
+            "triggers": list(resolution.state.triggers or ()),
+        },
+        "events": [
+            {
+                "id": event_id,
+                "status": resolution.events[event_id].status.value,
+                "effective_at": resolution.events[event_id].effective_at.isoformat(),
+                "recorded_by": resolution.events[event_id].recorded_by,
+                "note": resolution.events[event_id].note,
+                "follows": list(resolution.events[event_id].follows),
+                "superseded": event_id in resolution.dropped,
+                "superseded_by": replaced_by.get(event_id, []),
+                "head": event_id in resolution.heads,
+            }
+            for event_id in resolution.order
+        ],
+        "errors": [_problem_json(p) for p in resolution.problems],
+    }
+    return json.dumps(sanitize.clean_tree(doc), indent=2, ensure_ascii=True)
