@@ -156,7 +156,10 @@ def is_safe_relative_path(path: str) -> bool:
     parts = path.split("/")
     if any(p in ("", ".", "..") for p in parts):
         return False
-    return parts[0].lower() != ".git"
+    # git refuses a `.git` component at any depth and in any case (and as `.git.`
+    # or `.git ` where file systems drop the tail): a nested repository's git
+    # folder is never content.
+    return not any(p.lower().rstrip(". ") == ".git" for p in parts)
 
 
 # --------------------------------------------------------------------------- validation
