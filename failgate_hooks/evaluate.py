@@ -111,6 +111,8 @@ class Request:
     history_errors: tuple[Problem, ...] = ()
 
 
+# (commit, entity, environment, verifier, pinned-from commit): what one run ran
+ResultKey = tuple[str, str, str | None, Verification, str]
 # (request, assessment, verification, pinned_from commit) -> result
 RunVerifier = Callable[["Request", Assessment, Verification, str], VerifierResult]
 
@@ -123,7 +125,7 @@ class Evaluator:
     config: Config
     run_verifier: RunVerifier | None = None
     # shared by every ref of a push: a commit's verifiers run once
-    results: dict[tuple[str, str, str | None], VerifierResult] = field(default_factory=dict)
+    results: dict[ResultKey, VerifierResult] = field(default_factory=dict)
 
     def policy(self, request: Request, *, hold_open: bool = True) -> Policy:
         return Policy(
@@ -170,9 +172,17 @@ class Evaluator:
         if not request.run_verifiers or self.run_verifier is None:
             return VerifierResult(verification.command, VerifierOutcome.NOT_RUN, detail="not run")
         # a commit's verifiers run once however many pushed refs point at it
-        key = (request.commit, item.entity_key, request.context.environment)
+        # Two refs may read the entity from different revisions: the verifier and
+        # where its files are pinned from are part of what was run.
+        pinned_from = pinned_revision(ledger, ledger.resolve(item.entity_key), request.commit)
+        key = (
+            request.commit,
+            item.entity_key,
+            request.context.environment,
+            verification,
+            pinned_from,
+        )
         if key not in self.results:
-            pinned_from = pinned_revision(ledger, ledger.resolve(item.entity_key), request.commit)
             self.results[key] = self.run_verifier(request, item, verification, pinned_from)
         return self.results[key]
 

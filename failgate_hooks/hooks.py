@@ -15,7 +15,7 @@ from typing import NamedTuple
 from failgate_hooks import exitcodes
 from failgate_hooks.config import Config
 from failgate_hooks.errors import GitError, UsageError
-from failgate_hooks.evaluate import Evaluator, Request, RunVerifier
+from failgate_hooks.evaluate import Evaluator, Request, ResultKey, RunVerifier
 from failgate_hooks.gates import Context, Decision, DecisionKind, VerifierResult
 from failgate_hooks.gitio import GitRepo, is_null_id, remote_default_branch
 from failgate_hooks.history import check_update
@@ -123,7 +123,7 @@ class HookRun:
     repo: GitRepo
     make_runner: Callable[[Config], RunVerifier | None]
     evaluators: dict[str, Evaluator] = field(default_factory=dict)
-    results: dict[tuple[str, str, str | None], VerifierResult] = field(default_factory=dict)
+    results: dict[ResultKey, VerifierResult] = field(default_factory=dict)
 
     def evaluator(self, config: Config) -> Evaluator:
         """One evaluator per configuration, all sharing one table of verifier results."""
