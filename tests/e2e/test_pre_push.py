@@ -66,6 +66,9 @@ def test_one_held_protected_ref_refuses_the_whole_push(tmp_path: Path) -> None:
     repo.git("branch", "topic")
     refused = push(repo, "main", "topic")
     assert refused.code != 0, refused
+    # both refs point at one commit: its verifier ran once, each ref got its own decision
+    assert refused.output.count("running verifier for") == 1, refused
+    assert "BLOCKED" in refused.output and "WARN" in refused.output
     assert remote_ref(remote, "refs/heads/topic") is None
     assert remote_ref(remote, "refs/heads/main") != repo.head()
 
