@@ -534,6 +534,76 @@ def demo(ctx: click.Context) -> None:
     ctx.exit(run_demo(click.echo))
 
 
+@main.command()
+@click.argument("interval", metavar="PARENT..REPAIR")
+@click.option("--entity", "entity_key", required=True, help="The entity whose gate is replayed.")
+@click.option("--trigger", default="push", show_default=True, help="The trigger replayed.")
+@click.option(
+    "--ledger-rev",
+    default="HEAD",
+    show_default=True,
+    help="Where the event and its pinned verifier files are read from.",
+)
+@click.option("--direct", is_flag=True, help="Require REPAIR's first parent to be PARENT.")
+@click.option("--expect-files", help="Comma-separated files the repair must change, exactly these.")
+@click.option(
+    "--receipt", type=click.Path(dir_okay=False), help="Write a Markdown receipt to this file."
+)
+@json_option
+@click.pass_context
+def replay(
+    ctx: click.Context,
+    interval: str,
+    entity_key: str,
+    trigger: str,
+    ledger_rev: str,
+    direct: bool,
+    expect_files: str | None,
+    receipt: str | None,
+    as_json: bool,
+) -> None:
+    """Prove a gate on history: held at PARENT, cleared at REPAIR (exit 0, else 1)."""
+    from failgate_hooks import replay as replaying
+    from failgate_hooks.ledger import inspection_config
+
+    expected = None
+    if expect_files is not None:
+        expected = [f.strip() for f in expect_files.split(",") if f.strip()]
+    with open_repo(ctx) as repo:
+        report = replaying.replay(
+            repo,
+            interval,
+            entity_key,
+            trigger=trigger,
+            ledger_rev=ledger_rev,
+            direct=direct,
+            expect_files=expected,
+            default_timeout_s=inspection_config(repo).default_timeout_s,
+            progress=_progress_bar() if sys.stderr.isatty() else None,
+        )
+    if sys.stderr.isatty():
+        click.echo("", err=True)
+    if receipt:
+        with open(receipt, "w", encoding="utf-8") as handle:
+            handle.write(replaying.render_receipt(report))
+    click.echo(
+        replaying.render_replay_json(report) if as_json else replaying.render_replay_text(report)
+    )
+    ctx.exit(exitcodes.ALLOWED if report.ok else exitcodes.HELD)
+
+
+def _progress_bar() -> Callable[[int, int, str], None]:
+    """A one-line bar on standard error while verifiers run (terminals only)."""
+
+    def draw(position: int, total: int, commit: str) -> None:
+        width = 24
+        done = width * (position - 1) // max(total, 1)
+        bar = "#" * done + "." * (width - done)
+        click.echo(f"\r[{bar}] {position}/{total} {commit[:12]}", err=True, nl=False)
+
+    return draw
+
+
 # ---------------------------------------------------------------------------- hooks
 
 
