@@ -604,6 +604,18 @@ def _progress_bar() -> Callable[[int, int, str], None]:
     return draw
 
 
+@main.command()
+@json_option
+@click.pass_context
+def ci(ctx: click.Context, as_json: bool) -> None:
+    """The CI gate: decide for the commit CI tests, against its base (exit 0/1/3/4)."""
+    from failgate_hooks.ci import run_ci
+
+    with open_repo(ctx) as repo:
+        code = run_ci(repo, os.environ, stdout=sys.stdout, stderr=sys.stderr, as_json=as_json)
+    ctx.exit(code)
+
+
 # ---------------------------------------------------------------------------- hooks
 
 
