@@ -132,8 +132,10 @@ def check_update(
     if old is not None:
         problems += check_tips(repo, old, new, ledger_dir, retracted)
     not_revs = ([old] if old else []) + list(exclude)
-    problems += check_commits(repo, [new, "--not", *not_revs], ledger_dir, retracted)
-    return problems
+    by_commit = check_commits(repo, [new, "--not", *not_revs], ledger_dir, retracted)
+    # A path a commit in the range broke is reported once, naming that commit.
+    named = {p.path for p in by_commit}
+    return [p for p in problems if p.path not in named] + by_commit
 
 
 def check_range(repo: GitRepo, range_: str, ledger_dir: str) -> list[Problem]:
