@@ -1,0 +1,155 @@
+"""The ledger across revisions, on real repositories: union, provenance, resolution."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+from failgate_hooks.events import Event, Status, entity_folder, event_to_toml
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.ledger import Revision, read_union
+from tests.conftest import Repo
+
+KEY = "deploy:mainnet:gas-budget"
+FOLDER = f"ledger/{entity_folder(KEY)}"
+
+
+def first(repo: Repo, *extra: str) -> str:
+    path = repo.record(KEY, "--status", "observed", "--title", "Gas budget", "--trigger", "push",
+                       "--no-probe", *extra)  # fmt: skip
+    return Path(path).stem
+
+
+def write(repo: Repo, event: Event) -> None:
+    (repo.path / FOLDER / f"{event.id}.toml").write_bytes(event_to_toml(event))
+
+
+def gate_state(repo: Repo, *args: str) -> tuple[int, dict[str, object]]:
+    result = repo.failgate("check", "--ref", "refs/heads/main", "--json", *args)
+    doc = json.loads(result.out)
+    return result.code, {g["entity_key"]: g for g in doc["gates"]}.get(KEY, {})
+
+
+def test_the_union_remembers_which_revisions_hold_each_event(repo: Repo) -> None:
+    one = first(repo)
+    old = repo.commit("one")
+    repo.record(KEY, "--status", "diagnosed")
+    new = repo.commit("two")
+    with GitRepo.open(repo.path) as git_repo:
+        ledger = read_union(
+            git_repo, [Revision("new", new), Revision("old", old, protected=True)], "ledger"
+        )
+    by_id = {f.event_id: f for f in ledger.files.values()}
+    assert [r.label for r in by_id[one].revisions] == ["new", "old"]
+    assert by_id[one].protected
+    assert ledger.protected_ids == frozenset({one})
+
+
+def test_a_byte_different_duplicate_id_across_revisions_is_an_integrity_error(repo: Repo) -> None:
+    eid = first(repo)
+    old = repo.commit("record")
+    path = repo.path / FOLDER / f"{eid}.toml"
+    path.write_text(path.read_text().replace("Gas budget", "Gas budget (edited)"))
+    new = repo.commit("edit in place")
+    with GitRepo.open(repo.path) as git_repo:
+        ledger = read_union(git_repo, [Revision("new", new), Revision("old", old)], "ledger")
+    (problem,) = ledger.problems
+    assert problem.code == "duplicate-id"
+    assert "new" in problem.message and "old" in problem.message
+
+
+def test_two_branches_changing_one_entity_merge_into_a_conflict_whatever_the_clocks(
+    repo: Repo,
+) -> None:
+    first(repo)
+    repo.commit("record")
+    repo.git("checkout", "-q", "-b", "side")
+    repo.record(KEY, "--status", "mitigated", "--effective-at", "2099-01-01T00:00:00Z")
+    repo.commit("side says mitigated, in 2099")
+    repo.git("checkout", "-q", "main")
+    repo.record(KEY, "--status", "expired", "--note", "main says gone")
+    repo.commit("main says expired")
+    repo.git("merge", "-q", "--no-edit", "side")
+    code, gate = gate_state(repo)
+    assert code == 3
+    assert gate["state"] == "conflict"
+
+
+def test_an_event_dated_2099_does_not_win_over_one_that_follows_it(repo: Repo) -> None:
+    first(repo)
+    repo.record(KEY, "--status", "expired", "--effective-at", "2099-01-01T00:00:00Z")
+    repo.record(KEY, "--status", "observed", "--note", "it came back")
+    repo.commit("expired in 2099, then observed again")
+    result = repo.failgate("gates", "--json", "--ref", "refs/heads/main")
+    (gate,) = json.loads(result.out)["gates"]
+    assert gate["status"] == "observed"
+    assert gate["state"] == "open"
+
+
+def test_a_superseded_event_is_dropped_before_any_filtering(repo: Repo) -> None:
+    wrong = first(repo, "--path", "nothing-matches/**")
+    # written by hand: it names title and triggers, and deliberately no scope
+    write(repo, Event(
+        id="20261130T000000Z-0000000b", entity_key=KEY, status=Status.OBSERVED,
+        effective_at=dt.datetime(2026, 11, 30, tzinfo=dt.UTC), follows=(wrong,),
+        supersedes=(wrong,), title="Gas budget", triggers=("push",),
+    ))  # fmt: skip
+    repo.commit("record, then replace it without a scope")
+    result = repo.failgate("gates", "--json", "--ref", "refs/heads/main")
+    (gate,) = json.loads(result.out)["gates"]
+    assert gate["state"] == "open"  # the superseded scope would have made it not applicable
+
+
+def test_superseding_the_newest_event_does_not_revive_the_one_before(repo: Repo) -> None:
+    first(repo)
+    typo = Path(repo.record(KEY, "--status", "mitigated", "--note", "budgte raised")).stem
+    repo.record(KEY, "--status", "mitigated", "--note", "budget raised", "--supersedes", typo)
+    repo.commit("a typo fix")
+    result = repo.failgate("log", KEY)
+    heads = [line for line in result.out.splitlines() if line.startswith("*")]
+    assert len(heads) == 1 and "head" in heads[0]
+    assert "STATE resolved: status mitigated" in result.out
+
+
+def test_a_bad_file_on_one_entity_does_not_stop_pushes_it_does_not_apply_to(repo: Repo) -> None:
+    first(repo)
+    other = "release:notes"
+    repo.record(other, "--status", "observed", "--title", "notes", "--trigger", "push",
+                "--path", "no-such-dir/**")  # fmt: skip
+    later = repo.path / repo.record(other, "--status", "diagnosed")
+    later.write_text(later.read_text().replace('"diagnosed"', '"fixed"'))
+    repo.commit("one good entity, one with a broken file")
+    code, gate = gate_state(repo)
+    assert gate["state"] == "open"
+    assert code == 1  # held by the good entity, not an integrity error
+    fsck = repo.failgate("fsck")
+    assert fsck.code == 4 and later.name in fsck.out
+
+
+def test_a_broken_entity_without_scope_applies_everywhere(repo: Repo) -> None:
+    first(repo)
+    repo.record("release:notes", "--status", "observed", "--title", "n", "--trigger", "push")
+    broken = next((repo.path / "ledger/release/notes").glob("*.toml"))
+    broken.write_text(broken.read_text().replace('"observed"', '"fixed"'))
+    repo.commit("a broken first event")
+    result = repo.failgate("check", "--ref", "refs/heads/main")
+    assert result.code == 4, result
+    assert re.search(r"INVALID release:notes", result.out)
+
+
+def test_effective_at_is_written_but_never_orders(repo: Repo) -> None:
+    eid = first(repo)
+    event = Event(
+        id="20000101T000000Z-00000001",
+        entity_key=KEY,
+        status=Status.EXPIRED,
+        effective_at=dt.datetime(2000, 1, 1, tzinfo=dt.UTC),
+        follows=(eid,),
+    )
+    write(repo, event)
+    repo.commit("an event that follows the first, dated long before it")
+    result = repo.failgate("gates", "--json", "--ref", "refs/heads/main")
+    (gate,) = json.loads(result.out)["gates"]
+    assert gate["state"] == "retired"
