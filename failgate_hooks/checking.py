@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from failgate_hooks.errors import GitError
-from failgate_hooks.evaluate import Evaluator, Request
+from failgate_hooks.evaluate import Request
 from failgate_hooks.gates import Context, Decision
 from failgate_hooks.gitio import GitRepo
 from failgate_hooks.ledger import Revision, config_at
@@ -26,7 +26,7 @@ def run_check(
 ) -> tuple[Decision, list[str]]:
     """The decision, and warnings for the person running it."""
     from failgate_hooks.history import check_range
-    from failgate_hooks.runner import make_runner
+    from failgate_hooks.runner import decide_with_verifiers
 
     commit = repo.resolve_commit(rev)
     protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
@@ -51,11 +51,7 @@ def run_check(
         trust_ledger=trust_ledger,
         history_errors=tuple(history),
     )
-    runner = make_runner(repo, config, trust_ledger=trust_ledger, no_cache=no_cache)
-    try:
-        decision = Evaluator(repo, config, runner).evaluate(request)
-    finally:
-        runner.close()
+    decision = decide_with_verifiers(repo, config, request)
     return decision, uncommitted_ledger_warnings(repo, config.ledger)
 
 

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from failgate_hooks import exitcodes, sanitize
 from failgate_hooks.errors import FailgateError, GitError, UsageError
-from failgate_hooks.evaluate import Evaluator, Request
+from failgate_hooks.evaluate import Request
 from failgate_hooks.events import Problem
 from failgate_hooks.gates import Context, Decision, Gate, GateState, Relaxation
 from failgate_hooks.gitio import HEX_ID_RE, GitRepo, is_null_id, remote_default_branch
@@ -283,13 +283,9 @@ def decide_ci(repo: GitRepo, environ: Mapping[str, str]) -> CiRun:
         extra_protected_refs=extra_protected,
         history_errors=tuple(history),
     )
-    from failgate_hooks.runner import make_runner
+    from failgate_hooks.runner import decide_with_verifiers
 
-    runner = make_runner(repo, config, trust_ledger=True, no_cache=False)
-    try:
-        decision = Evaluator(repo, config, runner).evaluate(request)
-    finally:
-        runner.close()
+    decision = decide_with_verifiers(repo, config, request)
     return CiRun(target, head, base, decision, tuple(notes))
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 
 from failgate_hooks.config import Config
-from failgate_hooks.evaluate import Request
+from failgate_hooks.evaluate import Evaluator, Request
 from failgate_hooks.events import Verification
-from failgate_hooks.gates import Assessment, VerifierResult
+from failgate_hooks.gates import Assessment, Decision, VerifierResult
 from failgate_hooks.gitio import GitRepo
 from failgate_hooks.verify import Checkouts, run_gate_verifier
 
@@ -60,3 +60,12 @@ def make_runner(
     repo: GitRepo, config: Config, *, trust_ledger: bool, no_cache: bool
 ) -> VerifierRunner:
     return VerifierRunner(repo, config, trust_ledger=trust_ledger, no_cache=no_cache)
+
+
+def decide_with_verifiers(repo: GitRepo, config: Config, request: Request) -> Decision:
+    """One decision for one request, its verifiers run and its checkouts removed."""
+    runner = make_runner(repo, config, trust_ledger=request.trust_ledger, no_cache=request.no_cache)
+    try:
+        return Evaluator(repo, config, runner).evaluate(request)
+    finally:
+        runner.close()
