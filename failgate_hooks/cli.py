@@ -616,6 +616,30 @@ def ci(ctx: click.Context, as_json: bool) -> None:
     ctx.exit(code)
 
 
+@main.command()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "json"]),
+    default="markdown",
+    show_default=True,
+    help="Markdown for a coding agent's context, or JSON.",
+)
+@click.option("--rev", default="HEAD", show_default=True, help="The revision to export.")
+@click.pass_context
+def export(ctx: click.Context, fmt: str, rev: str) -> None:
+    """Every entity with its state, reason and lifecycle; free text fenced as data."""
+    from failgate_hooks import export as exporting
+    from failgate_hooks.ledger import inspection_config
+
+    with open_repo(ctx) as repo:
+        report = exporting.export_ledger(repo, inspection_config(repo), rev=rev)
+    if fmt == "json":
+        click.echo(exporting.render_export_json(report))
+    else:
+        click.echo(exporting.render_export_markdown(report))
+
+
 # ---------------------------------------------------------------------------- hooks
 
 
