@@ -60,7 +60,12 @@ def uncommitted_ledger_warnings(repo: GitRepo, ledger_dir: str) -> list[str]:
     if repo.working_dir is None:
         return []
     status = repo.run("status", "--porcelain", "--untracked-files=all", "--", ledger_dir)
-    changed = [line[3:] for line in status.splitlines() if line.strip()]
+    changed = [
+        line[3:]
+        for line in status.splitlines()
+        # a dot-file is the temporary file of an interrupted write, never an event
+        if line.strip() and not line[3:].rsplit("/", 1)[-1].startswith(".")
+    ]
     if not changed:
         return []
     return [

@@ -60,6 +60,13 @@ class GitFacts:
     def since_relation(self, since: str) -> bool | None:
         if since not in self._since:
             if not self._repo.has_commit(since):
+                if self._shallow:
+                    # Beyond the shallow boundary, or unknown: only full history can tell.
+                    raise GitError(
+                        f"this is a shallow clone: {since[:12]}, the since of a gate, is not "
+                        f"in it, so whether {self._commit[:12]} descends from it is unknown",
+                        hint="fetch full history (git fetch --unshallow; fetch-depth: 0 in CI)",
+                    )
                 self._since[since] = None
             else:
                 related = self._repo.is_ancestor(since, self._commit)

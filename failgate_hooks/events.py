@@ -173,6 +173,12 @@ class _Checker:
         self.problems: list[Problem] = []
 
     def fail(self, key: str | None, message: str, code: str = "invalid-event") -> None:
+        from failgate_hooks.credentials import redact
+
+        # A message may quote the bad value back: never a credential in it, and never so
+        # much of it that one pushed file makes every hook print megabytes.
+        message = redact(_clip(message, 500))
+        key = None if key is None else _clip(key, 120)
         self.problems.append(Problem(code=code, message=message, path=self.path, key=key))
 
     def string(self, data: Mapping[str, Any], key: str, where: str = "") -> str | None:
@@ -265,6 +271,13 @@ APPLIES_KEYS = {"since", "paths", "refs", "environments"}
 VERIFICATION_KEYS = {"command", "files", "timeout_s", "inputs", "env_pass", "workdir"}
 EVIDENCE_KEYS = {"kind", "commit", "exit_code", "output_tail", "confirmed_by"}
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def _type_name(value: object) -> str:

@@ -69,6 +69,8 @@ def _committed_credentials(repo: GitRepo, ledger: Ledger) -> list[Problem]:
 
     out = []
     for file in ledger.files.values():
+        if any(p.code == "not-a-file" for p in file.problems):
+            continue  # a symlink or a submodule: `not-a-file` already says so; no blob to read
         text = repo.read_blob(file.oid).decode("utf-8", "replace")
         for finding in find_credentials(text)[:1]:
             out.append(

@@ -321,7 +321,9 @@ def _commit_facts(repo: GitRepo, commits: Sequence[str]) -> dict[str, tuple[str,
         stdin="\n".join(commits) + "\n",
     )
     facts: dict[str, tuple[str, str, str]] = {}
-    for line in out.splitlines():
+    # Only "\n" ends a record: an author or a subject may hold \r or NEL, at which
+    # splitlines() would also break, losing the commit.
+    for line in out.split("\n"):
         fields = line.split("\0")
         if len(fields) == 4:
             facts[fields[0]] = (fields[1], fields[2], fields[3])
