@@ -149,12 +149,13 @@ class Evaluator:
         ledger = read_union(self.repo, request.revisions, self.config.ledger)
         facts = GitFacts(self.repo, request.commit, self.config.ledger)
         policy = self.policy(request, hold_open=hold_open)
+        protected_ids = ledger.protected_ids  # computed once: it walks the whole ledger
         assessments = [
             assess(
                 resolution,
                 facts,
                 request.context,
-                protected_ids=ledger.protected_ids,
+                protected_ids=protected_ids,
                 policy=policy,
             )
             for resolution in ledger.resolve_all().values()

@@ -313,9 +313,9 @@ def export_ledger(repo: GitRepo, config: Config, *, rev: str = "HEAD") -> Export
     )
     block = enforces(context, policy) and policy.mode == "enforce"
     entities = []
-    for key in ledger.entity_keys:
-        resolution = ledger.resolve(key)
-        item = assess(resolution, facts, context, protected_ids=ledger.protected_ids, policy=policy)
+    protected_ids = ledger.protected_ids
+    for resolution in ledger.resolve_all().values():
+        item = assess(resolution, facts, context, protected_ids=protected_ids, policy=policy)
         entities.append(_entity(ledger, resolution, item, block))
     return ExportReport(
         commit=commit,

@@ -8,6 +8,7 @@ both work. Every failure becomes a `GitError` that says what and where.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import subprocess
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 HEX_ID_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 NULL_ID_RE = re.compile(r"^0+$")
+_BATCH_BYTES = 4096  # ids written to `cat-file --batch` before reading their answers
 
 
 def is_null_id(oid: str) -> bool:
@@ -45,6 +47,9 @@ class GitRepo:
         self._git = repo.git
         self._batch: Any = None
         self._common_dir: str | None = None
+        self._listings: dict[tuple[str, str | None, bool], list[TreeEntry]] = {}
+        self._folders: dict[tuple[str, str], list[TreeEntry]] = {}  # by tree id and path
+        self._sorted: dict[str, tuple[Sequence[TreeEntry], Sequence[str]]] = {}
 
     # ------------------------------------------------------------------ opening
 
@@ -53,7 +58,15 @@ class GitRepo:
         """Open the repository containing `path`, or the one `GIT_DIR` names."""
         try:
             import git
-        except ImportError as exc:  # pragma: no cover - a broken install, or git missing
+        except ImportError as exc:  # a broken install, or git missing
+            import shutil
+
+            # GitPython refuses to load without git, in twenty lines that never say so.
+            if shutil.which(os.environ.get("GIT_PYTHON_GIT_EXECUTABLE") or "git") is None:
+                raise GitError(
+                    "git is not installed or not on PATH",
+                    hint="install git or put it on PATH (or name it in GIT_PYTHON_GIT_EXECUTABLE)",
+                ) from None
             raise GitError(f"cannot load GitPython: {exc}") from exc
         try:
             if os.environ.get("GIT_DIR"):
@@ -218,6 +231,13 @@ class GitRepo:
         self, commit: str, path: str | None = None, *, recursive: bool = True
     ) -> list[TreeEntry]:
         """The entries of `commit`'s tree (under `path`), from one `ls-tree -z`."""
+        # A commit id names its tree forever: ask git once per process, however many
+        # callers (config, ledger, append-only, inputs) want the same listing.
+        memo_key = (commit, path, recursive) if HEX_ID_RE.match(commit) else None
+        if memo_key is not None and path and recursive:
+            return self.ls_folder(commit, path)
+        if memo_key is not None and memo_key in self._listings:
+            return list(self._listings[memo_key])
         args = ["ls-tree", "-z", "--full-tree"]
         if recursive:
             args.append("-r")
@@ -225,7 +245,100 @@ class GitRepo:
         if path:
             args += ["--", path]
         out = self.run(*args, strip=False)
-        return list(_parse_ls_tree(out))
+        entries = list(_parse_ls_tree(out))
+        if memo_key is not None:
+            self._listings[memo_key] = entries
+        return list(entries)
+
+    def sorted_files(self, commit: str) -> tuple[Sequence[TreeEntry], Sequence[str]]:
+        """Every entry of `commit`'s tree and their paths, sorted by path, made once.
+
+        For matching many globs against one tree: with the paths sorted, a glob's
+        literal prefix finds its candidates by bisection (wildmatch.matching)."""
+        found = self._sorted.get(commit)
+        if found is None:
+            entries = tuple(sorted(self.ls_tree(commit), key=_path_of))
+            found = (entries, tuple(map(_path_of, entries)))
+            if HEX_ID_RE.match(commit):  # a name such as HEAD may move; an id never does
+                self._sorted[commit] = found
+        return found
+
+    def ls_folder(self, commit: str, path: str) -> list[TreeEntry]:
+        """What `ls_tree(commit, path)` gives (ls-tree reads paths literally), at less cost.
+
+        The folder's tree is found through `cat-file`: no process at all when the
+        commit lacks it, and one `ls-tree` per distinct tree, so that revisions
+        whose folder is the same tree (the usual push: code changed, ledger not)
+        share one listing."""
+        if not path.strip("/"):
+            return self.ls_tree(commit, recursive=True)
+        entry = self.tree_entry(commit, path)
+        if entry is None:
+            return []
+        if entry.type != "tree":
+            return [entry]  # as ls-tree lists a file, link or submodule at that path
+        if (entry.oid, entry.path) not in self._folders:
+            out = self.run("ls-tree", "-z", "-r", entry.oid, strip=False)
+            prefix = entry.path + "/"
+            self._folders[entry.oid, entry.path] = [
+                TreeEntry(e.mode, e.type, e.oid, prefix + e.path) for e in _parse_ls_tree(out)
+            ]
+        return list(self._folders[entry.oid, entry.path])
+
+    def tree_entry(self, commit: str, path: str) -> TreeEntry | None:
+        """The entry at `path` in commit `commit`, read through `cat-file`; None when absent."""
+        parts = [part for part in path.split("/") if part]
+        entry = TreeEntry("040000", "tree", self._root_tree(commit), "")
+        for part in parts:
+            if entry.type != "tree":
+                return None
+            found = next((e for e in self.tree_entries(entry.oid) if e.path == part), None)
+            if found is None:
+                return None
+            entry = found
+        return TreeEntry(entry.mode, entry.type, entry.oid, "/".join(parts))
+
+    def _root_tree(self, treeish: str) -> str:
+        """The tree a commit, a tag of one, or a tree itself names, as ls-tree takes them."""
+        for _ in range(16):  # a tag of a tag of …, within reason
+            found = self.read_object(treeish)
+            if found is None:
+                break
+            kind, data = found
+            if kind == "tree":
+                return treeish
+            first = data.split(b"\n", 1)[0]
+            if kind == "commit" and first.startswith(b"tree "):
+                return first[5:].decode("ascii")
+            if kind != "tag" or not first.startswith(b"object "):
+                break
+            treeish = first[7:].decode("ascii")
+        raise GitError(f"{treeish} does not name a tree in the object database")
+
+    def tree_entries(self, tree: str) -> list[TreeEntry]:
+        """The entries of one tree object (not recursive), each named by its own name."""
+        found = self.read_object(tree)
+        if found is None or found[0] != "tree":
+            raise GitError(f"tree {tree} is missing from the object database")
+        data = found[1]
+        id_len = len(tree) // 2  # a tree's raw ids are as long as its own id
+        entries = []
+        pos = 0
+        try:
+            while pos < len(data):
+                space = data.index(b" ", pos)
+                nul = data.index(b"\0", space)
+                raw = data[nul + 1 : nul + 1 + id_len]
+                if len(raw) != id_len:
+                    raise ValueError("short id")
+                mode = data[pos:space].decode("ascii").zfill(6)
+                kind = {"040000": "tree", "160000": "commit"}.get(mode, "blob")
+                name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+                entries.append(TreeEntry(mode, kind, raw.hex(), name))
+                pos = nul + 1 + id_len
+        except (ValueError, UnicodeDecodeError):
+            raise GitError(f"tree {tree} is malformed at byte {pos}") from None
+        return entries
 
     # ------------------------------------------------------------------ objects
 
@@ -248,12 +361,57 @@ class GitRepo:
         """(type, content) of an object, or None when it is missing."""
         proc = self._batch_process().proc
         stdin: IO[bytes] = proc.stdin
-        stdout: IO[bytes] = proc.stdout
         try:
             stdin.write(oid.encode("ascii") + b"\n")
             stdin.flush()
-            header = stdout.readline()
         except (OSError, UnicodeEncodeError) as exc:
+            raise GitError(f"git cat-file stopped answering: {exc}") from None
+        return self._read_answer(oid)
+
+    def read_blobs_batched(
+        self, oids: Iterable[str], *, missing_ok: bool = False
+    ) -> dict[str, bytes]:
+        """Many blobs through the one `cat-file`, asked a chunk at a time, not one by one.
+
+        A whole chunk of ids is written before its answers are read: one round trip
+        per chunk instead of one per blob. A chunk stays within 4 KiB, less than any
+        pipe holds, so git never blocks on a full pipe while the ids are still
+        being written (that would deadlock). With `missing_ok`, a blob git lacks is
+        left out instead of failing the whole batch."""
+        wanted = list(dict.fromkeys(oids))
+        for oid in wanted:
+            if not HEX_ID_RE.match(oid):
+                raise GitError(f"not a full object id: {oid[:80]!r}")
+        stdin: IO[bytes] = self._batch_process().proc.stdin
+        blobs: dict[str, bytes] = {}
+        start = 0
+        while start < len(wanted):
+            chunk: list[str] = []
+            size = 0
+            while start < len(wanted) and size + len(wanted[start]) + 1 <= _BATCH_BYTES:
+                chunk.append(wanted[start])
+                size += len(wanted[start]) + 1
+                start += 1
+            try:
+                stdin.write("".join(f"{oid}\n" for oid in chunk).encode("ascii"))
+                stdin.flush()
+            except OSError as exc:
+                raise GitError(f"git cat-file stopped answering: {exc}") from None
+            # every answer of the chunk is read before judging any: the pipe stays in step
+            answers = [self._read_answer(oid) for oid in chunk]
+            for oid, found in zip(chunk, answers, strict=True):
+                if found is not None and found[0] == "blob":
+                    blobs[oid] = found[1]
+                elif not missing_ok:
+                    raise GitError(f"blob {oid} is missing from the object database")
+        return blobs
+
+    def _read_answer(self, oid: str) -> tuple[str, bytes] | None:
+        """Read `cat-file --batch`'s answer for `oid`, asked already."""
+        stdout: IO[bytes] = self._batch_process().proc.stdout
+        try:
+            header = stdout.readline()
+        except OSError as exc:
             raise GitError(f"git cat-file stopped answering: {exc}") from None
         if not header:
             raise GitError("git cat-file stopped answering (no header)")
@@ -310,6 +468,9 @@ class GitRepo:
         if not first.startswith(b"tree "):
             raise GitError(f"commit {oid} has no tree line")
         return first[5:].decode("ascii")
+
+
+_path_of = operator.attrgetter("path")
 
 
 def _parse_ls_tree(out: str) -> Iterator[TreeEntry]:

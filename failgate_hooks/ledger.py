@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from failgate_hooks.config import CONFIG_FILES, Config, parse_config
-from failgate_hooks.errors import LedgerError
+from failgate_hooks.errors import GitError, LedgerError
 from failgate_hooks.events import (
     ID_RE,
     Event,
@@ -23,7 +23,7 @@ from failgate_hooks.events import (
     event_to_toml,
     parse_event,
 )
-from failgate_hooks.gitio import GitRepo
+from failgate_hooks.gitio import GitRepo, TreeEntry
 from failgate_hooks.resolve import Resolution, resolve_entity
 
 
@@ -77,19 +77,36 @@ class Ledger:
     def files_of(self, entity_key: str) -> list[LedgerFile]:
         return [f for f in self.files.values() if f.entity_key == entity_key]
 
+    def files_by_entity(self) -> dict[str, list[LedgerFile]]:
+        """Every entity's files, in one pass over the ledger (not one pass per entity)."""
+        grouped: dict[str, list[LedgerFile]] = {}
+        for file in self.files.values():
+            if file.entity_key:
+                grouped.setdefault(file.entity_key, []).append(file)
+        return dict(sorted(grouped.items()))
+
     @property
     def protected_ids(self) -> frozenset[str]:
         """Ids of events that some protected revision already holds."""
         return frozenset(f.event_id for f in self.files.values() if f.protected)
 
-    def resolve(self, entity_key: str, also_dropped: Iterable[str] = ()) -> Resolution:
-        files = self.files_of(entity_key)
+    def resolve(
+        self,
+        entity_key: str,
+        also_dropped: Iterable[str] = (),
+        *,
+        files: Sequence[LedgerFile] | None = None,
+    ) -> Resolution:
+        files = self.files_of(entity_key) if files is None else files
         events = [f.event for f in files if f.event is not None]
         problems = [p for f in files for p in f.problems]
         return resolve_entity(entity_key, events, problems, also_dropped=frozenset(also_dropped))
 
     def resolve_all(self) -> dict[str, Resolution]:
-        return {key: self.resolve(key) for key in self.entity_keys}
+        # grouped once: resolving entity by entity over the whole ledger was quadratic
+        return {
+            key: self.resolve(key, files=files) for key, files in self.files_by_entity().items()
+        }
 
 
 # ---------------------------------------------------------------------------- reading
@@ -118,16 +135,58 @@ def classify_path(path: str, ledger_dir: str) -> tuple[str | None, Problem | Non
     return key, None
 
 
-_parsed: dict[tuple[str, str], tuple[Event | None, list[Problem]]] = {}
+# (blob id, path, entity key) -> its parse: a blob id names its bytes forever, so a
+# parse is reused for the same path and folder, in this process and (parsecache) across.
+_parsed: dict[tuple[str, str, str | None], tuple[Event | None, list[Problem]]] = {}
 
 
-def _parse_blob(oid: str, raw: bytes, path: str, key: str) -> tuple[Event | None, list[Problem]]:
-    # A blob id names its bytes forever, so a parse can be reused for the same path.
-    cached = _parsed.get((oid, path))
+def _parse_blob(repo: GitRepo, oid: str, path: str, key: str) -> tuple[Event | None, list[Problem]]:
+    cached = _parsed.get((oid, path, key))
     if cached is None:
+        try:
+            raw = repo.read_blob(oid)
+        except GitError as exc:
+            # name the file, not only the object: the path is what a person can look up
+            raise GitError(
+                f"{path}: {exc.message}",
+                hint="the object database is damaged: run git fsck, or fetch the object again",
+            ) from None
         cached = parse_event(raw, path, entity_key=key)
-        _parsed[(oid, path)] = cached
+        _parsed[(oid, path, key)] = cached
     return cached
+
+
+def _parse_new(repo: GitRepo, entries: Sequence[TreeEntry], ledger_dir: str) -> None:
+    """Parse the event files among `entries` that this process has not parsed yet.
+
+    The parse cache answers for the blobs it has seen; the rest are read in one
+    batch, parsed, and cached for the next run."""
+    wanted: dict[tuple[str, str, str | None], None] = {}
+    for entry in {(e.path, e.oid): e for e in entries}.values():
+        if entry.mode not in ("100644", "100755") or entry.path.rsplit("/", 1)[-1][:1] == ".":
+            continue
+        key, problem = classify_path(entry.path, ledger_dir)
+        if problem is None and (entry.oid, entry.path, key) not in _parsed:
+            wanted[(entry.oid, entry.path, key)] = None
+    if not wanted:
+        return
+    from failgate_hooks.parsecache import ParseCache
+
+    try:
+        cache = ParseCache(repo.common_dir)
+    except GitError:
+        cache = ParseCache(None)
+    found = cache.lookup(wanted)
+    _parsed.update(found)
+    missing = [k for k in wanted if k not in found]
+    if missing:
+        # a blob git cannot give is left to _add_entry, which says which file it is
+        blobs = repo.read_blobs_batched((oid for oid, _, _ in missing), missing_ok=True)
+        fresh = {
+            k: parse_event(blobs[k[0]], k[1], entity_key=k[2]) for k in missing if k[0] in blobs
+        }
+        _parsed.update(fresh)
+        cache.store(fresh)
 
 
 def read_union(repo: GitRepo, revisions: Sequence[Revision], ledger_dir: str) -> Ledger:
@@ -136,8 +195,12 @@ def read_union(repo: GitRepo, revisions: Sequence[Revision], ledger_dir: str) ->
     seen_commits: dict[str, list[Revision]] = {}
     for rev in revisions:
         seen_commits.setdefault(rev.commit, []).append(rev)
-    for commit, revs in seen_commits.items():
-        for entry in repo.ls_tree(commit, ledger_dir):
+    # at most one ls-tree per distinct ledger tree; then every new blob in one batch
+    folder = ledger_dir.strip("/")
+    listed = [(revs, repo.ls_folder(commit, folder)) for commit, revs in seen_commits.items()]
+    _parse_new(repo, [entry for _, entries in listed for entry in entries], ledger_dir)
+    for revs, entries in listed:
+        for entry in entries:
             _add_entry(repo, ledger, entry.path, entry.oid, entry.mode, revs)
     return ledger
 
@@ -163,16 +226,24 @@ def _add_entry(
         existing = ledger.files[known_path]
         if existing.oid != oid or known_path != path:
             first = existing.revisions[0]
-            ledger.problems.append(
-                Problem(
-                    code="duplicate-id",
-                    message=f"event {stem} differs between {first.label} "
-                    f"({first.commit[:12]}: {known_path}) and {revs[0].label} "
-                    f"({revs[0].commit[:12]}: {path}); an event is never edited",
-                    path=path,
-                    commit=revs[0].commit,
-                )
+            problem = Problem(
+                code="duplicate-id",
+                message=f"event {stem} differs between {first.label} "
+                f"({first.commit[:12]}: {known_path}) and {revs[0].label} "
+                f"({revs[0].commit[:12]}: {path}); an event is never edited",
+                path=path,
+                commit=revs[0].commit,
             )
+            ledger.problems.append(problem)
+            # Which copy came first must not decide the entity: neither copy counts,
+            # and each entity holding one is invalid, whatever order they came in.
+            existing.event = None
+            existing.problems = [replace(problem, path=known_path, entity_key=existing.entity_key)]
+            if path != known_path:
+                fresh = LedgerFile(path, oid, key, None, [], list(revs))
+                other = ledger.files.setdefault(path, fresh)
+                other.event = None
+                other.problems = [replace(problem, entity_key=key)]
         else:
             existing.revisions.extend(revs)
         return
@@ -187,7 +258,7 @@ def _add_entry(
         )
         ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
         return
-    event, problems = _parse_blob(oid, repo.read_blob(oid), path, key)
+    event, problems = _parse_blob(repo, oid, path, key)
     problems = [Problem(**{**p.__dict__, "entity_key": key}) for p in problems]
     ledger.files[path] = LedgerFile(path, oid, key, event, problems, list(revs))
 
