@@ -18,8 +18,8 @@ demo: $(STAMP)
 	$(BIN)/failgate demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check failgate_hooks tests
-	$(BIN)/ruff format --check failgate_hooks tests
+	$(BIN)/ruff check failgate_hooks tests bench
+	$(BIN)/ruff format --check failgate_hooks tests bench
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from failgate_hooks.errors import GitError
@@ -59,6 +60,8 @@ def uncommitted_ledger_warnings(repo: GitRepo, ledger_dir: str) -> list[str]:
     """The ledger is read from commits: say so when the work tree holds more."""
     if repo.working_dir is None:
         return []
+    if not os.path.isdir(os.path.join(repo.working_dir, *ledger_dir.split("/"))):
+        return []  # nothing there can be uncommitted: no status walk, no process
     status = repo.run("status", "--porcelain", "--untracked-files=all", "--", ledger_dir)
     changed = [
         line[3:]

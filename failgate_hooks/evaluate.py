@@ -80,9 +80,13 @@ class GitFacts:
         return self._since[since]
 
     def tree_matches(self, patterns: Sequence[str]) -> bool:
-        from failgate_hooks.wildmatch import match_any
+        from failgate_hooks.wildmatch import matching
 
-        return any(match_any(patterns, path) for path in self._paths)
+        return bool(matching(patterns, self._sorted_paths, first=True))
+
+    @cached_property
+    def _sorted_paths(self) -> list[str]:
+        return sorted(self._paths)
 
     def evidence_binds(self, evidence_commit: str, verification: Verification | None) -> bool:
         inputs = verification.inputs if verification is not None else None

@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
-import secrets
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -128,6 +127,8 @@ class Event:
 
 def new_event_id(now: dt.datetime | None = None) -> str:
     """A fresh id: UTC time plus 32 random bits, so two branches never collide."""
+    import secrets  # only writers make ids: keep it off the hook's path
+
     moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 

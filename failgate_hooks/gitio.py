@@ -158,9 +158,9 @@ class GitRepo:
     def common_dir(self) -> str:
         """`git rev-parse --git-common-dir`, absolute: linked worktrees share it."""
         if self._common_dir is None:
-            found = self.run("rev-parse", "--git-common-dir")
-            base = self.working_dir or self.git_dir
-            self._common_dir = os.path.abspath(os.path.join(base, found))
+            # GitPython read it (GIT_COMMON_DIR, or a linked worktree's commondir file)
+            # while opening the repository: no rev-parse process.
+            self._common_dir = os.path.abspath(str(self._repo.common_dir))
         return self._common_dir
 
     def is_shallow(self) -> bool:
@@ -186,20 +186,16 @@ class GitRepo:
 
     def resolve_commit(self, rev: str) -> str:
         """The full id of the commit `rev` names (tags peeled); GitError when unknown."""
-        if not rev or rev.startswith("-"):
+        if not rev or rev.startswith("-") or "\n" in rev:
             raise GitError(f"unknown revision {rev!r}")
-        import git
-
-        try:
-            oid = str(
-                self._git.execute(["git", "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"])
-            )
-        except git.GitCommandError:
+        # The running cat-file resolves names as rev-parse does, without a process each.
+        oid = self._resolve_name(f"{rev}^{{commit}}")
+        if oid is None:
             raise GitError(
                 f"unknown revision {rev!r}: no commit by that name in this repository",
                 hint="check the name with `git log`, or fetch it first",
-            ) from None
-        return oid.strip()
+            )
+        return oid
 
     def try_resolve_commit(self, rev: str) -> str | None:
         """Like resolve_commit, but None when the revision is unknown."""
@@ -367,6 +363,24 @@ class GitRepo:
         except (OSError, UnicodeEncodeError) as exc:
             raise GitError(f"git cat-file stopped answering: {exc}") from None
         return self._read_answer(oid)
+
+    def _resolve_name(self, name: str) -> str | None:
+        """The id `cat-file --batch` gives for an object name, or None when it has none."""
+        stdin: IO[bytes] = self._batch_process().proc.stdin
+        stdout: IO[bytes] = self._batch_process().proc.stdout
+        try:
+            stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
+            stdin.flush()
+            header = stdout.readline()
+        except OSError as exc:
+            raise GitError(f"git cat-file stopped answering: {exc}") from None
+        fields = header.rstrip(b"\n").split(b" ")
+        if len(fields) != 3 or not fields[2].isdigit():
+            return None  # "<name> missing" or "<name> ambiguous", whatever the name holds
+        size = int(fields[2]) + 1  # the object and its newline, not needed here
+        if len(stdout.read(size)) != size:
+            raise GitError(f"git cat-file returned a short read for {name!r}")
+        return fields[0].decode("ascii")
 
     def read_blobs_batched(
         self, oids: Iterable[str], *, missing_ok: bool = False

@@ -8,6 +8,7 @@ because it is the one place failgate touches the working tree's ledger.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -112,6 +113,7 @@ class Ledger:
 # ---------------------------------------------------------------------------- reading
 
 
+@functools.cache  # pure, and asked for every file at every revision read
 def classify_path(path: str, ledger_dir: str) -> tuple[str | None, Problem | None]:
     """The entity a ledger file belongs to, and what is wrong with its name if anything."""
     rel = path[len(ledger_dir) + 1 :]
@@ -265,9 +267,10 @@ def _add_entry(
 
 def config_at(repo: GitRepo, commit: str, label: str) -> Config:
     """The configuration as committed at `commit` (defaults when it has none)."""
+    # the root tree through the running cat-file: no ls-tree process for two names
     files = {
         e.path: repo.read_blob(e.oid)
-        for e in repo.ls_tree(commit, recursive=False)
+        for e in repo.tree_entries(repo.commit_tree(commit))
         if e.path in CONFIG_FILES and e.type == "blob"
     }
     return parse_config(files, f"{label} {commit[:12]}")

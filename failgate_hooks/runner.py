@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from failgate_hooks.config import Config
 from failgate_hooks.evaluate import Evaluator, Request
 from failgate_hooks.events import Verification
 from failgate_hooks.gates import Assessment, Decision, VerifierResult
 from failgate_hooks.gitio import GitRepo
-from failgate_hooks.verify import Checkouts, run_gate_verifier
+
+if TYPE_CHECKING:
+    from failgate_hooks.verify import Checkouts
 
 
 def progress_line(text: str) -> None:
@@ -30,11 +33,22 @@ class VerifierRunner:
         self.config = config
         self.trust_ledger = trust_ledger
         self.no_cache = no_cache
-        self.checkouts = Checkouts(repo)
+        self._checkouts: Checkouts | None = None
+
+    @property
+    def checkouts(self) -> Checkouts:
+        # verify, the trust store and the pass cache load with the first verifier to run
+        if self._checkouts is None:
+            from failgate_hooks.verify import Checkouts
+
+            self._checkouts = Checkouts(self.repo)
+        return self._checkouts
 
     def __call__(
         self, request: Request, item: Assessment, verification: Verification, pinned_from: str
     ) -> VerifierResult:
+        from failgate_hooks.verify import run_gate_verifier
+
         return run_gate_verifier(
             self.repo,
             entity_key=item.entity_key,
@@ -53,7 +67,8 @@ class VerifierRunner:
         )
 
     def close(self) -> None:
-        self.checkouts.close()
+        if self._checkouts is not None:
+            self._checkouts.close()
 
 
 def make_runner(

@@ -147,11 +147,11 @@ def content_key(repo: GitRepo, commit: str, ledger_dir: str) -> str:
 
 def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str:
     """The sorted (path, mode, blob) of C's files that match any `inputs` glob, hashed."""
-    matched = sorted(
-        [entry.path, entry.mode, entry.oid]
-        for entry in repo.ls_tree(commit)
-        if wildmatch.match_any(patterns, entry.path)
-    )
+    entries, paths = repo.sorted_files(commit)  # sorted once per commit, for every gate
+    matched = [
+        [entries[i].path, entries[i].mode, entries[i].oid]
+        for i in wildmatch.matching(patterns, paths)
+    ]
     # The mode is kept too: a file turned into a symlink to the same text is not the same input.
     payload = json.dumps([INPUT_KEY_VERSION, matched], separators=(",", ":")).encode("utf-8")
     return f"{INPUT_KEY_VERSION}:{hashlib.sha256(payload).hexdigest()}"

@@ -27,10 +27,11 @@ outside wildmatch itself:
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import string
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 # git's sane ctype is ASCII-only: a non-ASCII character is in no class, and
 # `space` is exactly " \t\n\r" (git's isspace leaves out \v and \f).
@@ -216,3 +217,33 @@ def match(pattern: str, path: str) -> bool:
 def match_any(patterns: Iterable[str], path: str) -> bool:
     """Whether `path` matches at least one of `patterns`."""
     return any(match(pattern, path) for pattern in patterns)
+
+
+# The characters a glob gives a meaning to: everything before the first is literal.
+_SPECIAL = re.compile(r"[*?[\\]")
+
+
+def literal_prefix(pattern: str) -> str:
+    """What every path `pattern` matches starts with: the text before its first special."""
+    return _SPECIAL.split(pattern, maxsplit=1)[0]
+
+
+def matching(
+    patterns: Iterable[str], sorted_paths: Sequence[str], *, first: bool = False
+) -> list[int]:
+    """Indices of the sorted paths that match any pattern, in order (only one with `first`).
+
+    Only the paths that start with a pattern's literal prefix are tried, found by
+    bisection: a glob under one folder costs that folder's files, not the tree's."""
+    found: set[int] = set()
+    for pattern in patterns:
+        prefix = literal_prefix(pattern)
+        for i in range(bisect.bisect_left(sorted_paths, prefix), len(sorted_paths)):
+            path = sorted_paths[i]
+            if not path.startswith(prefix):
+                break
+            if i not in found and match(pattern, path):
+                if first:
+                    return [i]
+                found.add(i)
+    return sorted(found)

@@ -1,0 +1,645 @@
+"""`make bench`: how failgate's cost grows, what the hook adds to a push, and what it avoids.
+
+Builds its repositories in a temporary folder (bench/build.py), then times, all
+in one run so that the ratios compare like with like:
+
+- the floor: `python -c "import click, git"`, the least a Python hook costs;
+- `failgate check` in a fresh process, with 0, 1,000 and 10,000 events, warm
+  (parse cache filled) and cold (parse cache cleared, as after a clone);
+- a real `git push` to a bare remote through the plain hook, and the same push
+  with `--no-verify`;
+- in a 50,000-file monorepo with 20 gates that set `inputs`: how many
+  verifiers run for content already verified and for a commit outside every
+  gate's inputs, and what a clean checkout for a verifier costs.
+
+Every timed case runs once per round, rounds after a warm-up round, and each
+figure is the median over the rounds: a machine whose load drifts during the
+run slows every case alike, so the ratios hold. It prints the tables and
+writes them to docs/performance.md with the command and the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+# Run as a script, Python puts bench/ first on the path, where `bench` would name this
+# file: the repository root goes first instead, so that `bench` is the package.
+sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
+
+from bench import build  # noqa: E402
+
+PY = sys.executable
+FLOOR = (PY, "-c", "import click, git")
+# what `failgate check` imports before it decides anything
+IMPORTS = (
+    PY, "-c",
+    "import click, git, failgate_hooks.cli, failgate_hooks.checking, failgate_hooks.render",
+)  # fmt: skip
+CHECK = (PY, "-m", "failgate_hooks", "check", "--trigger", "push", "--ref", "refs/heads/main")
+PUSH = ("git", "push", "-q", "origin", "main")
+REPORT = ROOT / "docs" / "performance.md"
+SLOW_S = 30.0  # a case slower than this runs once (see Bench.rounds)
+
+
+def _nothing() -> None:
+    pass
+
+
+# ---------------------------------------------------------------------------- running
+
+
+@dataclass
+class Case:
+    """One timed command, and what to do before each run of it (untimed)."""
+
+    key: str
+    argv: Sequence[str]
+    cwd: Path
+    before: Callable[[], None] = _nothing
+
+
+@dataclass
+class Bench:
+    """The temporary folder, the environment every command runs in, and notes for the report."""
+
+    root: Path
+    env: dict[str, str]
+    notes: list[str] = field(default_factory=list)
+
+    def run(self, argv: Sequence[str], cwd: Path, *, ok: Sequence[int] = (0,), **env: str) -> str:
+        """Run a command and return its standard output; stop the bench when it fails."""
+        proc = subprocess.run(
+            list(argv), cwd=cwd, env={**self.env, **env}, capture_output=True, check=False
+        )
+        if proc.returncode not in ok:
+            output = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+            raise SystemExit(f"bench: {shlex.join(argv)} exited {proc.returncode}:\n{output}")
+        return proc.stdout.decode("utf-8", "replace")
+
+    def rounds(self, cases: Sequence[Case], runs: int) -> dict[str, float]:
+        """Median seconds of each case over `runs` rounds, after one warm-up round.
+
+        A case whose warm-up takes longer than SLOW_S runs no more: its warm-up is
+        its one figure, and the notes say so. The bench stays within minutes even
+        where a change has made something pathologically slow."""
+        times: dict[str, list[float]] = {case.key: [] for case in cases}
+        slow: dict[str, float] = {}
+        for number in range(runs + 1):
+            started = time.perf_counter()
+            for case in cases:
+                if case.key in slow:
+                    continue
+                case.before()
+                start = time.perf_counter()
+                self.run(case.argv, case.cwd)
+                took = time.perf_counter() - start
+                if number:
+                    times[case.key].append(took)
+                elif took > SLOW_S:
+                    slow[case.key] = took
+            label = f"round {number}/{runs}" if number else "warm-up round"
+            print(f"  {label}: {time.perf_counter() - started:.1f} s", flush=True)
+        for key, took in slow.items():
+            times[key] = [took]
+            self.notes.append(f"{key}: one run only, its warm-up took {took:.0f} s")
+        return {key: statistics.median(values) for key, values in times.items()}
+
+
+def bench_env(root: Path) -> tuple[dict[str, str], str]:
+    """The environment of every command, and where verifiers' checkouts go."""
+    env = build.isolated_env()
+    # Some shells set PYTHONDONTWRITEBYTECODE: every run would then compile failgate
+    # from source, which no installed hook does. A private folder keeps the tree clean.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+    # Verifier checkouts write the whole tree: on a slow disk 50,000 files take
+    # minutes, so they go to memory when the machine has a tmpfs (the report says so).
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        checkouts = tempfile.mkdtemp(prefix="failgate-bench-", dir=shm)
+        env["TMPDIR"] = checkouts
+        return env, f"{checkouts} (tmpfs)"
+    return env, tempfile.gettempdir()
+
+
+def git_starts(bench: Bench, argv: Sequence[str], cwd: Path) -> tuple[str, Counter[str]]:
+    """A command's output, and the git processes it starts by subcommand (git's trace2)."""
+    trace = bench.root / f"trace-{time.monotonic_ns()}.json"
+    output = bench.run(argv, cwd, GIT_TRACE2_EVENT=str(trace))
+    counts: Counter[str] = Counter()
+    for line in trace.read_text().splitlines():
+        event = json.loads(line)
+        if event.get("event") == "start":
+            words = [a for a in event["argv"][1:] if not a.startswith("-")]
+            counts[words[0] if words else os.path.basename(event["argv"][0])] += 1
+    trace.unlink()
+    return output, counts
+
+
+def verifiers_ran(output: str) -> int:
+    """How many gates of a `check --json` ran their verifier rather than find a cached pass."""
+    gates = json.loads(output)["gates"]
+    return sum(1 for g in gates if g["verifier"] is not None and not g["verifier"]["cached"])
+
+
+# ---------------------------------------------------------------------------- the worlds
+
+
+@dataclass
+class Prepared:
+    """A built world with the facts measured while setting it up."""
+
+    name: str
+    world: build.World
+    hook_git: Counter[str] = field(default_factory=Counter)
+    check_git: Counter[str] = field(default_factory=Counter)
+    verifiers_on_warm_check: int = 0
+
+
+def parse_cache(world: build.World) -> Path:
+    return world.work / ".git" / "failgate" / "parsed"
+
+
+def clear_parse_cache(world: build.World) -> None:
+    shutil.rmtree(parse_cache(world), ignore_errors=True)
+
+
+def reset_remote(world: build.World) -> None:
+    """Put the remote's main, and our tracking ref of it, back: every push is the same push."""
+    build.git(world.remote, "update-ref", "refs/heads/main", world.base)
+    build.git(world.work, "update-ref", "refs/remotes/origin/main", world.base)
+
+
+def prepare(bench: Bench, name: str, world: build.World) -> Prepared:
+    """Trust the verifiers, run them once, install the hook, and count git processes."""
+    work = world.work
+    bench.run([PY, "-m", "failgate_hooks", "trust", "--all", "--yes"], work)
+    first = json.loads(bench.run([*CHECK, "--json"], work))
+    if first["decision"] != "allowed" or (world.events and not first["gates"]):
+        raise SystemExit(f"bench: {name}: expected every gate to clear, got {first['decision']}")
+    prepared = Prepared(name, world)
+    second, prepared.check_git = git_starts(bench, [*CHECK, "--json"], work)
+    prepared.verifiers_on_warm_check = verifiers_ran(second)
+    bench.run([PY, "-m", "failgate_hooks", "install"], work)
+    reset_remote(world)
+    _, with_hook = git_starts(bench, PUSH, work)
+    reset_remote(world)
+    _, without = git_starts(bench, [*PUSH, "--no-verify"], work)
+    reset_remote(world)
+    prepared.hook_git = with_hook - without
+    return prepared
+
+
+@dataclass
+class Monorepo:
+    """The monorepo's verifier work, measured once each (they change what is cached)."""
+
+    prepared: Prepared
+    files: int
+    gates: int
+    steps: list[tuple[str, int, float]] = field(default_factory=list)  # what, ran, seconds
+    checkouts: list[tuple[str, float]] = field(default_factory=list)
+
+
+def monorepo_work(bench: Bench, world: build.World, files: int, gates: int) -> Monorepo:
+    """Verifier runs for new content, the same content, and commits outside or inside inputs."""
+    work = world.work
+    bench.run([PY, "-m", "failgate_hooks", "trust", "--all", "--yes"], work)
+    mono = Monorepo(Prepared("monorepo", world), files, gates)
+
+    def step(what: str) -> None:
+        start = time.perf_counter()
+        out = bench.run([*CHECK, "--json"], work)
+        took = time.perf_counter() - start
+        if json.loads(out)["decision"] != "allowed":
+            raise SystemExit(f"bench: monorepo: {what}: the gates did not clear")
+        mono.steps.append((what, verifiers_ran(out), took))
+        print(f"  {what}: {mono.steps[-1][1]} verifier(s) ran, {took:.1f} s", flush=True)
+
+    day = build.EPOCH + 2 * 86_400
+    step("`check`, first time: no pass cached")
+    step("`check` again, the same content")
+    build.commit_change(world, "README.md", "A monorepo, documented.\n", "docs", day)
+    step("`check` of a commit outside every gate's `inputs` (README.md)")
+    build.commit_change(world, "services/svc-03/pkg/m00/new.py", "NEW = 1\n", "svc-03", day + 60)
+    step("`check` of a commit inside one gate's `inputs` (services/svc-03/)")
+    world.tip = build.git(work, "rev-parse", "main")
+
+    for where, tmpdir, runs in (
+        ("verifiers' temporary folder", bench.env.get("TMPDIR", tempfile.gettempdir()), 3),
+        ("the disk (the bench's folder)", str(bench.root), 1),
+    ):
+        cold, warm = time_checkouts(bench, work, tmpdir, runs)
+        mono.checkouts.append((f"cold, {where}: `read-tree` + `checkout-index`", cold))
+        mono.checkouts.append((f"warm, {where}: index already read, `checkout-index`", warm))
+        print(f"  checkout in {where}: cold {cold:.2f} s, warm {warm:.2f} s", flush=True)
+
+    hook = prepare(bench, "monorepo", world)
+    mono.prepared = hook
+    return mono
+
+
+_CHECKOUT_SCRIPT = """\
+import json, statistics, sys, time
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.verify import Checkouts
+cold, warm = [], []
+with GitRepo.open(".") as repo:
+    commit = repo.resolve_commit("HEAD")
+    for _ in range(int(sys.argv[1])):
+        with Checkouts(repo, parent_dir=sys.argv[2]) as checkouts:
+            start = time.perf_counter()
+            checkouts.fresh(commit)
+            cold.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            checkouts.fresh(commit)
+            warm.append(time.perf_counter() - start)
+print(json.dumps([statistics.median(cold), statistics.median(warm)]))
+"""
+
+
+def time_checkouts(bench: Bench, work: Path, parent: str, runs: int) -> tuple[float, float]:
+    """The first clean checkout of a commit (index read, then written out), and a later one."""
+    out = bench.run([PY, "-c", _CHECKOUT_SCRIPT, str(runs), parent], work)
+    cold, warm = json.loads(out)
+    return float(cold), float(warm)
+
+
+_PHASES_SCRIPT = """\
+import json, sys, time
+start = time.perf_counter()
+from failgate_hooks.evaluate import Evaluator, Request
+from failgate_hooks.gates import Context
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.ledger import Revision, config_at, read_union
+imported = time.perf_counter()
+with GitRepo.open(".") as repo:
+    tip = repo.resolve_commit("HEAD")
+    base = repo.resolve_commit("refs/remotes/origin/main")
+    config = config_at(repo, base, "origin/main")
+    revisions = (Revision("HEAD", tip), Revision("origin/main", base, protected=True))
+    t0 = time.perf_counter()
+    for revision in revisions:
+        repo.ls_tree(revision.commit, config.ledger)  # git's listing, kept for the process
+    t1 = time.perf_counter()
+    read_union(repo, revisions, config.ledger)  # the parse cache, or git and tomllib
+    t2 = time.perf_counter()
+    read_union(repo, revisions, config.ledger)  # parsed already: merging only
+    t3 = time.perf_counter()
+    request = Request(tip, Context("push", "refs/heads/main"), revisions, run_verifiers=False)
+    Evaluator(repo, config).evaluate(request)  # merging again, then resolve, assess, decide
+    t4 = time.perf_counter()
+merge = t3 - t2
+print(json.dumps({"import": imported - start, "list": t1 - t0, "parse": t2 - t1 - merge,
+                  "merge": merge, "decide": t4 - t3 - merge}))
+"""
+
+
+def phases(bench: Bench, world: build.World, runs: int) -> dict[str, dict[str, float]]:
+    """Where one `check`'s time goes in-process, warm and cold (medians of `runs`)."""
+    found: dict[str, dict[str, float]] = {}
+    for state in ("warm", "cold"):
+        samples: dict[str, list[float]] = {}
+        for _ in range(runs):
+            if state == "cold":
+                clear_parse_cache(world)
+            start = time.perf_counter()
+            out = json.loads(bench.run([PY, "-c", _PHASES_SCRIPT], world.work))
+            for name, seconds in out.items():
+                samples.setdefault(name, []).append(seconds)
+            if time.perf_counter() - start > SLOW_S:
+                break  # one figure says enough of something that slow
+        found[state] = {name: statistics.median(values) for name, values in samples.items()}
+    return found
+
+
+# ---------------------------------------------------------------------------- timing
+
+
+def cases_for(prepared: Prepared, *, cold: bool) -> list[Case]:
+    """check warm/cold, push without and with the hook (warm, cold) for one world."""
+    world, name = prepared.world, prepared.name
+
+    def reset() -> None:
+        reset_remote(world)
+
+    def reset_cold() -> None:
+        reset_remote(world)
+        clear_parse_cache(world)
+
+    cases = [Case(f"{name}/check", CHECK, world.work)]
+    if cold:
+        cases.append(
+            Case(f"{name}/check cold", CHECK, world.work, lambda: clear_parse_cache(world))
+        )
+    cases += [
+        Case(f"{name}/push plain", [*PUSH, "--no-verify"], world.work, reset),
+        Case(f"{name}/push hook", PUSH, world.work, reset),
+    ]
+    if cold:
+        cases.append(Case(f"{name}/push hook cold", PUSH, world.work, reset_cold))
+    return cases
+
+
+# ---------------------------------------------------------------------------- the report
+
+
+def machine() -> str:
+    def out(*argv: str) -> str:
+        found = shutil.which(argv[0])
+        if found is None:
+            return "?"
+        return subprocess.run([found, *argv[1:]], capture_output=True, text=True).stdout.strip()
+
+    return (
+        f"{platform.system()} {platform.machine()}, `nproc` = {out('nproc')}, "
+        f"Python {platform.python_version()}, {out('git', '--version')}"
+    )
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.0f} ms"
+
+
+def met(ok: bool) -> str:
+    return "met" if ok else "**not met**"
+
+
+@dataclass
+class Results:
+    command: str
+    runs: int
+    checkout_dir: str
+    medians: dict[str, float]
+    ledgers: list[Prepared]
+    mono: Monorepo | None
+    phases: dict[str, dict[str, float]]
+    notes: list[str]
+
+
+def report(r: Results) -> str:
+    t = r.medians
+    floor = t["floor"]
+    zero, big = r.ledgers[0], r.ledgers[-1]
+    z, b = zero.name, big.name
+    lines = [
+        "# Performance",
+        "",
+        "What the hook costs on every push, how that grows with the ledger, and how much",
+        "verifier work it avoids (issue 11). This file is the output of `make bench`: one",
+        "run on one machine, so its ratios compare like with like. Regenerate it there.",
+        "",
+        f"- command: `{r.command}`",
+        f"- machine: {machine()}",
+        f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
+        f"- method: each figure is the median of {r.runs} rounds after a warm-up round; each",
+        "  round runs every case once, so a change of load during the run hits every case",
+        "  alike. Every `check` and every hook is a fresh process. Git runs with",
+        "  `GIT_CONFIG_GLOBAL=/dev/null` and `GIT_CONFIG_NOSYSTEM=1`; Python's bytecode cache",
+        "  is on, as in any installed hook. *Warm*: the parse cache holds every event.",
+        "  *Cold*: it is cleared before each run (`<git-common-dir>/failgate/parsed/`), as",
+        "  on the first run after a clone. The live gate's pass stays cached in both: no",
+        "  verifier runs in a timed case.",
+        # the kind of folder, never its name: a path of the bench machine says nothing
+        "- verifier checkouts go to "
+        + ("a tmpfs folder." if r.checkout_dir.endswith("(tmpfs)") else "the bench's folder."),
+        f'- the floor, `python -c "import click, git"`: {ms(floor)}.',
+        "",
+        "## Targets",
+        "",
+        "| target | measured | limit | |",
+        "|---|---:|---:|---|",
+    ]
+
+    def ratio(name: str, value: float, limit: float) -> None:
+        lines.append(f"| {name} | {value:.2f} × | ≤ {limit} × | {met(value <= limit)} |")
+
+    ratio(f"growth, warm: `check` at {b} ÷ `check` at {z}", t[f"{b}/check"] / t[f"{z}/check"], 1.5)
+    ratio(
+        f"growth, cold: `check` at {b}, parse cache cleared ÷ `check` at {z}",
+        t[f"{b}/check cold"] / t[f"{z}/check"],
+        4,
+    )
+    ratio(f"fixed cost: `check` at {z} ÷ floor", t[f"{z}/check"] / floor, 1.3)
+    every = [*r.ledgers, *([r.mono.prepared] if r.mono else [])]
+    for p in every:
+        added = t[f"{p.name}/push hook"] - t[f"{p.name}/push plain"]
+        ratio(f"the push, {p.name}: what the hook adds ÷ floor", added / floor, 1.5)
+    counts = {p.name: sum(p.hook_git.values()) for p in every}
+    same = len({n for name, n in counts.items() if name != z}) == 1
+    lines.append(
+        "| git processes the hook starts per push, whatever the number of events | "
+        + ", ".join(f"{n} ({name})" for name, n in counts.items())
+        + f" | the same | {met(same)} |"
+    )
+    warm_runs = {p.name: p.verifiers_on_warm_check for p in every}
+    lines.append(
+        "| content already verified runs no verifier (second `check` of each world) | "
+        + ", ".join(f"{n} ({name})" for name, n in warm_runs.items())
+        + f" | 0 | {met(not any(warm_runs.values()))} |"
+    )
+    if r.mono is not None:
+        outside = r.mono.steps[2][1]
+        lines.append(
+            f"| a commit touching none of a gate's `inputs` runs none (monorepo) | {outside} "
+            f"| 0 | {met(outside == 0)} |"
+        )
+
+    lines += [
+        "",
+        "## Medians",
+        "",
+        "| repository | `check` warm | `check` cold | push `--no-verify` | push + hook "
+        "| push + hook, cold | what the hook adds |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+
+    def cell(key: str) -> str:
+        return ms(t[key]) if key in t else "–"
+
+    for p in every:
+        n = p.name
+        added = t[f"{n}/push hook"] - t[f"{n}/push plain"]
+        lines.append(
+            f"| {n} | {cell(f'{n}/check')} | {cell(f'{n}/check cold')} "
+            f"| {cell(f'{n}/push plain')} | {cell(f'{n}/push hook')} "
+            f"| {cell(f'{n}/push hook cold')} | {ms(added)} |"
+        )
+    lines += [
+        "",
+        "Ratios to the floor:",
+        "",
+        "| repository | `check` warm | `check` cold | push + hook − push `--no-verify` |",
+        "|---|---:|---:|---:|",
+    ]
+    for p in every:
+        n = p.name
+        cold = f"{t[f'{n}/check cold'] / floor:.2f} ×" if f"{n}/check cold" in t else "–"
+        added = (t[f"{n}/push hook"] - t[f"{n}/push plain"]) / floor
+        lines.append(f"| {n} | {t[f'{n}/check'] / floor:.2f} × | {cold} | {added:.2f} × |")
+
+    lines += [
+        "",
+        f"Where a `check` at {b} spends its time, in-process (medians):",
+        "",
+        "| phase | warm | cold |",
+        "|---|---:|---:|",
+    ]
+    what = {
+        "import": "importing evaluate, gates, ledger, gitio (after click and git)",
+        "list": "listing the ledger (`ls-tree`)",
+        "parse": "parsing the events: parse cache (warm), or git and tomllib (cold)",
+        "merge": "merging the revisions by id",
+        "decide": "resolving every entity, assessing, deciding",
+    }
+    for key, label in what.items():
+        lines.append(f"| {label} | {ms(r.phases['warm'][key])} | {ms(r.phases['cold'][key])} |")
+    lines.append(
+        f"| importing failgate's modules for `check`, out of process (− floor) "
+        f"| {ms(t['imports'] - floor)} | |"
+    )
+    lines += [
+        "",
+        "Git processes the hook starts on one push (trace2: with the hook − without):",
+        "",
+    ]
+    lines += [f"- {p.name}: {sum(p.hook_git.values())}: {describe(p.hook_git)}" for p in every]
+    lines += ["", "Git processes one `check` starts:", ""]
+    lines += [f"- {p.name}: {sum(p.check_git.values())}: {describe(p.check_git)}" for p in every]
+    if r.mono is not None:
+        lines += [
+            "",
+            f"## Monorepo: {r.mono.files:,} files, {r.mono.gates} gates with `inputs`",
+            "",
+            "Each gate's `inputs` is its own service folder. Measured once each, in this order:",
+            "",
+            "| step | verifiers run | wall time |",
+            "|---|---:|---:|",
+        ]
+        lines += [f"| {what} | {ran} | {ms(took)} |" for what, ran, took in r.mono.steps]
+        lines += [
+            "",
+            "A clean checkout for a verifier run (`verify.Checkouts`): *cold* is the first of",
+            "a commit (`read-tree` into a temporary index, then `checkout-index`); *warm* is",
+            "each later verifier of the same commit (the index is reused).",
+            "",
+            "| checkout | wall time |",
+            "|---|---:|",
+        ]
+        lines += [f"| {what} | {ms(took)} |" for what, took in r.mono.checkouts]
+    lines += ["", *HOW, "", "## Notes", ""] + [f"- {note}" for note in r.notes]
+    return "\n".join(lines) + "\n"
+
+
+HOW = """\
+## What keeps the hook's cost flat
+
+- **Parsed events are cached by blob id** under `<git-common-dir>/failgate/parsed/`
+  (`failgate_hooks/parsecache.py`). A blob id names its bytes forever, so a parse
+  never goes stale; a run parses only the event files it has never seen. The cache is
+  JSON in 256 shards, each with a format version (failgate's version, the event schema,
+  the Python version, and a hash of the validation rules' sources) and a sha256 of its
+  body: a shard of another version or a failed checksum is parsed again and rewritten,
+  and every record is type-checked as it is decoded, never trusted as it stands. Writes
+  are write-then-rename; a read-only cache is no cache. Deleting the folder is always
+  safe.
+- **One `ls-tree` per ledger tree, none without one.** The ledger folder's tree is
+  found through the running `cat-file`; revisions that share it (a push that changes
+  code, not the ledger) share one listing, and a listing is asked once per process.
+- **Blobs in batches.** The event files the cache lacks are read through the one
+  `cat-file --batch`, a chunk of ids per round trip rather than one.
+- **Nothing read from the working tree** on the hook's path, and nothing imported there
+  that writes TOML, renders Markdown, scans for credentials or draws progress bars
+  (`tests/test_performance.py` checks both, and counts git processes).""".splitlines()
+
+
+def describe(counts: Counter[str]) -> str:
+    return ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in sorted(counts.items()))
+
+
+# ---------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/bench.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7, help="timed rounds (medians)")
+    parser.add_argument(
+        "--events", type=int, nargs="+", default=[0, 1000, 10_000], help="ledger sizes"
+    )
+    parser.add_argument("--files", type=int, default=50_000, help="monorepo files; 0 skips it")
+    parser.add_argument("--gates", type=int, default=20, help="monorepo gates")
+    parser.add_argument("--out", default=str(REPORT), help="report file; '-' writes none")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = parser.parse_args(argv)
+    if args.events != sorted(set(args.events)) or args.events[0] != 0 or len(args.events) < 2:
+        parser.error("--events: at least two sizes, growing from 0")
+
+    given = list(sys.argv[1:] if argv is None else argv)
+    command = shlex.join(["python", "bench/bench.py", *given]) if given else "make bench"
+    started = time.perf_counter()
+    root = Path(tempfile.mkdtemp(prefix="failgate-bench-"))
+    env, checkout_dir = bench_env(root)
+    bench = Bench(root, env)
+    try:
+        print("building and preparing", flush=True)
+        ledgers = []
+        for events in args.events:
+            start = time.perf_counter()
+            world = build.ledger_world(root / f"ledger-{events}", events)
+            ledgers.append(prepare(bench, f"{events:,} events", world))
+            took = time.perf_counter() - start
+            print(f"  {events:,} events: built and prepared in {took:.1f} s", flush=True)
+        mono = None
+        if args.files:
+            start = time.perf_counter()
+            world = build.monorepo_world(root / "monorepo", args.files, args.gates)
+            print(f"  monorepo built in {time.perf_counter() - start:.1f} s", flush=True)
+            mono = monorepo_work(bench, world, args.files, args.gates)
+
+        print("timing", flush=True)
+        cases = [Case("floor", FLOOR, ROOT), Case("imports", IMPORTS, ROOT)]
+        for prepared in ledgers:
+            cases += cases_for(prepared, cold=True)
+        if mono is not None:
+            cases += cases_for(mono.prepared, cold=False)
+        medians = bench.rounds(cases, args.runs)
+        print("phases", flush=True)
+        where = phases(bench, ledgers[-1].world, max(3, args.runs // 2))
+    finally:
+        if args.keep:
+            print(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+        if checkout_dir.endswith("(tmpfs)"):
+            shutil.rmtree(env["TMPDIR"], ignore_errors=True)
+    bench.notes.append(f"the whole run took {time.perf_counter() - started:.0f} s")
+    text = report(
+        Results(command, args.runs, checkout_dir, medians, ledgers, mono, where, bench.notes)
+    )
+    print()
+    print(text)
+    if args.out != "-":
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
