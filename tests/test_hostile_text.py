@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from failgate_hooks import export
-from failgate_hooks.cli import main as cli_main
 from failgate_hooks.events import Event, Evidence, EvidenceKind, Status, Verification, event_to_toml
 from failgate_hooks.gitio import GitRepo
 from failgate_hooks.ledger import inspection_config
@@ -182,18 +181,12 @@ def test_fsck_json(world: World) -> None:
     assert_clean_json(proc.stdout, visible=("NAME", "FOLDER"))
 
 
-HAS_LOG = "log" in cli_main.commands  # type: ignore[attr-defined]
-needs_log = pytest.mark.skipif(not HAS_LOG, reason="`failgate log` is not wired into cli.py yet")
-
-
-@needs_log
 def test_log_text(world: World) -> None:
     code, out = run(world, "log", KEY)
     assert code == 0, out
     assert_clean(out, visible=("Title A", "Note A", "second line A", "Mallory A", *VISIBLE))
 
 
-@needs_log
 def test_log_json(world: World) -> None:
     code, out = run(world, "log", KEY, "--json")
     assert code == 0, out
@@ -226,13 +219,6 @@ def test_export_json(world: World) -> None:
     assert_clean_json(raw, visible=("Title A", "Note A", "Mallory A", "NAME", *VISIBLE))
 
 
-needs_export = pytest.mark.skipif(
-    "export" not in cli_main.commands,  # type: ignore[attr-defined]
-    reason="`failgate export` is not wired into cli.py yet",
-)
-
-
-@needs_export
 def test_export_through_the_cli(world: World) -> None:
     code, markdown = run(world, "export")
     assert code == 0, markdown
