@@ -29,10 +29,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from failgate_hooks import wildmatch
-from failgate_hooks.errors import GitError, UsageError
+from failgate_hooks.errors import UsageError
 from failgate_hooks.events import Verification, Workdir, is_safe_relative_path
 from failgate_hooks.gates import VerifierOutcome, VerifierResult
-from failgate_hooks.gitio import GitRepo
+from failgate_hooks.gitio import GitRepo, TreeEntry
 from failgate_hooks.trust import PassCache, TrustStore, fingerprint, pass_key
 
 CONTENT_KEY_VERSION = "ck1"
@@ -69,33 +69,13 @@ Progress = Callable[[str], None]
 # --------------------------------------------------------------------------- tree objects
 
 
-@dataclass(frozen=True)
-class _Entry:
-    mode: bytes
-    name: bytes
-    oid: bytes  # raw id bytes: 20 (SHA-1) or 32 (SHA-256)
-
-
-def _read_tree(repo: GitRepo, oid: str) -> list[_Entry]:
-    """The entries of tree `oid`, parsed from git's binary tree format."""
-    found = repo.read_object(oid)
-    if found is None or found[0] != "tree":
-        raise GitError(f"tree {oid} is missing from the object database")
-    # A tree's raw ids are as long as its own id: no `rev-parse --show-object-format` needed.
-    id_len = len(oid) // 2
-    data, pos, entries = found[1], 0, []
-    try:
-        while pos < len(data):
-            space = data.index(b" ", pos)
-            nul = data.index(b"\0", space)
-            raw = data[nul + 1 : nul + 1 + id_len]
-            if len(raw) != id_len:
-                raise ValueError("short id")
-            entries.append(_Entry(data[pos:space], data[space + 1 : nul], raw))
-            pos = nul + 1 + id_len
-    except ValueError:
-        raise GitError(f"tree {oid} is malformed at byte {pos}") from None
-    return entries
+def _raw(entry: TreeEntry) -> tuple[bytes, bytes, bytes]:
+    """An entry as git stores it (mode without padding, name bytes, raw id): what is hashed."""
+    return (
+        entry.mode.lstrip("0").encode("ascii"),
+        entry.path.encode("utf-8", "surrogateescape"),
+        bytes.fromhex(entry.oid),
+    )
 
 
 _Triple = tuple[bytes, bytes, bytes]  # mode, name, tagged id
@@ -108,23 +88,23 @@ def _serialise(entries: Sequence[_Triple]) -> bytes:
 
 def _entries_without(repo: GitRepo, tree: str, parts: Sequence[str]) -> list[_Triple]:
     """`tree`'s entries with the path `parts` removed, rewriting only the trees along it."""
-    head = parts[0].encode("utf-8")
     out: list[_Triple] = []
-    for entry in _read_tree(repo, tree):
-        if entry.name != head:
-            out.append((entry.mode, entry.name, b"g" + entry.oid))
+    for entry in repo.tree_entries(tree):
+        mode, name, raw_id = _raw(entry)
+        if entry.path != parts[0]:
+            out.append((mode, name, b"g" + raw_id))
             continue
         if len(parts) == 1:
             continue  # the ledger itself: whatever it holds, it is not content
-        if entry.mode != _TREE:
-            out.append((entry.mode, entry.name, b"g" + entry.oid))
+        if mode != _TREE:
+            out.append((mode, name, b"g" + raw_id))
             continue
-        inner = _entries_without(repo, entry.oid.hex(), parts[1:])
+        inner = _entries_without(repo, entry.oid, parts[1:])
         # A folder left empty is as if absent: git stores no empty trees, so the
         # commit that adds the first ledger event must keep the key of the one before.
         if inner:
             digest = hashlib.sha256(_serialise(inner)).digest()
-            out.append((entry.mode, entry.name, b"k" + digest))
+            out.append((mode, name, b"k" + digest))
     return out
 
 
@@ -181,7 +161,7 @@ def _short(rev: str) -> str:
     return rev[:12]
 
 
-def _lookup(repo: GitRepo, rev: str, path: str) -> _Entry | str:
+def _lookup(repo: GitRepo, rev: str, path: str) -> TreeEntry | str:
     """The entry at `path` in `rev`'s tree, or why there is no file there.
 
     Walks the path one tree at a time instead of asking `ls-tree`, whose path
@@ -190,24 +170,24 @@ def _lookup(repo: GitRepo, rev: str, path: str) -> _Entry | str:
     tree = repo.commit_tree(rev)
     parts = path.split("/")
     for depth, part in enumerate(parts):
-        name = part.encode("utf-8")
-        entry = next((e for e in _read_tree(repo, tree) if e.name == name), None)
+        entry = next((e for e in repo.tree_entries(tree) if e.path == part), None)
         so_far = "/".join(parts[: depth + 1])
         last = depth == len(parts) - 1
         if entry is None:
             return f"{where} is missing at {_short(rev)}"
-        if entry.mode == _SYMLINK:
+        mode = _raw(entry)[0]
+        if mode == _SYMLINK:
             what = "is a symlink" if last else f"lies under {so_far}, a symlink"
             return f"{where} {what} at {_short(rev)}; symlinks are never followed"
         if last:
-            if entry.mode == _TREE:
+            if mode == _TREE:
                 return f"{where} is a folder at {_short(rev)}, not a file"
-            if entry.mode == _GITLINK:
+            if mode == _GITLINK:
                 return f"{where} is a submodule at {_short(rev)}, not a file"
             return entry
-        if entry.mode != _TREE:
+        if mode != _TREE:
             return f"{where} is missing at {_short(rev)} ({so_far} is not a folder)"
-        tree = entry.oid.hex()
+        tree = entry.oid
     raise AssertionError("unreachable: a path has at least one part")
 
 
@@ -220,9 +200,8 @@ def resolve_pins(repo: GitRepo, rev: str, files: Sequence[str]) -> list[Pin]:
         found = _lookup(repo, rev, path)
         if isinstance(found, str):
             raise PinError(found)
-        mode = found.mode.decode("ascii")
         pins.append(
-            Pin(path=path, mode="100755" if mode == "100755" else "100644", oid=found.oid.hex())
+            Pin(path=path, mode="100755" if found.mode == "100755" else "100644", oid=found.oid)
         )
     return pins
 
@@ -604,7 +583,7 @@ def _inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | N
     for pin in pins:
         found = _lookup(repo, commit, pin.path)
         # Writing a pinned file into the user's own tree is never an option.
-        if isinstance(found, str) or found.oid.hex() != pin.oid or found.mode.decode() != pin.mode:
+        if isinstance(found, str) or found.oid != pin.oid or found.mode != pin.mode:
             return f"pinned file {pin.path} differs from {_short(commit)}'s"
     return None
 
