@@ -12,7 +12,7 @@ from functools import cached_property
 
 from failgate_hooks.config import Config
 from failgate_hooks.errors import GitError
-from failgate_hooks.events import Problem, Verification
+from failgate_hooks.events import Problem, Status, Verification
 from failgate_hooks.gates import (
     Assessment,
     Context,
@@ -23,9 +23,11 @@ from failgate_hooks.gates import (
     VerifierResult,
     assess,
     decide,
+    ruled_out,
 )
 from failgate_hooks.gitio import GitRepo
 from failgate_hooks.ledger import Ledger, Revision, read_union
+from failgate_hooks.ledgerindex import ledger_view
 from failgate_hooks.resolve import Resolution
 
 
@@ -38,6 +40,7 @@ class GitFacts:
         self._ledger_dir = ledger_dir
         self._since: dict[str, bool | None] = {}
         self._bindings: dict[tuple[str, tuple[str, ...] | None], bool] = {}
+        self._folders: dict[str, list[str]] = {}  # sorted file paths under a folder
 
     @property
     def commit(self) -> str:
@@ -80,13 +83,26 @@ class GitFacts:
         return self._since[since]
 
     def tree_matches(self, patterns: Sequence[str]) -> bool:
-        from failgate_hooks.wildmatch import matching
+        from failgate_hooks.wildmatch import literal_prefix, matching
 
-        return bool(matching(patterns, self._sorted_paths, first=True))
+        # Every path a glob matches lies in the folder of its literal prefix: list
+        # that folder, not the commit's whole tree (which holds the whole ledger).
+        return any(
+            matching(
+                [pattern], self._files_under(literal_prefix(pattern).rpartition("/")[0]), first=True
+            )
+            for pattern in patterns
+        )
 
-    @cached_property
-    def _sorted_paths(self) -> list[str]:
-        return sorted(self._paths)
+    def _files_under(self, folder: str) -> list[str]:
+        if folder not in self._folders:
+            if folder:
+                entries = self._repo.ls_folder(self._commit, folder)
+                found = sorted(e.path for e in entries if e.type == "blob")
+            else:
+                found = sorted(self._paths)
+            self._folders[folder] = found
+        return self._folders[folder]
 
     def evidence_binds(self, evidence_commit: str, verification: Verification | None) -> bool:
         inputs = verification.inputs if verification is not None else None
@@ -137,6 +153,8 @@ class Evaluator:
     run_verifier: RunVerifier | None = None
     # shared by every ref of a push: a commit's verifiers run once
     results: dict[ResultKey, VerifierResult] = field(default_factory=dict)
+    # False: read every entity in full (ledgerindex's summaries are checked against it)
+    use_index: bool = True
 
     def policy(self, request: Request, *, hold_open: bool = True) -> Policy:
         return Policy(
@@ -150,20 +168,35 @@ class Evaluator:
 
     def evaluate(self, request: Request, *, hold_open: bool = True) -> Decision:
         """The §4 decision for one commit and destination."""
-        ledger = read_union(self.repo, request.revisions, self.config.ledger)
+        context = request.context
         facts = GitFacts(self.repo, request.commit, self.config.ledger)
+        if self.use_index:
+            view = ledger_view(
+                self.repo,
+                request.revisions,
+                self.config.ledger,
+                lambda scopes: ruled_out(scopes, facts, context),
+            )
+            ledger, settled = view.ledger, view.settled
+        else:
+            ledger, settled = read_union(self.repo, request.revisions, self.config.ledger), []
         policy = self.policy(request, hold_open=hold_open)
         protected_ids = ledger.protected_ids  # computed once: it walks the whole ledger
-        assessments = [
-            assess(
-                resolution,
-                facts,
-                request.context,
-                protected_ids=protected_ids,
-                policy=policy,
+        by_key = {
+            key: assess(resolution, facts, context, protected_ids=protected_ids, policy=policy)
+            for key, resolution in ledger.resolve_all().items()
+        }
+        for summary in settled:
+            by_key[summary.key] = Assessment(
+                entity_key=summary.key,
+                state=GateState.NOT_APPLICABLE,
+                reason=summary.reason,
+                title=summary.title,
+                status=None if summary.status is None else Status(summary.status),
+                event_ids=summary.event_ids,
+                commit=request.commit,
             )
-            for resolution in ledger.resolve_all().values()
-        ]
+        assessments = [by_key[key] for key in sorted(by_key)]
         results: dict[str, VerifierResult] = {}
         for item in assessments:
             if item.state is GateState.OPEN and item.verification is not None:

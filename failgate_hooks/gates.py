@@ -258,16 +258,10 @@ def assess(
         relaxations=relaxations,
     )
 
-    if resolution.outcome is Outcome.CONFLICT:
-        scopes = [resolution.head_states[h] for h in resolution.heads]
-    else:
-        scopes = [shown]
-    verdicts = [_applicability(scope, facts, context) for scope in scopes]
+    verdicts = [_applicability(scope, facts, context) for scope in judged_scopes(resolution)]
     applying = [notes for applies, notes in verdicts if applies]
     if not applying:
-        why = verdicts[0][1][0]
-        reason = f"no head applies: {why}" if len(verdicts) > 1 else why
-        return replace(base, reason=reason)
+        return replace(base, reason=_not_applicable(verdicts))
     notes = tuple(dict.fromkeys(note for head_notes in applying for note in head_notes))
     base = replace(base, notes=notes)
 
@@ -292,6 +286,30 @@ def assess(
     else:
         reason = f"needs verifier {shlex.join(check.command)}"
     return replace(base, state=GateState.OPEN, reason=reason, verification=check)
+
+
+def judged_scopes(resolution: Resolution) -> list[EntityState]:
+    """The states whose scope decides applicability: the heads of a conflict, else the fold."""
+    if resolution.outcome is Outcome.CONFLICT:
+        return [resolution.head_states[h] for h in resolution.heads]
+    return [resolution.state]
+
+
+def _not_applicable(verdicts: Sequence[tuple[bool, tuple[str, ...]]]) -> str:
+    why = verdicts[0][1][0]
+    return f"no head applies: {why}" if len(verdicts) > 1 else why
+
+
+def ruled_out(scopes: Sequence[EntityState], facts: Facts, context: Context) -> str | None:
+    """Why no scope applies (`assess`'s not-applicable reason), or None when one does.
+
+    `assess` of an entity none of whose relaxations is pending or listed (every
+    event protected) gives exactly this, so an entity's scopes are then enough to
+    decide it, without its events (ledgerindex)."""
+    verdicts = [_applicability(scope, facts, context) for scope in scopes]
+    if any(applies for applies, _ in verdicts):
+        return None
+    return _not_applicable(verdicts)
 
 
 def _applicability(

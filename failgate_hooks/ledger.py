@@ -193,13 +193,27 @@ def _parse_new(repo: GitRepo, entries: Sequence[TreeEntry], ledger_dir: str) -> 
 
 def read_union(repo: GitRepo, revisions: Sequence[Revision], ledger_dir: str) -> Ledger:
     """The ledger at every revision, merged by id; a differing duplicate is an integrity error."""
-    ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
     seen_commits: dict[str, list[Revision]] = {}
     for rev in revisions:
         seen_commits.setdefault(rev.commit, []).append(rev)
     # at most one ls-tree per distinct ledger tree; then every new blob in one batch
     folder = ledger_dir.strip("/")
     listed = [(revs, repo.ls_folder(commit, folder)) for commit, revs in seen_commits.items()]
+    return union_of(repo, revisions, ledger_dir, listed)
+
+
+def union_of(
+    repo: GitRepo,
+    revisions: Sequence[Revision],
+    ledger_dir: str,
+    listed: Sequence[tuple[list[Revision], Sequence[TreeEntry]]],
+) -> Ledger:
+    """The union of listings of the ledger folder, each with the revisions that hold it.
+
+    `read_union` gives it whole listings; `ledgerindex` only the files of the
+    entities it must read in full, in the same order, so each such entity comes
+    out exactly as the whole union would have it."""
+    ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
     _parse_new(repo, [entry for _, entries in listed for entry in entries], ledger_dir)
     for revs, entries in listed:
         for entry in entries:

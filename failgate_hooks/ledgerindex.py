@@ -1,0 +1,376 @@
+"""A summary of the ledger at one tree, kept by the tree's id (issue 11).
+
+Deciding a push needs every entity, but most entities are settled by the
+trigger alone: a gate for `deploy` does not apply to a `push`. For those, the
+decision needs four facts (its scopes' triggers, title, status and remaining
+event ids), not its events. A tree id names the ledger's bytes forever, so
+those facts, once worked out from the full read, hold for every later run:
+they are kept under `<git-common-dir>/failgate/index/`, one file per ledger
+tree, and a run reads in full only the entities it cannot settle from them.
+
+An entity is settled from its summary only when nothing about the union of
+revisions could make it differ from what the summary says:
+
+- every revision's ledger holds the entity with the same files (the same
+  listing, blob ids included), so the union holds exactly those files;
+- a protected revision holds them, so no relaxation of it is pending or listed
+  (authority changes nothing);
+- each tree's ledger is clean on its own (no file outside an entity folder, no
+  duplicate id), and no entity read in full shares an event id with another.
+
+Anything else (an entity that changed between revisions, a new one, one the
+trigger may apply to, an unclean ledger) is read in full, exactly as
+`read_union` reads it. The summary file is data another process can write: it
+carries a format version and a checksum, is type-checked as it is decoded,
+and a bad one is rebuilt. Deleting the folder is always safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any, NamedTuple
+
+from failgate_hooks.errors import GitError
+from failgate_hooks.events import AppliesTo
+from failgate_hooks.gates import judged_scopes
+from failgate_hooks.gitio import GitRepo, TreeEntry
+from failgate_hooks.ledger import Ledger, Revision, classify_path, read_union, union_of
+from failgate_hooks.resolve import EntityState
+
+FORMAT = 1
+MAGIC = b"failgate-ledger-index"
+KEEP = 16  # index files kept: one per ledger tree seen lately
+
+
+class TreeIndex(NamedTuple):
+    """Every entity of one ledger tree, in columns (one row per entity, by key)."""
+
+    clean: bool  # no problem that no entity owns (outside-entity, duplicate ids)
+    keys: list[str]
+    files: list[str]  # its own entries, "mode type oid path" per line, as listed
+    titles: list[str | None]
+    statuses: list[str | None]
+    event_ids: list[list[str]]  # the remaining events, in resolution order
+    scope_of: list[int]  # which of `scopes` is the entity's
+    # distinct scope sets: the triggers and applies_to of each state `assess` judges
+    # (the heads of a conflict); thousands of entities share a handful
+    scopes: list[tuple[EntityState, ...]]
+
+    def rows(self) -> dict[str, int]:
+        return {key: row for row, key in enumerate(self.keys)}
+
+
+class Settled(NamedTuple):
+    """An entity the action rules out, as its summary says: phase 1 needs no more."""
+
+    key: str
+    reason: str
+    title: str | None
+    status: str | None
+    event_ids: tuple[str, ...]
+
+
+class LedgerView(NamedTuple):
+    """The union ledger, split: entities read in full, and entities settled by summary."""
+
+    ledger: Ledger  # every entity not settled, with provenance, as read_union gives it
+    settled: list[Settled]
+
+
+# --------------------------------------------------------------------------- the view
+
+
+def ledger_view(
+    repo: GitRepo,
+    revisions: Sequence[Revision],
+    ledger_dir: str,
+    ruled_out: Callable[[Sequence[EntityState]], str | None],
+) -> LedgerView:
+    """The ledger for one decision, reading in full only what it must.
+
+    `ruled_out` says why no scope of a set applies to the action, or None when
+    one may (gates.ruled_out for the commit and context at hand)."""
+    by_commit: dict[str, list[Revision]] = {}
+    for rev in revisions:
+        by_commit.setdefault(rev.commit, []).append(rev)
+    # Revisions whose ledger is one tree share one index (the usual push changes code).
+    trees: dict[str, TreeIndex] = {}
+    at: list[tuple[list[Revision], TreeIndex]] = []  # each commit's revisions, as read_union
+    for commit, revs in by_commit.items():
+        entry = repo.tree_entry(commit, ledger_dir.strip("/"))
+        if entry is None:
+            continue  # no ledger at that revision: it adds nothing to the union
+        if entry.type != "tree":
+            return LedgerView(read_union(repo, revisions, ledger_dir), [])
+        if entry.oid not in trees:
+            trees[entry.oid] = tree_index(repo, commit, entry.oid, ledger_dir)
+        at.append((revs, trees[entry.oid]))
+    indexes = list(trees.values())
+    if not all(index.clean for index in indexes):
+        return LedgerView(read_union(repo, revisions, ledger_dir), [])
+
+    changed = _changed(indexes)
+    settled: list[Settled] = []
+    if indexes and any(rev.protected for revs, _ in at for rev in revs):
+        # every unchanged entity's events are then in a protected revision: no
+        # relaxation of it is pending or to be listed, and its summary decides it
+        first = indexes[0]
+        reasons = [ruled_out(scopes) for scopes in first.scopes]
+        for row, key in enumerate(first.keys):
+            reason = reasons[first.scope_of[row]]
+            if reason is not None and key not in changed:
+                status, title = first.statuses[row], first.titles[row]
+                events = tuple(first.event_ids[row])
+                settled.append(Settled(key, reason, title, status, events))
+    if changed and _shares_an_id(indexes):
+        return LedgerView(read_union(repo, revisions, ledger_dir), [])
+    # The rest is read as read_union reads it: commit by commit, each in listing order.
+    done = {s.key for s in settled}
+    listed = [
+        (
+            revs,
+            [
+                e
+                for row, key in enumerate(index.keys)
+                if key not in done
+                for e in _entries(index, row)
+            ],
+        )
+        for revs, index in at
+    ]
+    return LedgerView(union_of(repo, revisions, ledger_dir, listed), settled)
+
+
+def _changed(indexes: Sequence[TreeIndex]) -> set[str]:
+    """Entities not the same at every revision: some tree lists other files, or none."""
+    if len(indexes) < 2:
+        return set()
+    rows = [index.rows() for index in indexes]
+    found: set[str] = set()
+    for key in {key for index in indexes for key in index.keys}:
+        listings = {
+            index.files[r[key]] if key in r else None
+            for index, r in zip(indexes, rows, strict=True)
+        }
+        if len(listings) > 1:
+            found.add(key)
+    return found
+
+
+def _entries(index: TreeIndex, row: int) -> list[TreeEntry]:
+    return [TreeEntry(*line.split(" ", 3)) for line in index.files[row].splitlines()]
+
+
+def _shares_an_id(indexes: Sequence[TreeIndex]) -> bool:
+    """Whether two entities hold a file of the same name (an event id) in any trees.
+
+    Within one clean tree no id is held twice; across trees only an entity that
+    differs between them can bring one, so this is asked only when one does.
+    The whole union then says which and where."""
+    owner: dict[str, str] = {}
+    for index in indexes:
+        for key, files in zip(index.keys, index.files, strict=True):
+            for line in files.splitlines():
+                stem = line.rsplit("/", 1)[-1].removesuffix(".toml")
+                if owner.setdefault(stem, key) != key:
+                    return True
+    return False
+
+
+# --------------------------------------------------------------------------- one tree
+
+_loaded: dict[tuple[str, str], TreeIndex] = {}
+
+
+def tree_index(repo: GitRepo, commit: str, tree: str, ledger_dir: str) -> TreeIndex:
+    """The index of the ledger tree `tree` (the ledger folder of `commit`)."""
+    key = (tree, ledger_dir)
+    if key not in _loaded:
+        path = _index_path(repo, tree, ledger_dir)
+        found = _read(path) if path is not None else None
+        if found is None:
+            found = build_index(repo, commit, ledger_dir)
+            if path is not None:
+                _write(path, found)
+        _loaded[key] = found
+    return _loaded[key]
+
+
+def build_index(repo: GitRepo, commit: str, ledger_dir: str) -> TreeIndex:
+    """The index from a full read of the ledger at `commit`."""
+    ledger = read_union(repo, [Revision("index", commit, protected=True)], ledger_dir)
+    lines: dict[str, list[str]] = {}
+    for entry in repo.ls_folder(commit, ledger_dir.strip("/")):
+        if entry.path.rsplit("/", 1)[-1].startswith("."):
+            continue  # never events (ledger._add_entry skips them too)
+        key, _ = classify_path(entry.path, ledger_dir)
+        if key is not None:
+            lines.setdefault(key, []).append(f"{entry.mode} {entry.type} {entry.oid} {entry.path}")
+    index = TreeIndex(not ledger.problems, [], [], [], [], [], [], [])
+    scope_rows: dict[tuple[EntityState, ...], int] = {}
+    for key, resolution in ledger.resolve_all().items():
+        state = resolution.state
+        # only what applicability reads: the rest of a state varies more than scopes do
+        scopes = tuple(
+            EntityState(triggers=h.triggers, applies_to=h.applies_to)
+            for h in judged_scopes(resolution)
+        )
+        index.keys.append(key)
+        index.files.append("\n".join(lines.get(key, ())))
+        index.titles.append(state.title)
+        index.statuses.append(None if state.status is None else state.status.value)
+        index.event_ids.append([i for i in resolution.order if i not in resolution.dropped])
+        index.scope_of.append(scope_rows.setdefault(scopes, len(scope_rows)))
+    index.scopes.extend(scope_rows)
+    return index
+
+
+# --------------------------------------------------------------------------- on disk
+
+
+@cache
+def format_version() -> str:
+    """Changes whenever a summary could: index files of another version are rebuilt."""
+    from failgate_hooks import events, gates, ledger, parsecache, resolve, wildmatch
+
+    digest = hashlib.sha256()
+    for module in (events, wildmatch, resolve, gates, ledger, parsecache):
+        try:
+            with open(str(module.__file__), "rb") as handle:
+                digest.update(handle.read())
+        except (OSError, TypeError):
+            digest.update(b"?")
+    with open(__file__, "rb") as handle:
+        digest.update(handle.read())
+    return f"{FORMAT}-{parsecache.format_version()}-{digest.hexdigest()[:16]}"
+
+
+def _index_path(repo: GitRepo, tree: str, ledger_dir: str) -> str | None:
+    try:
+        common = repo.common_dir
+    except GitError:
+        return None
+    # The same tree read as another folder gives other paths: the folder is in the name.
+    where = hashlib.sha256(ledger_dir.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return os.path.join(common, "failgate", "index", f"{tree}-{where}.json")
+
+
+def _read(path: str) -> TreeIndex | None:
+    """The index in `path`, or None when it is missing, of another version, or corrupt."""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    header, _, rest = raw.partition(b"\n")
+    checksum, _, body = rest.partition(b"\n")
+    if header != MAGIC + b" " + format_version().encode("ascii"):
+        return None
+    if hashlib.sha256(body).hexdigest().encode("ascii") != checksum:
+        return None
+    try:
+        return _decode(json.loads(body))
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def _decode(data: Any) -> TreeIndex:
+    """A TreeIndex from JSON, every value type-checked: ValueError for anything else."""
+    if type(data) is not list or len(data) != len(TreeIndex._fields):
+        raise ValueError("not an index")
+    clean, keys, files, titles, statuses, event_ids, scope_of, scopes = data
+    columns = (keys, files, titles, statuses, event_ids, scope_of)
+    if type(clean) is not bool or any(type(c) is not list for c in (*columns, scopes)):
+        raise ValueError("not an index")
+    if len({len(c) for c in columns}) != 1:
+        raise ValueError("columns of different lengths")
+    if not (
+        _strings(keys)
+        and _strings(files)
+        and all(t is None or type(t) is str for t in titles)
+        and all(s is None or type(s) is str for s in statuses)
+        and all(_strings(ids) for ids in event_ids)
+        and all(type(i) is int and 0 <= i < len(scopes) for i in scope_of)
+        and all(type(s) is list and all(_scope_ok(h) for h in s) for s in scopes)
+    ):
+        raise ValueError("a value of the wrong type")
+    heads = [tuple(_scope(h) for h in s) for s in scopes]
+    return TreeIndex(clean, keys, files, titles, statuses, event_ids, scope_of, heads)
+
+
+def _scope_record(state: EntityState) -> list[Any]:
+    scope = state.applies_to
+    if scope is None:
+        return [state.triggers, None]
+    return [state.triggers, [scope.since, scope.paths, scope.refs, scope.environments]]
+
+
+def _scope_ok(value: Any) -> bool:
+    if type(value) is not list or len(value) != 2 or not _optional_strings(value[0]):
+        return False
+    scope = value[1]
+    if scope is None:
+        return True
+    return (
+        type(scope) is list
+        and len(scope) == 4
+        and (scope[0] is None or type(scope[0]) is str)
+        and all(_optional_strings(v) for v in scope[1:])
+    )
+
+
+def _scope(value: list[Any]) -> EntityState:
+    triggers, scope = value
+    applies_to = None
+    if scope is not None:
+        since, paths, refs, environments = scope
+        applies_to = AppliesTo(since, _tuple(paths), _tuple(refs), _tuple(environments))
+    return EntityState(triggers=_tuple(triggers), applies_to=applies_to)
+
+
+def _tuple(value: list[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
+
+
+def _optional_strings(value: Any) -> bool:
+    return value is None or _strings(value)
+
+
+def _strings(value: Any) -> bool:
+    return type(value) is list and all(type(v) is str for v in value)
+
+
+def _write(path: str, index: TreeIndex) -> None:
+    """Write-then-rename, and keep only the latest few; an unwritable folder is no cache."""
+    record = [*index[:-1], [[_scope_record(h) for h in heads] for heads in index.scopes]]
+    body = json.dumps(record, separators=(",", ":")).encode("utf-8")
+    version = format_version().encode("ascii")
+    data = b"%s %s\n%s\n%s" % (MAGIC, version, hashlib.sha256(body).hexdigest().encode(), body)
+    folder = os.path.dirname(path)
+    temp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with open(temp, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, path)
+        _prune(folder)
+    except OSError:
+        pass
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+
+
+def _prune(folder: str) -> None:
+    """Keep the KEEP newest index files: a tree read long ago is rebuilt if ever read again."""
+    with os.scandir(folder) as found:
+        files = [(e.stat().st_mtime, e.path) for e in found if e.name.endswith(".json")]
+    for _, path in sorted(files, reverse=True)[KEEP:]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)

@@ -1,0 +1,354 @@
+"""ledgerindex: entities settled from a cached summary decide exactly as if read in full.
+
+The property: for random ledgers spread over revisions (entities changed between
+them, moved or byte-different ids, bad file names, scopes by trigger, ref and
+environment), random protection and random actions, the decision with the index
+equals the decision from `read_union`. The other tests pin down that the fast
+path is really taken, and that the index on disk is never trusted when it is bad.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import os
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from failgate_hooks import ledgerindex
+from failgate_hooks.config import Config
+from failgate_hooks.evaluate import Evaluator, GitFacts, Request
+from failgate_hooks.events import AppliesTo, Event, Status, event_to_toml
+from failgate_hooks.gates import Context, ruled_out
+from failgate_hooks.gitio import GitRepo
+from failgate_hooks.ledger import Revision, read_union
+from failgate_hooks.ledgerindex import LedgerView
+from tests.conftest import Repo, git, make_repo
+
+WHEN = dt.datetime(2026, 11, 30, 3, 0, tzinfo=dt.UTC)
+KEYS = ["ops:a", "ops:b", "ops:b:c", "svc:d"]
+TRIGGERS = [None, ("push",), ("deploy",), ("push", "deploy"), ("release",)]
+SCOPES = [
+    None,
+    AppliesTo(paths=("src/**",)),
+    AppliesTo(paths=("README",), refs=("refs/heads/*",)),
+    AppliesTo(since="0" * 40),
+    AppliesTo(refs=("refs/heads/release/*",)),
+    AppliesTo(environments=("prod",)),
+    AppliesTo(refs=("refs/heads/main",), environments=("staging", "prod")),
+]
+CONTEXTS = [
+    Context("push", "refs/heads/main"),
+    Context("push", "refs/heads/release/1"),
+    Context("push", None),
+    Context("deploy", "refs/heads/main", "prod"),
+    Context("deploy", None, "staging"),
+    Context("release"),
+]
+
+
+def gid(n: int) -> str:
+    return f"20261130T0300{n:02d}Z-{n:08x}"
+
+
+class World:
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.counter = itertools.count()
+
+    def commit(self, files: dict[str, bytes]) -> str:
+        """A root commit holding exactly `files`: one fast-import, no work tree."""
+        n = next(self.counter)
+        ref = f"refs/index/{n}"
+        # the number in the message: the same files make another commit, with the same tree
+        message = f"{n}\n"
+        stream = bytearray(
+            f"commit {ref}\ncommitter T <t@x.org> 0 +0000\ndata {len(message)}\n{message}".encode()
+        )
+        stream += b"M 100644 inline README\ndata 2\nhi\n"
+        for path, data in files.items():
+            stream += f"M 100644 inline {path}\ndata {len(data)}\n".encode() + data + b"\n"
+        subprocess.run(
+            ["git", "fast-import", "--quiet"],
+            cwd=self.repo.path,
+            input=bytes(stream),
+            check=True,
+        )
+        return git(self.repo.path, "rev-parse", ref)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    return World(make_repo(tmp_path_factory.mktemp("index") / "repo"))
+
+
+def path_of(event: Event) -> str:
+    return f"ledger/{event.entity_key.replace(':', '/')}/{event.id}.toml"
+
+
+@st.composite
+def spread(draw: st.DrawFn) -> list[dict[str, bytes]]:
+    """Events of a few entities spread over 2-3 revisions: most files in every revision
+    (so that unchanged entities exist), some in one, some with other bytes or elsewhere."""
+    n = draw(st.integers(1, 7))
+    events: list[Event] = []
+    for i in range(n):
+        key = draw(st.sampled_from(KEYS))
+        earlier = [e.id for e in events if e.entity_key == key]
+        pick = st.sampled_from(earlier) if earlier else st.nothing()
+        follows = tuple(sorted(set(draw(st.lists(pick, max_size=2))))) if earlier else ()
+        supersedes = tuple(draw(st.lists(pick, max_size=1))) if earlier else ()
+        events.append(
+            Event(
+                id=gid(i),
+                entity_key=key,
+                effective_at=WHEN,
+                follows=follows,
+                supersedes=supersedes,
+                status=draw(st.sampled_from(list(Status))),
+                title="t" if not follows else draw(st.sampled_from([None, "t2"])),
+                triggers=draw(st.sampled_from(TRIGGERS[1:] if not follows else TRIGGERS)),
+                applies_to=draw(st.sampled_from(SCOPES)),
+            )
+        )
+    count = draw(st.integers(2, 3))
+    revisions: list[dict[str, bytes]] = [{} for _ in range(count)]
+    for event in events:
+        data = event_to_toml(event)
+        path = path_of(event)
+        if draw(st.integers(0, 2)):
+            homes = set(range(count))
+        else:
+            homes = draw(st.sets(st.integers(0, count - 1), min_size=1))
+        for home in sorted(homes):
+            damage = draw(st.integers(0, 14))
+            if damage == 0:  # the same id, other bytes, in this revision
+                revisions[home][path] = data.replace(b'status = "', b'status = "x', 1)
+            elif damage == 1:  # the same id in another entity's folder
+                revisions[home][f"ledger/svc/moved/{event.id}.toml"] = data
+            elif damage == 2:  # a name that is no event id
+                revisions[home][path.replace(".toml", ".txt")] = data
+            else:
+                revisions[home][path] = data
+    return revisions
+
+
+def decide(repo: GitRepo, request: Request, *, use_index: bool) -> object:
+    return Evaluator(repo, Config(), use_index=use_index).evaluate(request)
+
+
+@given(spread(), st.data())
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_index_decides_exactly_as_reading_every_entity(
+    world: World, revisions: list[dict[str, bytes]], data: st.DataObject
+) -> None:
+    commits = [world.commit(files) for files in revisions]
+    if data.draw(st.booleans()):  # another commit with C's ledger tree, read last
+        commits.append(world.commit(revisions[0]))
+    protected = data.draw(st.lists(st.booleans(), min_size=len(commits), max_size=len(commits)))
+    revs = tuple(
+        Revision(f"r{i}", commit, protected=i > 0 and protected[i])
+        for i, commit in enumerate(commits)
+    )
+    with GitRepo.open(world.repo.path) as repo:
+        whole = read_union(repo, revs, "ledger")
+        for context in CONTEXTS:
+            # every file read in full is the file the whole union has, revisions in order
+            part = ledger_view(repo, revs, context).ledger
+            for path, file in part.files.items():
+                assert file == whole.files[path], path
+            assert part.problems == whole.problems
+            for authority in ("accept", "protected"):
+                request = Request(commits[0], context, revs, authority=authority)
+                assert decide(repo, request, use_index=True) == decide(
+                    repo, request, use_index=False
+                ), (context, authority)
+
+
+# --------------------------------------------------------------------------- the fast path
+
+
+def event(n: int, key: str, triggers: tuple[str, ...], **keys: object) -> Event:
+    return Event(
+        id=gid(n),
+        entity_key=key,
+        status=Status.OBSERVED,
+        effective_at=WHEN,
+        title=f"risk {n}",
+        triggers=triggers,
+        **keys,  # type: ignore[arg-type]
+    )
+
+
+def files_of(*events: Event) -> dict[str, bytes]:
+    return {path_of(e): event_to_toml(e) for e in events}
+
+
+DEPLOY = [event(i, f"svc:r{i}", ("deploy",)) for i in range(6)]
+LIVE = event(40, "ops:live", ("push",))
+
+
+class View:
+    """What ledger_view gave: the keys it settled, and the ledger it read in full."""
+
+    def __init__(self, found: LedgerView) -> None:
+        self.settled = sorted(s.key for s in found.settled)
+        self.ledger = found.ledger
+
+
+def ledger_view(repo: GitRepo, revs: Sequence[Revision], context: Context) -> LedgerView:
+    facts = GitFacts(repo, revs[0].commit, "ledger")
+    return ledgerindex.ledger_view(
+        repo, revs, "ledger", lambda scopes: ruled_out(scopes, facts, context)
+    )
+
+
+def view(world: World, *revs: Revision, context: Context) -> View:
+    with GitRepo.open(world.repo.path) as repo:
+        return View(ledger_view(repo, revs, context))
+
+
+def test_entities_the_action_rules_out_are_settled_without_reading_them(world: World) -> None:
+    tip = world.commit(files_of(*DEPLOY, LIVE))
+    found = view(
+        world,
+        Revision("C", tip),
+        Revision("main", tip, protected=True),
+        context=Context("push", "refs/heads/main"),
+    )
+    assert found.settled == sorted(e.entity_key for e in DEPLOY)
+    # only the gate that may apply to a push is read in full
+    assert {f.entity_key for f in found.ledger.files.values()} == {"ops:live"}
+
+
+def test_nothing_is_settled_when_no_revision_is_protected(world: World) -> None:
+    # every event is then a relaxation to list: each entity must be read
+    tip = world.commit(files_of(*DEPLOY, LIVE))
+    found = view(world, Revision("C", tip), context=Context("push", "refs/heads/main"))
+    assert not found.settled
+    assert len({f.entity_key for f in found.ledger.files.values()}) == len(DEPLOY) + 1
+
+
+def test_an_entity_that_differs_between_revisions_is_read_in_full(world: World) -> None:
+    later = event(50, DEPLOY[0].entity_key, ("deploy",), follows=(DEPLOY[0].id,))
+    main = world.commit(files_of(*DEPLOY, LIVE))
+    tip = world.commit(files_of(*DEPLOY, LIVE, later))
+    found = view(
+        world,
+        Revision("C", tip),
+        Revision("main", main, protected=True),
+        context=Context("push", "refs/heads/main"),
+    )
+    assert DEPLOY[0].entity_key not in found.settled
+    assert found.ledger.file_of_id(later.id) is not None
+    assert found.settled == sorted(e.entity_key for e in DEPLOY[1:])
+
+
+def test_an_id_moved_to_another_entity_falls_back_to_the_whole_union(world: World) -> None:
+    moved = {f"ledger/svc/moved/{DEPLOY[1].id}.toml": event_to_toml(DEPLOY[1])}
+    main = world.commit(files_of(*DEPLOY))
+    tip = world.commit({**files_of(DEPLOY[0], *DEPLOY[2:]), **moved})
+    found = view(
+        world,
+        Revision("C", tip),
+        Revision("main", main, protected=True),
+        context=Context("push", "refs/heads/main"),
+    )
+    assert not found.settled
+    assert [p.code for p in found.ledger.problems] == ["duplicate-id"]
+
+
+# --------------------------------------------------------------------------- on disk
+
+
+def index_files(world: World) -> list[Path]:
+    return sorted((world.repo.path / ".git" / "failgate" / "index").glob("*.json"))
+
+
+def fresh_view(world: World, tip: str) -> View:
+    ledgerindex._loaded.clear()  # as a new process would start
+    return view(
+        world,
+        Revision("C", tip),
+        Revision("main", tip, protected=True),
+        context=Context("push", "refs/heads/main"),
+    )
+
+
+def test_the_index_is_kept_by_tree_and_read_back_by_the_next_process(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tip = world.commit(files_of(*DEPLOY[:3]))
+    fresh_view(world, tip)
+    tree = git(world.repo.path, "rev-parse", f"{tip}:ledger")
+    assert any(p.name.startswith(tree) for p in index_files(world))
+
+    def must_not_build(*args: object) -> None:
+        raise AssertionError("rebuilt an index that was on disk")
+
+    monkeypatch.setattr(ledgerindex, "build_index", must_not_build)
+    assert len(fresh_view(world, tip).settled) == 3
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["flip a byte of the body", "other version", "wrong types, right checksum", "empty"],
+)
+def test_a_bad_index_file_is_rebuilt_never_believed(world: World, damage: str) -> None:
+    tip = world.commit(files_of(*DEPLOY[:2], event(60, "svc:extra", ("push",))))
+    fresh_view(world, tip)
+    tree = git(world.repo.path, "rev-parse", f"{tip}:ledger")
+    (path,) = [p for p in index_files(world) if p.name.startswith(tree)]
+    raw = path.read_bytes()
+    header, checksum, body = raw.split(b"\n", 2)
+    if damage == "flip a byte of the body":
+        # claim that the push-triggered entity is deploy-only: the checksum catches it
+        body = body.replace(b'["push"]', b'["deplo"]')
+        assert body != raw.split(b"\n", 2)[2]
+    elif damage == "other version":
+        header = header + b"x"
+    elif damage == "wrong types, right checksum":
+        import hashlib
+
+        body = b'[true, ["svc:extra"], [1], [null], [null], [[]], [0], [[]]]'
+        checksum = hashlib.sha256(body).hexdigest().encode()
+    else:
+        header = checksum = body = b""
+    path.write_bytes(b"\n".join([header, checksum, body]))
+    found = fresh_view(world, tip)
+    # the push-triggered entity is read in full, as the ledger says, not as the file said
+    assert "svc:extra" not in found.settled
+    assert found.ledger.file_of_id(gid(60)) is not None
+    assert found.settled == sorted(e.entity_key for e in DEPLOY[:2])
+    assert ledgerindex._read(str(path)) is not None  # and written afresh
+
+
+def test_only_the_latest_index_files_are_kept(world: World) -> None:
+    for n in range(ledgerindex.KEEP + 3):
+        fresh_view(world, world.commit(files_of(event(70 + n, "svc:keep", ("deploy",)))))
+    assert len(index_files(world)) == ledgerindex.KEEP
+
+
+def test_an_unwritable_index_folder_is_no_index(world: World) -> None:
+    folder = world.repo.path / ".git" / "failgate" / "index"
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o500)
+    try:
+        tip = world.commit(files_of(*DEPLOY[:4]))
+        if os.access(folder, os.W_OK):  # root ignores the mode: use a file in the way
+            os.chmod(folder, 0o700)
+            for p in folder.iterdir():
+                p.unlink()
+            folder.rmdir()
+            folder.write_text("not a folder")
+        assert len(fresh_view(world, tip).settled) == 4
+    finally:
+        if folder.is_dir():
+            os.chmod(folder, 0o700)
+        else:
+            folder.unlink()
