@@ -9,23 +9,31 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from failgate_hooks import __version__, exitcodes
 from failgate_hooks.errors import FailgateError, UsageError
 
+# The hooks' entry points live in hookmain, which imports no click; cli names them
+# too for hook scripts written by earlier versions (`from failgate_hooks.cli import …`).
+from failgate_hooks.hookmain import (
+    error_lines,
+    no_cycle_collection,
+    pre_push_main,
+    pre_receive_main,
+)
+
+__all__ = ["main", "pre_push_main", "pre_receive_main"]
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def report_error(error: FailgateError) -> None:
     """One clean message on standard error: what, where, and what to do."""
-    from failgate_hooks.sanitize import clean
-
-    click.echo(f"failgate: {clean(error.message)}", err=True)
-    if error.hint:
-        click.echo(f"  hint: {clean(error.hint)}", err=True)
+    for line in error_lines(error):
+        click.echo(line, err=True)
 
 
 class FailgateGroup(click.Group):
@@ -33,7 +41,7 @@ class FailgateGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            with _no_cycle_collection():
+            with no_cycle_collection():
                 return super().invoke(ctx)
         except FailgateError as error:
             report_error(error)
@@ -664,50 +672,3 @@ def uninstall(ctx: click.Context) -> None:
 
     with open_repo(ctx) as repo:
         click.echo(installer.uninstall(repo))
-
-
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """A run lives a second and builds ten thousand objects per thousand events, none in
-    cycles: the collector would only walk them again and again (a tenth of a 10,000-event
-    check). Paused for the run, not for a process that imports failgate."""
-    import gc
-
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:
-    """Run a hook's body; an expected failure refuses the push with its message."""
-    try:
-        with _no_cycle_collection():
-            code = body()
-    except FailgateError as error:
-        report_error(error)
-        click.echo(f"{name}: push refused (failgate could not decide).", err=True)
-        code = error.exit_code if error.exit_code != exitcodes.USAGE else exitcodes.INTEGRITY
-    except KeyboardInterrupt:
-        click.echo(f"{name}: interrupted: push refused.", err=True)
-        code = 130
-    sys.exit(code)
-
-
-def pre_push_main(argv: list[str] | None = None) -> None:
-    """Console script `failgate-pre-push REMOTE URL` (plain git hook or pre-commit)."""
-    from failgate_hooks.hookmain import run_pre_push
-
-    args = sys.argv[1:] if argv is None else argv
-    _hook_exit("failgate-pre-push", lambda: run_pre_push(args, sys.stdin, os.environ))
-
-
-def pre_receive_main(argv: list[str] | None = None) -> None:
-    """Console script `failgate-pre-receive [--exec]` for a server's bare repository."""
-    from failgate_hooks.hookmain import run_pre_receive
-
-    args = sys.argv[1:] if argv is None else argv
-    _hook_exit("failgate-pre-receive", lambda: run_pre_receive(args, sys.stdin, os.environ))

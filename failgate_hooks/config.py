@@ -7,7 +7,6 @@ or change who may relax a gate.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +46,8 @@ def parse_config(files: Mapping[str, bytes], source: str) -> Config:
         if name not in files:
             continue
         where = f"{name} ({source})"
+        import tomllib  # only when a config file exists
+
         try:
             doc = tomllib.loads(files[name].decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -302,6 +301,8 @@ def parse_event(
     except UnicodeDecodeError as exc:
         check.fail(None, f"not UTF-8 text (byte {exc.start})", code="unreadable")
         return None, check.problems
+    import tomllib  # here, not at the top: a warm hook parses nothing
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -1,26 +1,25 @@
-"""The hooks' process level: arguments, stdin and environment in; text and exit code out."""
+"""The hooks' process level: arguments, stdin and environment in; text and exit code out.
+
+The hooks run on every push, so this path imports no click: what a hook prints
+is plain text on standard error, and the modules that decide are imported only
+once a hook runs (`failgate install`'s script and the console scripts start here).
+"""
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Mapping, Sequence
-from contextlib import ExitStack
-from typing import TextIO
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
-import click
+from failgate_hooks import exitcodes
+from failgate_hooks.errors import FailgateError, UsageError
 
-from failgate_hooks.config import Config
-from failgate_hooks.errors import UsageError
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.hooks import (
-    HookRun,
-    PushReport,
-    from_pre_commit,
-    parse_pre_push,
-    parse_pre_receive,
-    pre_push,
-    pre_receive,
-)
+if TYPE_CHECKING:
+    from failgate_hooks.config import Config
+    from failgate_hooks.hooks import PushReport
+    from failgate_hooks.runner import VerifierRunner
 
 ONE_REF_NOTE = (
     "NOTE: under pre-commit only the first pushed ref is checked ({ref}); pre-commit never "
@@ -32,7 +31,9 @@ ONE_REF_NOTE = (
 
 def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
     """`failgate-pre-push REMOTE URL`, fed git's stdin, or pre-commit's variables."""
-    from failgate_hooks.runner import VerifierRunner, make_runner
+    from failgate_hooks.gitio import GitRepo
+    from failgate_hooks.hooks import HookRun, from_pre_commit, parse_pre_push, pre_push
+    from failgate_hooks.runner import make_runner
 
     trust_ledger = environ.get("FAILGATE_TRUST_LEDGER") == "1"
     remote = args[0] if args else environ.get("PRE_COMMIT_REMOTE_NAME", "")
@@ -66,7 +67,9 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
 
 def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
     """`failgate-pre-receive [--exec]` in a server's repository, fed `<old> <new> <ref>`."""
-    from failgate_hooks.runner import VerifierRunner, make_runner
+    from failgate_hooks.gitio import GitRepo
+    from failgate_hooks.hooks import HookRun, parse_pre_receive, pre_receive
+    from failgate_hooks.runner import make_runner
 
     unknown = [a for a in args if a != "--exec"]
     if unknown:
@@ -119,4 +122,66 @@ def _print_report(report: PushReport, note: str | None) -> None:
         else:
             summary = f"failgate: all {len(report.outcomes)} refs may be pushed"
         blocks.append(summary)
-    click.echo("\n\n".join(blocks), err=True)
+    say("\n\n".join(blocks))
+
+
+# --------------------------------------------------------------------------- the process
+
+
+def say(text: str) -> None:
+    """One message on standard error (git shows the pusher a hook's stderr)."""
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def error_lines(error: FailgateError) -> list[str]:
+    """An expected failure as people read it: what, where, and what to do."""
+    from failgate_hooks.sanitize import clean
+
+    lines = [f"failgate: {clean(error.message)}"]
+    if error.hint:
+        lines.append(f"  hint: {clean(error.hint)}")
+    return lines
+
+
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """A run lives a second and builds ten thousand objects per thousand events, none in
+    cycles: the collector would only walk them again and again (a tenth of a 10,000-event
+    check). Paused for the run, not for a process that imports failgate."""
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:
+    """Run a hook's body; an expected failure refuses the push with its message."""
+    try:
+        with no_cycle_collection():
+            code = body()
+    except FailgateError as error:
+        say("\n".join(error_lines(error)))
+        say(f"{name}: push refused (failgate could not decide).")
+        code = error.exit_code if error.exit_code != exitcodes.USAGE else exitcodes.INTEGRITY
+    except KeyboardInterrupt:
+        say(f"{name}: interrupted: push refused.")
+        code = 130
+    sys.exit(code)
+
+
+def pre_push_main(argv: list[str] | None = None) -> None:
+    """Console script `failgate-pre-push REMOTE URL` (plain git hook or pre-commit)."""
+    args = sys.argv[1:] if argv is None else argv
+    _hook_exit("failgate-pre-push", lambda: run_pre_push(args, sys.stdin, os.environ))
+
+
+def pre_receive_main(argv: list[str] | None = None) -> None:
+    """Console script `failgate-pre-receive [--exec]` for a server's bare repository."""
+    args = sys.argv[1:] if argv is None else argv
+    _hook_exit("failgate-pre-receive", lambda: run_pre_receive(args, sys.stdin, os.environ))

@@ -23,7 +23,7 @@ LEGACY = "pre-push.legacy"
 _RUN_FAILGATE = """\
 import sys
 try:
-    from failgate_hooks.cli import pre_push_main
+    from failgate_hooks.hookmain import pre_push_main
 except ImportError as exc:
     sys.stderr.write(
         "failgate: cannot import failgate (%s): push refused.\\n"
