@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from failgate_hooks.errors import GitError
 from failgate_hooks.evaluate import Request
@@ -42,6 +42,8 @@ def run_check(
                 hint="fetch it, or fix ledger_refs in the protected configuration",
             )
         protected.append(Revision(name, found, protected=True))
+    # The work tree walk runs on the other core while the decision is made.
+    warnings = start_uncommitted_ledger_warnings(repo, config.ledger)
     history = check_range(repo, range_, config.ledger) if range_ else []
     request = Request(
         commit=commit,
@@ -53,16 +55,25 @@ def run_check(
         history_errors=tuple(history),
     )
     decision = decide_with_verifiers(repo, config, request)
-    return decision, uncommitted_ledger_warnings(repo, config.ledger)
+    return decision, warnings()
 
 
 def uncommitted_ledger_warnings(repo: GitRepo, ledger_dir: str) -> list[str]:
     """The ledger is read from commits: say so when the work tree holds more."""
+    return start_uncommitted_ledger_warnings(repo, ledger_dir)()
+
+
+def start_uncommitted_ledger_warnings(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
+    """Start looking for uncommitted ledger files; the function returned gives the warnings."""
     if repo.working_dir is None:
-        return []
+        return list
     if not os.path.isdir(os.path.join(repo.working_dir, *ledger_dir.split("/"))):
-        return []  # nothing there can be uncommitted: no status walk, no process
-    status = repo.run("status", "--porcelain", "--untracked-files=all", "--", ledger_dir)
+        return list  # nothing there can be uncommitted: no status walk, no process
+    status = repo.start("status", "--porcelain", "--untracked-files=all", "--", ledger_dir)
+    return lambda: _warnings(status())
+
+
+def _warnings(status: str) -> list[str]:
     changed = [
         line[3:]
         for line in status.splitlines()

@@ -12,7 +12,7 @@ import operator
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
@@ -128,6 +128,30 @@ class GitRepo:
         if proc.returncode != 0:
             raise git.GitCommandError(["git", *args], proc.returncode, err, out)
         return str(out.decode("utf-8", "surrogateescape"))
+
+    def start(self, *args: str) -> Callable[[], str]:
+        """Start `git ARGS` now; the returned function waits for its output (GitError if failed).
+
+        For a question whose answer is needed only at the end: git works on the
+        other core meanwhile."""
+        import git
+
+        try:
+            handle = self._git.execute(["git", *args], as_process=True)
+        except git.GitCommandNotFound:
+            raise GitError("git is not installed or not on PATH") from None
+
+        # The closure holds GitPython's handle: collecting it kills the process.
+        def result() -> str:
+            proc = handle.proc
+            assert proc is not None
+            out, err = proc.communicate()
+            if proc.returncode != 0:
+                detail = _first_line(err) or f"exit {proc.returncode}"
+                raise GitError(f"git {' '.join(args[:3])} failed: {detail}")
+            return str(out.decode("utf-8", "surrogateescape"))
+
+        return result
 
     def succeeds(self, *args: str) -> bool:
         """Whether `git ARGS` exits 0 (for yes/no questions such as ancestry)."""

@@ -27,7 +27,23 @@ def retracted_ids(ledger: Ledger) -> dict[str, str]:
     return out
 
 
-def _may_delete(path: str, ledger_dir: str, retracted: dict[str, str]) -> bool:
+class Retracted:
+    """`retracted_ids` of the ledger at one commit, read only if a deletion asks.
+
+    Most updates delete no event file: they never pay for reading the ledger."""
+
+    def __init__(self, repo: GitRepo, commit: str, ledger_dir: str) -> None:
+        self._repo, self._commit, self._ledger_dir = repo, commit, ledger_dir
+        self._ids: dict[str, str] | None = None
+
+    def get(self, event_id: str) -> str | None:
+        if self._ids is None:
+            revision = Revision("new tip", self._commit)
+            self._ids = retracted_ids(read_union(self._repo, [revision], self._ledger_dir))
+        return self._ids.get(event_id)
+
+
+def _may_delete(path: str, ledger_dir: str, retracted: Retracted) -> bool:
     key, _ = classify_path(path, ledger_dir)
     stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
     return key is not None and retracted.get(stem) == key
@@ -38,7 +54,7 @@ def _is_tracked(path: str) -> bool:
 
 
 def check_tips(
-    repo: GitRepo, old: str, new: str, ledger_dir: str, retracted: dict[str, str]
+    repo: GitRepo, old: str, new: str, ledger_dir: str, retracted: Retracted
 ) -> list[Problem]:
     """Every event file of the old tip is in the new tip, byte for byte."""
     before = {e.path: e.oid for e in repo.ls_tree(old, ledger_dir) if _is_tracked(e.path)}
@@ -68,7 +84,7 @@ def check_tips(
 
 
 def check_commits(
-    repo: GitRepo, revisions: Sequence[str], ledger_dir: str, retracted: dict[str, str]
+    repo: GitRepo, revisions: Sequence[str], ledger_dir: str, retracted: Retracted
 ) -> list[Problem]:
     """Every commit that `git log REVISIONS` lists keeps each parent's event files.
 
@@ -126,16 +142,22 @@ def check_update(
     from the revision arguments in `exclude` (what the other side already has,
     e.g. `--remotes=origin` or `--all`).
     """
-    ledger = read_union(repo, [Revision("new tip", new)], ledger_dir)
-    retracted = retracted_ids(ledger)
+    retracted = Retracted(repo, new, ledger_dir)
     problems = []
-    if old is not None:
+    if old is not None and _ledger_tree(repo, old, ledger_dir) != _ledger_tree(
+        repo, new, ledger_dir
+    ):  # one ledger tree holds the same files, byte for byte: nothing to compare
         problems += check_tips(repo, old, new, ledger_dir, retracted)
     not_revs = ([old] if old else []) + list(exclude)
     by_commit = check_commits(repo, [new, "--not", *not_revs], ledger_dir, retracted)
     # A path a commit in the range broke is reported once, naming that commit.
     named = {p.path for p in by_commit}
     return [p for p in problems if p.path not in named] + by_commit
+
+
+def _ledger_tree(repo: GitRepo, commit: str, ledger_dir: str) -> str | None:
+    entry = repo.tree_entry(commit, ledger_dir.strip("/"))
+    return None if entry is None else f"{entry.mode} {entry.oid}"
 
 
 def check_range(repo: GitRepo, range_: str, ledger_dir: str) -> list[Problem]:

@@ -137,6 +137,19 @@ def test_check_does_not_count_a_leftover_temp_file_as_an_uncommitted_event(repo:
     assert "not committed" not in check.err, check
 
 
+def test_check_says_which_ledger_file_it_did_not_read_because_it_is_not_committed(
+    repo: Repo,
+) -> None:
+    # The look at the work tree runs while check decides; its answer must still arrive.
+    repo.record(KEY, "--status", "observed", "--title", "t", "--trigger", "push")
+    repo.commit("first")
+    path = repo.record(KEY, "--status", "expired")
+    check = repo.failgate("check", "--ref", "refs/heads/topic")
+    assert "1 ledger file(s) in the work tree are not committed" in check.err, check
+    assert path in check.err
+    assert check.code == 0  # a warning: the committed gate is open on a topic branch
+
+
 KILLED_RECORD = """\
 import os, sys, time
 ready = sys.argv[1]

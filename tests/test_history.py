@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from failgate_hooks import history
+from failgate_hooks.gitio import GitRepo
 from tests.conftest import Repo
 
 KEY = "deploy:mainnet:gas-budget"
@@ -89,3 +93,36 @@ def test_adding_events_keeps_append_only_clean(any_repo: Repo) -> None:
 def test_a_bad_range_is_a_usage_error(repo: Repo) -> None:
     result = repo.failgate("fsck", "--range", "HEAD")
     assert result.code == 2, result
+
+
+# --------------------------------------------------------------------------- in process
+
+
+def test_an_update_that_deletes_nothing_never_reads_the_ledger(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Reading every event for the retractions is what made append-only cost as much
+    # as the decision at 10,000 events: only a deletion needs them.
+    record_first(repo)
+    old = repo.commit("record")
+    repo.write("src.txt", "more work\n")
+    new = repo.commit("work")
+
+    def must_not_read(*args: object) -> None:
+        raise AssertionError("read the ledger although nothing was deleted")
+
+    monkeypatch.setattr(history, "read_union", must_not_read)
+    with GitRepo.open(repo.path) as git_repo:
+        assert history.check_update(git_repo, old, new, "ledger") == []
+
+
+def test_a_deletion_still_asks_for_the_retractions(repo: Repo) -> None:
+    leaked = record_first(repo)
+    old = repo.commit("record")
+    repo.git("rm", "-q", leaked)
+    new = repo.commit("drop it without a retraction")
+    with GitRepo.open(repo.path) as git_repo:
+        problems = history.check_update(git_repo, old, new, "ledger")
+    # found both ways: the new tip lacks the old tip's file, and the commit deleted it
+    assert [p.path for p in problems] == [leaked]
+    assert problems[0].commit == new
