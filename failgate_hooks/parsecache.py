@@ -51,10 +51,10 @@ class _Corrupt(ValueError):
 @cache
 def format_version() -> str:
     """Changes whenever what a parse gives could change: a shard of another is rebuilt."""
-    from failgate_hooks import __version__, events, wildmatch
+    from failgate_hooks import __version__, events, toml_subset, wildmatch
 
     digest = hashlib.sha256()
-    for source in (events.__file__, wildmatch.__file__, __file__):
+    for source in (events.__file__, wildmatch.__file__, toml_subset.__file__, __file__):
         # The sources themselves, so that an edited rule never meets a parse made under
         # the old one, even when nobody bumped the version.
         try:

@@ -196,8 +196,14 @@ def test_a_later_event_may_omit_title_and_triggers() -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    [b"\xff\xfe not utf8", b"schema = 1\nschema = 1\n", b"[[[", b"schema = 1\x00"],
-    ids=["invalid-utf8", "duplicate-key", "broken-toml", "nul-byte"],
+    [
+        b"\xff\xfe not utf8",
+        b"schema = 1\nschema = 1\n",
+        b"[[[",
+        b"schema = 1\x00",
+        b"schema = " + b"1" * 5000 + b"\n",  # tomllib lets int() raise ValueError
+    ],
+    ids=["invalid-utf8", "duplicate-key", "broken-toml", "nul-byte", "huge-integer"],
 )
 def test_unreadable_bytes_are_a_named_error_not_a_crash(raw: bytes) -> None:
     event, problems = parse_event(raw, PATH, entity_key=KEY)
