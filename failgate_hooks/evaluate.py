@@ -6,7 +6,7 @@ The imperative shell around the pure core: `ledger` reads, `gates` decides,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -17,6 +17,7 @@ from failgate_hooks.gates import (
     Assessment,
     Context,
     Decision,
+    Gate,
     GateState,
     Policy,
     VerifierOutcome,
@@ -27,7 +28,7 @@ from failgate_hooks.gates import (
 )
 from failgate_hooks.gitio import GitRepo
 from failgate_hooks.ledger import Ledger, Revision, read_union
-from failgate_hooks.ledgerindex import ledger_view
+from failgate_hooks.ledgerindex import Settled, ledger_view
 from failgate_hooks.resolve import Resolution
 
 
@@ -170,6 +171,7 @@ class Evaluator:
         """The §4 decision for one commit and destination."""
         context = request.context
         facts = GitFacts(self.repo, request.commit, self.config.ledger)
+        settled: Settled | None = None
         if self.use_index:
             view = ledger_view(
                 self.repo,
@@ -179,24 +181,13 @@ class Evaluator:
             )
             ledger, settled = view.ledger, view.settled
         else:
-            ledger, settled = read_union(self.repo, request.revisions, self.config.ledger), []
+            ledger = read_union(self.repo, request.revisions, self.config.ledger)
         policy = self.policy(request, hold_open=hold_open)
         protected_ids = ledger.protected_ids  # computed once: it walks the whole ledger
-        by_key = {
-            key: assess(resolution, facts, context, protected_ids=protected_ids, policy=policy)
-            for key, resolution in ledger.resolve_all().items()
-        }
-        for summary in settled:
-            by_key[summary.key] = Assessment(
-                entity_key=summary.key,
-                state=GateState.NOT_APPLICABLE,
-                reason=summary.reason,
-                title=summary.title,
-                status=None if summary.status is None else Status(summary.status),
-                event_ids=summary.event_ids,
-                commit=request.commit,
-            )
-        assessments = [by_key[key] for key in sorted(by_key)]
+        assessments = [
+            assess(resolution, facts, context, protected_ids=protected_ids, policy=policy)
+            for resolution in ledger.resolve_all().values()
+        ]
         results: dict[str, VerifierResult] = {}
         for item in assessments:
             if item.state is GateState.OPEN and item.verification is not None:
@@ -209,6 +200,8 @@ class Evaluator:
             errors=ledger.problems,
             history_errors=request.history_errors,
             commit=request.commit,
+            settled=len(settled.rows) if settled else 0,
+            make_settled=None if settled is None else lambda: _settled_gates(settled),
         )
 
     def _verify(
@@ -230,6 +223,21 @@ class Evaluator:
         if key not in self.results:
             self.results[key] = self.run_verifier(request, item, verification, pinned_from)
         return self.results[key]
+
+
+def _settled_gates(settled: Settled) -> Iterator[Gate]:
+    """The gates of entities settled from the ledger index: not applicable, as assess says."""
+    for key, reason, title, status, event_ids in settled.entities():
+        yield Gate(
+            entity_key=key,
+            state=GateState.NOT_APPLICABLE,
+            blocking=False,
+            warning=False,
+            reason=reason,
+            title=title,
+            status=None if status is None else Status(status),
+            event_ids=event_ids,
+        )
 
 
 def pinned_revision(ledger: Ledger, resolution: Resolution, commit: str) -> str:

@@ -32,7 +32,7 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -43,44 +43,84 @@ from failgate_hooks.gitio import GitRepo, TreeEntry
 from failgate_hooks.ledger import Ledger, Revision, classify_path, read_union, union_of
 from failgate_hooks.resolve import EntityState
 
-FORMAT = 1
+FORMAT = 2
 MAGIC = b"failgate-ledger-index"
 KEEP = 16  # index files kept: one per ledger tree seen lately
 
 
-class TreeIndex(NamedTuple):
-    """Every entity of one ledger tree, in columns (one row per entity, by key)."""
+class Details(NamedTuple):
+    """The columns a decision reads only to show settled entities (JSON, CI, export)."""
 
-    clean: bool  # no problem that no entity owns (outside-entity, duplicate ids)
-    keys: list[str]
-    files: list[str]  # its own entries, "mode type oid path" per line, as listed
     titles: list[str | None]
     statuses: list[str | None]
     event_ids: list[list[str]]  # the remaining events, in resolution order
-    scope_of: list[int]  # which of `scopes` is the entity's
-    # distinct scope sets: the triggers and applies_to of each state `assess` judges
-    # (the heads of a conflict); thousands of entities share a handful
-    scopes: list[tuple[EntityState, ...]]
+
+
+class TreeIndex:
+    """Every entity of one ledger tree, in columns: one row per entity, in key order.
+
+    What every decision reads (keys, a digest of each entity's files, its scopes)
+    is decoded up front; an entity's files when it is read in full; the rest
+    (Details) only when settled entities are shown one by one."""
+
+    def __init__(
+        self,
+        clean: bool,
+        keys: list[str],
+        digests: list[str],
+        scope_of: list[int],
+        scopes: list[tuple[EntityState, ...]],
+        details: Details | Callable[[], Details],
+        files: Callable[[int], str],
+    ) -> None:
+        self.clean = clean  # no problem that no entity owns (outside-entity, duplicate ids)
+        self.keys = keys
+        self.digests = digests  # of each entity's files: equal digests, equal files
+        self.scope_of = scope_of  # which of `scopes` is the entity's
+        # distinct scope sets: the triggers and applies_to of each state `assess` judges
+        # (the heads of a conflict); thousands of entities share a handful
+        self.scopes = scopes
+        self._details = details
+        # each entity's own entries, "mode type oid path" per line, as listed
+        self.files = files
+
+    @property
+    def details(self) -> Details:
+        if not isinstance(self._details, Details):
+            self._details = self._details()
+        return self._details
 
     def rows(self) -> dict[str, int]:
         return {key: row for row, key in enumerate(self.keys)}
 
 
 class Settled(NamedTuple):
-    """An entity the action rules out, as its summary says: phase 1 needs no more."""
+    """Entities the action rules out, as their summaries say: phase 1 needs no more."""
 
-    key: str
-    reason: str
-    title: str | None
-    status: str | None
-    event_ids: tuple[str, ...]
+    tree: TreeIndex
+    rows: list[int]  # the entities' rows in `tree`
+    reasons: list[str | None]  # why, for each scope set of `tree`
+
+    def entities(self) -> Iterator[tuple[str, str, str | None, str | None, tuple[str, ...]]]:
+        """Key, reason, title, status and remaining event ids of each settled entity."""
+        index, details = self.tree, self.tree.details
+        for row in self.rows:
+            reason = self.reasons[index.scope_of[row]]
+            assert reason is not None
+            yield (
+                index.keys[row],
+                reason,
+                details.titles[row],
+                details.statuses[row],
+                tuple(details.event_ids[row]),
+            )
 
 
 class LedgerView(NamedTuple):
     """The union ledger, split: entities read in full, and entities settled by summary."""
 
     ledger: Ledger  # every entity not settled, with provenance, as read_union gives it
-    settled: list[Settled]
+    settled: Settled | None
 
 
 # --------------------------------------------------------------------------- the view
@@ -107,31 +147,31 @@ def ledger_view(
         if entry is None:
             continue  # no ledger at that revision: it adds nothing to the union
         if entry.type != "tree":
-            return LedgerView(read_union(repo, revisions, ledger_dir), [])
+            return LedgerView(read_union(repo, revisions, ledger_dir), None)
         if entry.oid not in trees:
             trees[entry.oid] = tree_index(repo, commit, entry.oid, ledger_dir)
         at.append((revs, trees[entry.oid]))
     indexes = list(trees.values())
     if not all(index.clean for index in indexes):
-        return LedgerView(read_union(repo, revisions, ledger_dir), [])
+        return LedgerView(read_union(repo, revisions, ledger_dir), None)
 
     changed = _changed(indexes)
-    settled: list[Settled] = []
+    settled = None
     if indexes and any(rev.protected for revs, _ in at for rev in revs):
         # every unchanged entity's events are then in a protected revision: no
         # relaxation of it is pending or to be listed, and its summary decides it
         first = indexes[0]
         reasons = [ruled_out(scopes) for scopes in first.scopes]
-        for row, key in enumerate(first.keys):
-            reason = reasons[first.scope_of[row]]
-            if reason is not None and key not in changed:
-                status, title = first.statuses[row], first.titles[row]
-                events = tuple(first.event_ids[row])
-                settled.append(Settled(key, reason, title, status, events))
+        rows = [
+            row
+            for row, scope in enumerate(first.scope_of)
+            if reasons[scope] is not None and first.keys[row] not in changed
+        ]
+        settled = Settled(first, rows, reasons)
     if changed and _shares_an_id(indexes):
-        return LedgerView(read_union(repo, revisions, ledger_dir), [])
+        return LedgerView(read_union(repo, revisions, ledger_dir), None)
     # The rest is read as read_union reads it: commit by commit, each in listing order.
-    done = {s.key for s in settled}
+    done = {settled.tree.keys[row] for row in settled.rows} if settled else set()
     listed = [
         (
             revs,
@@ -155,7 +195,7 @@ def _changed(indexes: Sequence[TreeIndex]) -> set[str]:
     found: set[str] = set()
     for key in {key for index in indexes for key in index.keys}:
         listings = {
-            index.files[r[key]] if key in r else None
+            index.digests[r[key]] if key in r else None
             for index, r in zip(indexes, rows, strict=True)
         }
         if len(listings) > 1:
@@ -164,7 +204,7 @@ def _changed(indexes: Sequence[TreeIndex]) -> set[str]:
 
 
 def _entries(index: TreeIndex, row: int) -> list[TreeEntry]:
-    return [TreeEntry(*line.split(" ", 3)) for line in index.files[row].splitlines()]
+    return [TreeEntry(*line.split(" ", 3)) for line in index.files(row).splitlines()]
 
 
 def _shares_an_id(indexes: Sequence[TreeIndex]) -> bool:
@@ -175,8 +215,8 @@ def _shares_an_id(indexes: Sequence[TreeIndex]) -> bool:
     The whole union then says which and where."""
     owner: dict[str, str] = {}
     for index in indexes:
-        for key, files in zip(index.keys, index.files, strict=True):
-            for line in files.splitlines():
+        for row, key in enumerate(index.keys):
+            for line in index.files(row).splitlines():
                 stem = line.rsplit("/", 1)[-1].removesuffix(".toml")
                 if owner.setdefault(stem, key) != key:
                     return True
@@ -193,7 +233,12 @@ def tree_index(repo: GitRepo, commit: str, tree: str, ledger_dir: str) -> TreeIn
     key = (tree, ledger_dir)
     if key not in _loaded:
         path = _index_path(repo, tree, ledger_dir)
-        found = _read(path) if path is not None else None
+
+        def rebuilt() -> TreeIndex:
+            # for a file whose summary read well but whose other parts do not
+            return build_index(repo, commit, ledger_dir)
+
+        found = _read(path, rebuilt) if path is not None else None
         if found is None:
             found = build_index(repo, commit, ledger_dir)
             if path is not None:
@@ -212,7 +257,11 @@ def build_index(repo: GitRepo, commit: str, ledger_dir: str) -> TreeIndex:
         key, _ = classify_path(entry.path, ledger_dir)
         if key is not None:
             lines.setdefault(key, []).append(f"{entry.mode} {entry.type} {entry.oid} {entry.path}")
-    index = TreeIndex(not ledger.problems, [], [], [], [], [], [], [])
+    keys: list[str] = []
+    digests: list[str] = []
+    scope_of: list[int] = []
+    files: list[str] = []
+    details = Details([], [], [])
     scope_rows: dict[tuple[EntityState, ...], int] = {}
     for key, resolution in ledger.resolve_all().items():
         state = resolution.state
@@ -221,14 +270,20 @@ def build_index(repo: GitRepo, commit: str, ledger_dir: str) -> TreeIndex:
             EntityState(triggers=h.triggers, applies_to=h.applies_to)
             for h in judged_scopes(resolution)
         )
-        index.keys.append(key)
-        index.files.append("\n".join(lines.get(key, ())))
-        index.titles.append(state.title)
-        index.statuses.append(None if state.status is None else state.status.value)
-        index.event_ids.append([i for i in resolution.order if i not in resolution.dropped])
-        index.scope_of.append(scope_rows.setdefault(scopes, len(scope_rows)))
-    index.scopes.extend(scope_rows)
-    return index
+        listing = "\n".join(lines.get(key, ()))
+        keys.append(key)
+        digests.append(_digest(listing))
+        scope_of.append(scope_rows.setdefault(scopes, len(scope_rows)))
+        files.append(listing)
+        details.titles.append(state.title)
+        details.statuses.append(None if state.status is None else state.status.value)
+        details.event_ids.append([i for i in resolution.order if i not in resolution.dropped])
+    clean = not ledger.problems
+    return TreeIndex(clean, keys, digests, scope_of, list(scope_rows), details, files.__getitem__)
+
+
+def _digest(listing: str) -> str:
+    return hashlib.blake2b(listing.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
 # --------------------------------------------------------------------------- on disk
@@ -261,47 +316,104 @@ def _index_path(repo: GitRepo, tree: str, ledger_dir: str) -> str | None:
     return os.path.join(common, "failgate", "index", f"{tree}-{where}.json")
 
 
-def _read(path: str) -> TreeIndex | None:
-    """The index in `path`, or None when it is missing, of another version, or corrupt."""
+# The file: a version line, the checksums of the summary and the details, then the
+# parts. The summary and the details are a compact JSON document each, on one line
+# (compact JSON never holds a raw newline); the files are one JSON string per entity
+# and line, so that reading one entity's files decodes one line, which is checked
+# against the entity's digest in the summary.
+
+
+def _read(path: str, rebuilt: Callable[[], TreeIndex]) -> TreeIndex | None:
+    """The index in `path`, or None when it is missing, of another version, or corrupt.
+
+    The files and the details are checked and decoded when first read; if they
+    are bad then, `rebuilt` gives them from git instead."""
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
     except OSError:
         return None
-    header, _, rest = raw.partition(b"\n")
-    checksum, _, body = rest.partition(b"\n")
-    if header != MAGIC + b" " + format_version().encode("ascii"):
+    parts = raw.split(b"\n", 5)
+    if len(parts) != 6 or parts[0] != MAGIC + b" " + format_version().encode("ascii"):
         return None
-    if hashlib.sha256(body).hexdigest().encode("ascii") != checksum:
+    _, head_sum, tail_sum, head, tail, files_part = parts
+    if _checksum(head) != head_sum:
         return None
     try:
-        return _decode(json.loads(body))
+        clean, keys, digests, scope_of, scopes = _decode_head(json.loads(head))
     except (ValueError, TypeError, RecursionError):
         return None
+    fallback: list[TreeIndex] = []
+
+    def again() -> TreeIndex:
+        if not fallback:
+            fallback.append(rebuilt())
+        return fallback[0]
+
+    def details() -> Details:
+        try:
+            if _checksum(tail) != tail_sum:
+                raise ValueError("checksum")
+            return _decode_details(json.loads(tail), len(keys))
+        except (ValueError, TypeError, RecursionError):
+            return again().details
+
+    lines: list[bytes] = []
+
+    def files(row: int) -> str:
+        if not lines:
+            lines.extend(files_part.split(b"\n"))
+        if len(lines) == len(keys):
+            try:
+                listing = json.loads(lines[row])
+                if type(listing) is str and _digest(listing) == digests[row]:
+                    return listing
+            except (ValueError, RecursionError):
+                pass
+        return again().files(row)
+
+    return TreeIndex(clean, keys, digests, scope_of, scopes, details, files)
 
 
-def _decode(data: Any) -> TreeIndex:
-    """A TreeIndex from JSON, every value type-checked: ValueError for anything else."""
-    if type(data) is not list or len(data) != len(TreeIndex._fields):
+def _checksum(body: bytes) -> bytes:
+    return hashlib.sha256(body).hexdigest().encode("ascii")
+
+
+def _decode_head(
+    data: Any,
+) -> tuple[bool, list[str], list[str], list[int], list[tuple[EntityState, ...]]]:
+    """The summary part, every value type-checked: ValueError for anything else."""
+    if type(data) is not list or len(data) != 5:
         raise ValueError("not an index")
-    clean, keys, files, titles, statuses, event_ids, scope_of, scopes = data
-    columns = (keys, files, titles, statuses, event_ids, scope_of)
-    if type(clean) is not bool or any(type(c) is not list for c in (*columns, scopes)):
+    clean, keys, digests, scope_of, scopes = data
+    if type(clean) is not bool or not (_strings(keys) and _strings(digests)):
         raise ValueError("not an index")
-    if len({len(c) for c in columns}) != 1:
+    if type(scope_of) is not list or type(scopes) is not list:
+        raise ValueError("not an index")
+    if not len(keys) == len(digests) == len(scope_of):
         raise ValueError("columns of different lengths")
     if not (
-        _strings(keys)
-        and _strings(files)
-        and all(t is None or type(t) is str for t in titles)
-        and all(s is None or type(s) is str for s in statuses)
-        and all(_strings(ids) for ids in event_ids)
-        and all(type(i) is int and 0 <= i < len(scopes) for i in scope_of)
-        and all(type(s) is list and all(_scope_ok(h) for h in s) for s in scopes)
+        all(type(i) is int and 0 <= i < len(scopes) for i in scope_of)
+        and all(type(s) is list and s and all(_scope_ok(h) for h in s) for s in scopes)
     ):
         raise ValueError("a value of the wrong type")
     heads = [tuple(_scope(h) for h in s) for s in scopes]
-    return TreeIndex(clean, keys, files, titles, statuses, event_ids, scope_of, heads)
+    return clean, keys, digests, scope_of, heads
+
+
+def _decode_details(data: Any, rows: int) -> Details:
+    if type(data) is not list or len(data) != 3 or any(type(c) is not list for c in data):
+        raise ValueError("not index details")
+    titles, statuses, event_ids = data
+    if any(len(c) != rows for c in data):
+        raise ValueError("columns of different lengths")
+    if not (
+        all(t is None or type(t) is str for t in titles)
+        and all(s is None or type(s) is str for s in statuses)
+        and all(_strings(ids) for ids in event_ids)
+    ):
+        raise ValueError("a value of the wrong type")
+    return Details(titles, statuses, event_ids)
 
 
 def _scope_record(state: EntityState) -> list[Any]:
@@ -348,10 +460,13 @@ def _strings(value: Any) -> bool:
 
 def _write(path: str, index: TreeIndex) -> None:
     """Write-then-rename, and keep only the latest few; an unwritable folder is no cache."""
-    record = [*index[:-1], [[_scope_record(h) for h in heads] for heads in index.scopes]]
-    body = json.dumps(record, separators=(",", ":")).encode("utf-8")
+    scopes = [[_scope_record(h) for h in heads] for heads in index.scopes]
+    head = _json([index.clean, index.keys, index.digests, index.scope_of, scopes])
+    tail = _json(list(index.details))
+    files = b"\n".join(_json(index.files(row)) for row in range(len(index.keys)))
     version = format_version().encode("ascii")
-    data = b"%s %s\n%s\n%s" % (MAGIC, version, hashlib.sha256(body).hexdigest().encode(), body)
+    sums = [_checksum(head), _checksum(tail)]
+    data = b"\n".join([MAGIC + b" " + version, *sums, head, tail, files])
     folder = os.path.dirname(path)
     temp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
@@ -365,6 +480,10 @@ def _write(path: str, index: TreeIndex) -> None:
     finally:
         if os.path.exists(temp):
             os.unlink(temp)
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode("utf-8")
 
 
 def _prune(folder: str) -> None:

@@ -10,6 +10,7 @@ path is really taken, and that the index on disk is never trusted when it is bad
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import itertools
 import os
 import subprocess
@@ -197,7 +198,8 @@ class View:
     """What ledger_view gave: the keys it settled, and the ledger it read in full."""
 
     def __init__(self, found: LedgerView) -> None:
-        self.settled = sorted(s.key for s in found.settled)
+        settled = found.settled
+        self.settled = sorted(e[0] for e in settled.entities()) if settled else []
         self.ledger = found.ledger
 
 
@@ -297,35 +299,67 @@ def test_the_index_is_kept_by_tree_and_read_back_by_the_next_process(
 
 @pytest.mark.parametrize(
     "damage",
-    ["flip a byte of the body", "other version", "wrong types, right checksum", "empty"],
+    [
+        "flip a byte of the summary",
+        "flip a byte of the details",
+        "flip a byte of an entity's files",
+        "drop the files",
+        "other version",
+        "wrong types, right checksum",
+        "details of wrong types, right checksum",
+        "empty",
+    ],
 )
 def test_a_bad_index_file_is_rebuilt_never_believed(world: World, damage: str) -> None:
-    tip = world.commit(files_of(*DEPLOY[:2], event(60, "svc:extra", ("push",))))
+    extra = event(60, "svc:extra", ("push",))
+    tip = world.commit(files_of(*DEPLOY[:2], extra))
     fresh_view(world, tip)
     tree = git(world.repo.path, "rev-parse", f"{tip}:ledger")
     (path,) = [p for p in index_files(world) if p.name.startswith(tree)]
     raw = path.read_bytes()
-    header, checksum, body = raw.split(b"\n", 2)
-    if damage == "flip a byte of the body":
+    header, head_sum, tail_sum, head, tail, files = raw.split(b"\n", 5)
+    if damage == "flip a byte of the summary":
         # claim that the push-triggered entity is deploy-only: the checksum catches it
-        body = body.replace(b'["push"]', b'["deplo"]')
-        assert body != raw.split(b"\n", 2)[2]
+        head = head.replace(b'["push"]', b'["deplo"]')
+        assert head != raw.split(b"\n", 5)[3]
+    elif damage == "flip a byte of the details":
+        tail = tail.replace(b'"risk 1"', b'"risk 9"')
+        assert tail != raw.split(b"\n", 5)[4]
+    elif damage == "flip a byte of an entity's files":
+        # the entity read in full is listed from the index: a wrong blob id would
+        # read another event than the ledger holds
+        oid = git(world.repo.path, "rev-parse", f"{tip}:{path_of(extra)}").encode()
+        files = files.replace(oid, oid[:-1] + (b"0" if oid[-1:] != b"0" else b"1"))
+        assert files != raw.split(b"\n", 5)[5]
+    elif damage == "drop the files":
+        files = b""
     elif damage == "other version":
         header = header + b"x"
     elif damage == "wrong types, right checksum":
-        import hashlib
-
-        body = b'[true, ["svc:extra"], [1], [null], [null], [[]], [0], [[]]]'
-        checksum = hashlib.sha256(body).hexdigest().encode()
+        head = b'[true, ["svc:extra"], [1], [0], [[]]]'
+        head_sum = hashlib.sha256(head).hexdigest().encode()
+    elif damage == "details of wrong types, right checksum":
+        tail = b"[[1, 2, 3], [null, null, null], [[], [], []]]"
+        tail_sum = hashlib.sha256(tail).hexdigest().encode()
     else:
-        header = checksum = body = b""
-    path.write_bytes(b"\n".join([header, checksum, body]))
-    found = fresh_view(world, tip)
+        header = head_sum = tail_sum = head = tail = files = b""
+    path.write_bytes(b"\n".join([header, head_sum, tail_sum, head, tail, files]))
+    ledgerindex._loaded.clear()
+    with GitRepo.open(world.repo.path) as repo:
+        revs = (Revision("C", tip), Revision("main", tip, protected=True))
+        found = ledger_view(repo, revs, Context("push", "refs/heads/main"))
+        assert found.settled is not None
+        settled = list(found.settled.entities())
     # the push-triggered entity is read in full, as the ledger says, not as the file said
-    assert "svc:extra" not in found.settled
-    assert found.ledger.file_of_id(gid(60)) is not None
-    assert found.settled == sorted(e.entity_key for e in DEPLOY[:2])
-    assert ledgerindex._read(str(path)) is not None  # and written afresh
+    read = found.ledger.file_of_id(extra.id)
+    assert read is not None and read.event == extra
+    assert [e[0] for e in settled] == sorted(e.entity_key for e in DEPLOY[:2])
+    # and what is shown of the settled ones is the ledger's, never the damaged file's
+    titles = [e.title for e in sorted(DEPLOY[:2], key=lambda e: e.entity_key)]
+    assert [e[2] for e in settled] == titles
+    if damage in ("flip a byte of the summary", "other version", "empty"):
+        # a bad summary is a miss: written afresh at once
+        assert ledgerindex._read(str(path), lambda: pytest.fail("rebuilt")) is not None
 
 
 def test_only_the_latest_index_files_are_kept(world: World) -> None:
