@@ -13,8 +13,7 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from failgate_hooks.errors import GitError
 
@@ -31,8 +30,9 @@ def is_null_id(oid: str) -> bool:
     return bool(NULL_ID_RE.match(oid))
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+class TreeEntry(NamedTuple):
+    """One entry of a tree listing (a tuple: 50,000 of them are made for a monorepo)."""
+
     mode: str
     type: str
     oid: str
@@ -49,6 +49,7 @@ class GitRepo:
         self._common_dir: str | None = None
         self._listings: dict[tuple[str, str | None, bool], list[TreeEntry]] = {}
         self._folders: dict[tuple[str, str], list[TreeEntry]] = {}  # by tree id and path
+        self._trees: dict[str, tuple[TreeEntry, ...]] = {}  # parsed tree objects, by id
         self._sorted: dict[str, tuple[Sequence[TreeEntry], Sequence[str]]] = {}
 
     # ------------------------------------------------------------------ opening
@@ -337,6 +338,12 @@ class GitRepo:
 
     def tree_entries(self, tree: str) -> list[TreeEntry]:
         """The entries of one tree object (not recursive), each named by its own name."""
+        # A tree id names its entries forever: a path walked for every gate reads each once.
+        if tree not in self._trees:
+            self._trees[tree] = tuple(self._read_tree(tree))
+        return list(self._trees[tree])
+
+    def _read_tree(self, tree: str) -> list[TreeEntry]:
         found = self.read_object(tree)
         if found is None or found[0] != "tree":
             raise GitError(f"tree {tree} is missing from the object database")

@@ -27,9 +27,10 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from failgate_hooks import wildmatch
-from failgate_hooks.errors import UsageError
+from failgate_hooks.errors import FailgateError, UsageError
 from failgate_hooks.events import Verification, Workdir, is_safe_relative_path
 from failgate_hooks.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.gitio import GitRepo, TreeEntry
@@ -126,8 +127,32 @@ def content_key(repo: GitRepo, commit: str, ledger_dir: str) -> str:
 
 
 def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str:
-    """The sorted (path, mode, blob) of C's files that match any `inputs` glob, hashed."""
-    entries, paths = repo.sorted_files(commit)  # sorted once per commit, for every gate
+    """The sorted (path, mode, blob) of C's files that match any `inputs` glob, hashed.
+
+    Every file a glob matches lies in the folder its literal prefix names, so the
+    key is a function of those folders' tree ids: it is kept by them (InputKeys),
+    and a folder not seen before is listed alone, never the commit's whole tree
+    (50,000 files in a monorepo, for each of its gates)."""
+    folders = sorted({wildmatch.literal_prefix(p).rpartition("/")[0] for p in patterns})
+    if not patterns or "" in folders:
+        return _input_key(repo.sorted_files(commit)[0], patterns)  # the root: keyed by nothing
+    where = []
+    for folder in folders:
+        entry = repo.tree_entry(commit, folder)
+        where.append([folder, None if entry is None else [entry.mode, entry.oid]])
+    memo = json.dumps([INPUT_KEY_VERSION, sorted(set(patterns)), where], separators=(",", ":"))
+    keys = InputKeys.of(repo)
+    found = keys.get(memo)
+    if found is None:
+        entries = {e.path: e for folder in folders for e in repo.ls_folder(commit, folder)}
+        found = _input_key(sorted(entries.values(), key=lambda e: e.path), patterns)
+        keys.put(memo, found)
+    return found
+
+
+def _input_key(entries: Sequence[TreeEntry], patterns: Sequence[str]) -> str:
+    """The key of the entries (sorted by path) that match any of `patterns`."""
+    paths = [e.path for e in entries]
     matched = [
         [entries[i].path, entries[i].mode, entries[i].oid]
         for i in wildmatch.matching(patterns, paths)
@@ -135,6 +160,73 @@ def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str:
     # The mode is kept too: a file turned into a symlink to the same text is not the same input.
     payload = json.dumps([INPUT_KEY_VERSION, matched], separators=(",", ":")).encode("utf-8")
     return f"{INPUT_KEY_VERSION}:{hashlib.sha256(payload).hexdigest()}"
+
+
+class InputKeys:
+    """Input keys by the tree ids of their folders, in `<git-common-dir>/failgate/inputs.json`.
+
+    A tree id names its files forever, so a key never goes stale. The file is
+    data another process can write: a value that is not an input key is a miss,
+    and an unreadable or unwritable file is no cache. At most KEEP keys are kept."""
+
+    KEEP = 4096
+    _open: ClassVar[dict[str, InputKeys]] = {}  # one per file in a process
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self._keys: dict[str, str] | None = None
+
+    @classmethod
+    def of(cls, repo: GitRepo) -> InputKeys:
+        try:
+            folder: str | None = os.path.join(repo.common_dir, "failgate")
+        except FailgateError:
+            folder = None
+        path = None if folder is None else os.path.join(folder, "inputs.json")
+        if str(path) not in cls._open:
+            cls._open[str(path)] = cls(path)
+        return cls._open[str(path)]
+
+    def _load(self) -> dict[str, str]:
+        if self._keys is None:
+            self._keys = {}
+            try:
+                with open(str(self.path), "rb") as handle:
+                    data = json.loads(handle.read())
+            except (OSError, ValueError, RecursionError):
+                data = None
+            ours = type(data) is list and len(data) == 2 and data[0] == INPUT_KEY_VERSION
+            if ours and type(data[1]) is dict:
+                prefix = f"{INPUT_KEY_VERSION}:"
+                self._keys = {
+                    k: v
+                    for k, v in data[1].items()
+                    if type(v) is str and v.startswith(prefix) and len(v) == len(prefix) + 64
+                }
+        return self._keys
+
+    def get(self, memo: str) -> str | None:
+        return self._load().get(memo)
+
+    def put(self, memo: str, key: str) -> None:
+        keys = self._load()
+        keys[memo] = key
+        while len(keys) > self.KEEP:
+            del keys[next(iter(keys))]  # the oldest first
+        if self.path is None:
+            return
+        body = json.dumps([INPUT_KEY_VERSION, keys], separators=(",", ":")).encode("utf-8")
+        temp = f"{self.path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(temp, "wb") as handle:
+                handle.write(body)
+            os.replace(temp, self.path)  # a reader sees the old file or the new one
+        except OSError:
+            pass  # read-only or full: the key is worked out again next time
+        finally:
+            if os.path.exists(temp):
+                os.unlink(temp)
 
 
 # --------------------------------------------------------------------------- pinned files

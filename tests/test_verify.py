@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from failgate_hooks import verify as verify_module
 from failgate_hooks.events import Verification, Workdir
 from failgate_hooks.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.gitio import GitRepo
@@ -710,6 +711,65 @@ def test_input_key_follows_the_matching_files_only(any_repo: Repo) -> None:
     assert key(repo.commit("not matched")) == key(base)
     repo.write("src/budget/x.py", "x = 2\n")
     assert key(repo.commit("inside")) != key(base)
+
+
+INPUT_FILES = {
+    "a/x.py": "1", "a/b/y.py": "2", "a/b/c/z.txt": "3", "a/c/w.py": "4", "a*b": "5",
+    "deploy/main.json": "6", "deploy/sub/deep.json": "7", "README": "8", "src/m.py": "9",
+}  # fmt: skip
+PATTERN_SETS = [
+    ("a/*.py",),
+    ("a/b/**",),
+    ("a/**/*.py", "deploy/*.json"),
+    ("a/[bc]/*",),
+    ("**/*.py",),  # the root: keyed by nothing, listed whole
+    ("a\\*b",),
+    ("deploy/main.json", "src/**"),
+    ("nowhere/**",),
+    ("a/b/**", "a/b/c/*"),  # overlapping: each file once
+]
+
+
+@pytest.mark.parametrize("patterns", PATTERN_SETS, ids=lambda p: ",".join(p))
+def test_input_key_by_folders_equals_the_key_of_the_whole_tree(
+    repo: Repo, patterns: tuple[str, ...]
+) -> None:
+    for path, text in INPUT_FILES.items():
+        repo.write(path, text + "\n")
+    commit = repo.commit("inputs")
+    with GitRepo.open(repo.path) as grepo:
+        whole = verify_module._input_key(grepo.sorted_files(commit)[0], patterns)
+        assert input_key(grepo, commit, patterns) == whole
+        verify_module.InputKeys._open.clear()  # as the next process: read back from the file
+        assert input_key(grepo, commit, patterns) == whole
+
+
+def test_an_input_key_is_kept_by_folder_tree_ids(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for path, text in INPUT_FILES.items():
+        repo.write(path, text + "\n")
+    base = repo.commit("inputs")
+    repo.write("README", "elsewhere\n")
+    later = repo.commit("outside the inputs")
+    patterns = ("a/b/**", "deploy/*.json")
+    with GitRepo.open(repo.path) as grepo:
+        first = input_key(grepo, base, patterns)
+    verify_module.InputKeys._open.clear()
+    with GitRepo.open(repo.path) as grepo:
+
+        def never(*args: object) -> None:
+            raise AssertionError("listed a folder whose tree id has a key")
+
+        monkeypatch.setattr(grepo, "ls_folder", never)
+        monkeypatch.setattr(grepo, "sorted_files", never)
+        assert input_key(grepo, later, patterns) == first  # same folder trees
+    # a damaged file is a miss, never a key
+    keys = repo.path / ".git" / "failgate" / "inputs.json"
+    keys.write_text(keys.read_text().replace("ik1:", "ik1:0"))
+    verify_module.InputKeys._open.clear()
+    with GitRepo.open(repo.path) as grepo:
+        assert input_key(grepo, later, patterns) == first
 
 
 # --------------------------------------------------------------------------- checkouts
