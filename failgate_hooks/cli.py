@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import shlex
 import sys
@@ -84,6 +83,8 @@ def json_option(func: F) -> F:
 
 
 def emit_json(payload: object) -> None:
+    import json
+
     from failgate_hooks.sanitize import clean_tree
 
     click.echo(json.dumps(clean_tree(payload), indent=2, sort_keys=False))

@@ -46,12 +46,7 @@ def parse_config(files: Mapping[str, bytes], source: str) -> Config:
         if name not in files:
             continue
         where = f"{name} ({source})"
-        import tomllib  # only when a config file exists
-
-        try:
-            doc = tomllib.loads(files[name].decode("utf-8"))
-        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise UsageError(f"{where}: not valid TOML: {exc}") from None
+        doc = _parse_toml(files[name], where)
         if name == "pyproject.toml":
             table = doc.get("tool", {}).get("failgate")
             if table is None:
@@ -106,3 +101,22 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
         identity_env=identity_env,
         source=source,
     )
+
+
+def _parse_toml(raw: bytes, where: str) -> dict[str, Any]:
+    """tomllib's value, through toml_subset's fast path when the file is in its shape."""
+    from failgate_hooks import toml_subset
+
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{where}: not valid TOML: {exc}") from None
+    doc = toml_subset.loads(text)
+    if doc is not None:
+        return doc
+    import tomllib  # only for a file outside the subset
+
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+        raise UsageError(f"{where}: not valid TOML: {exc}") from None

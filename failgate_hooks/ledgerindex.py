@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
-import secrets
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any, NamedTuple
@@ -339,6 +337,8 @@ def _read(path: str, rebuilt: Callable[[], TreeIndex]) -> TreeIndex | None:
     _, head_sum, tail_sum, head, tail, files_part = parts
     if _checksum(head) != head_sum:
         return None
+    import json  # here: a repository without a ledger never reads an index
+
     try:
         clean, keys, digests, scope_of, scopes = _decode_head(json.loads(head))
     except (ValueError, TypeError, RecursionError):
@@ -468,7 +468,7 @@ def _write(path: str, index: TreeIndex) -> None:
     sums = [_checksum(head), _checksum(tail)]
     data = b"\n".join([MAGIC + b" " + version, *sums, head, tail, files])
     folder = os.path.dirname(path)
-    temp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    temp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         os.makedirs(folder, exist_ok=True)
         with open(temp, "wb") as handle:
@@ -483,6 +483,8 @@ def _write(path: str, index: TreeIndex) -> None:
 
 
 def _json(value: Any) -> bytes:
+    import json
+
     return json.dumps(value, separators=(",", ":")).encode("utf-8")
 
 
