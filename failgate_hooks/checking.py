@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 
 from failgate_hooks.errors import GitError
@@ -65,21 +64,15 @@ def uncommitted_ledger_warnings(repo: GitRepo, ledger_dir: str) -> list[str]:
 
 def start_uncommitted_ledger_warnings(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
     """Start looking for uncommitted ledger files; the function returned gives the warnings."""
-    if repo.working_dir is None:
-        return list
-    if not os.path.isdir(os.path.join(repo.working_dir, *ledger_dir.split("/"))):
-        return list  # nothing there can be uncommitted: no status walk, no process
-    status = repo.start("status", "--porcelain", "--untracked-files=all", "--", ledger_dir)
-    return lambda: _warnings(status())
+    from failgate_hooks.worktree import start_uncommitted
+
+    found = start_uncommitted(repo, ledger_dir)
+    return lambda: _warnings(found())
 
 
-def _warnings(status: str) -> list[str]:
-    changed = [
-        line[3:]
-        for line in status.splitlines()
-        # a dot-file is the temporary file of an interrupted write, never an event
-        if line.strip() and not line[3:].rsplit("/", 1)[-1].startswith(".")
-    ]
+def _warnings(paths: list[str]) -> list[str]:
+    # a dot-file is the temporary file of an interrupted write, never an event
+    changed = [path for path in paths if not path.rsplit("/", 1)[-1].startswith(".")]
     if not changed:
         return []
     return [

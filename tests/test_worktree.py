@@ -1,0 +1,115 @@
+"""worktree: uncommitted ledger files are found, and the folder walk is skipped only when safe."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from failgate_hooks import worktree
+from failgate_hooks.gitio import GitRepo
+from tests.conftest import Repo
+
+EVENT = "ledger/ops/risk/20261130T030000Z-00000001.toml"
+
+
+def age(repo: Repo, seconds: int = 60) -> None:
+    """Make every file and folder under the work tree older than the racy window."""
+    then = time.time() - seconds
+    for path, folders, names in os.walk(repo.path):
+        if ".git" in Path(path).parts:
+            continue
+        for item in [path, *(os.path.join(path, n) for n in names)]:
+            os.utime(item, (then, then))
+        folders[:] = [f for f in folders if f != ".git"]
+
+
+class Found:
+    """What one look found, and which git commands it started."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.started: list[tuple[str, ...]] = []
+        with GitRepo.open(repo.path) as grepo:
+            start = grepo.start
+
+            def counting(*args: str):  # type: ignore[no-untyped-def]
+                self.started.append(args)
+                return start(*args)
+
+            grepo.start = counting  # type: ignore[method-assign]
+            self.paths = worktree.start_uncommitted(grepo, "ledger")()
+
+    @property
+    def walked(self) -> bool:
+        return any(args[0] == "ls-files" for args in self.started)
+
+
+@pytest.fixture
+def ledger(repo: Repo) -> Repo:
+    repo.write(EVENT, "schema = 1\n")
+    repo.commit("an event")
+    age(repo)
+    return repo
+
+
+def test_a_clean_ledger_is_walked_once_then_trusted_by_folder_mtimes(ledger: Repo) -> None:
+    first = Found(ledger)
+    assert first.paths == [] and first.walked
+    second = Found(ledger)
+    assert second.paths == [] and not second.walked  # folders as they were: no walk
+
+
+def test_a_new_file_after_the_state_was_kept_is_found(ledger: Repo) -> None:
+    Found(ledger)
+    new = "ledger/ops/risk/20261130T040000Z-00000002.toml"
+    ledger.write(new, "schema = 1\n")
+    found = Found(ledger)
+    assert found.walked and found.paths == [new]
+
+
+def test_a_new_entity_folder_is_found(ledger: Repo) -> None:
+    Found(ledger)
+    new = "ledger/ops/other/20261130T040000Z-00000003.toml"
+    ledger.write(new, "schema = 1\n")
+    assert Found(ledger).paths == [new]
+
+
+def test_an_edit_in_place_is_found_without_a_walk(ledger: Repo) -> None:
+    Found(ledger)
+    (ledger.path / EVENT).write_text("schema = 2\n")
+    found = Found(ledger)
+    assert found.paths == [EVENT] and not found.walked
+
+
+def test_an_ignore_file_that_changed_means_a_walk(ledger: Repo) -> None:
+    (ledger.path / ".gitignore").write_text("*.tmp\n")
+    ledger.commit("ignore")
+    age(ledger)
+    Found(ledger)
+    ledger.write("ledger/ops/risk/x.tmp", "")
+    os.utime(ledger.path / "ledger/ops/risk", (time.time() - 60,) * 2)  # hide the new entry
+    (ledger.path / ".gitignore").write_text("*.log\n")
+    found = Found(ledger)
+    assert found.walked and found.paths == ["ledger/ops/risk/x.tmp"]
+
+
+def test_a_folder_changed_just_before_the_walk_is_not_trusted(ledger: Repo) -> None:
+    os.utime(ledger.path / "ledger/ops/risk")  # now: inside the racy window
+    assert Found(ledger).walked
+    assert Found(ledger).walked  # nothing was kept, so it walks again
+
+
+@pytest.mark.parametrize("damage", ["garbage", "wrong types", "missing folder"])
+def test_a_bad_state_file_means_a_walk(ledger: Repo, damage: str) -> None:
+    Found(ledger)
+    state = ledger.path / ".git" / "failgate" / worktree.STATE
+    if damage == "garbage":
+        state.write_text("{not json")
+    elif damage == "wrong types":
+        state.write_text('{"version": 1, "ledger": "ledger", "stamp": 3, "folders": []}')
+    else:
+        text = state.read_text().replace('"ops/risk"', '"ops/gone"')
+        state.write_text(text)
+    assert Found(ledger).walked
