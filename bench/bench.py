@@ -173,12 +173,14 @@ class Prepared:
     verifiers_on_warm_check: int = 0
 
 
-def parse_cache(world: build.World) -> Path:
-    return world.work / ".git" / "failgate" / "parsed"
+def caches(world: build.World) -> list[Path]:
+    """What a fresh clone lacks: parsed events and ledger indexes (not passes, not trust)."""
+    return [world.work / ".git" / "failgate" / name for name in ("parsed", "index")]
 
 
-def clear_parse_cache(world: build.World) -> None:
-    shutil.rmtree(parse_cache(world), ignore_errors=True)
+def clear_caches(world: build.World) -> None:
+    for folder in caches(world):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def reset_remote(world: build.World) -> None:
@@ -285,30 +287,37 @@ def time_checkouts(bench: Bench, work: Path, parent: str, runs: int) -> tuple[fl
 _PHASES_SCRIPT = """\
 import json, sys, time
 start = time.perf_counter()
-from failgate_hooks.evaluate import Evaluator, Request
-from failgate_hooks.gates import Context
+from failgate_hooks import ledgerindex
+from failgate_hooks.evaluate import Evaluator, GitFacts, Request
+from failgate_hooks.gates import Context, ruled_out
 from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import Revision, config_at, read_union
+from failgate_hooks.ledger import Revision, config_at
 imported = time.perf_counter()
 with GitRepo.open(".") as repo:
     tip = repo.resolve_commit("HEAD")
     base = repo.resolve_commit("refs/remotes/origin/main")
     config = config_at(repo, base, "origin/main")
     revisions = (Revision("HEAD", tip), Revision("origin/main", base, protected=True))
+    context = Context("push", "refs/heads/main")
     t0 = time.perf_counter()
-    for revision in revisions:
-        repo.ls_tree(revision.commit, config.ledger)  # git's listing, kept for the process
+    trees = {repo.tree_entry(r.commit, config.ledger).oid: r.commit for r in revisions}
     t1 = time.perf_counter()
-    read_union(repo, revisions, config.ledger)  # the parse cache, or git and tomllib
+    for tree, commit in trees.items():  # read from disk (warm), or built (cold)
+        ledgerindex.tree_index(repo, commit, tree, config.ledger)
     t2 = time.perf_counter()
-    read_union(repo, revisions, config.ledger)  # parsed already: merging only
+    facts = GitFacts(repo, tip, config.ledger)
+    view = ledgerindex.ledger_view(
+        repo, revisions, config.ledger, lambda scopes: ruled_out(scopes, facts, context)
+    )
     t3 = time.perf_counter()
-    request = Request(tip, Context("push", "refs/heads/main"), revisions, run_verifiers=False)
-    Evaluator(repo, config).evaluate(request)  # merging again, then resolve, assess, decide
+    request = Request(tip, context, revisions, run_verifiers=False)
+    Evaluator(repo, config).evaluate(request)  # the view again, then assess and decide
     t4 = time.perf_counter()
-merge = t3 - t2
-print(json.dumps({"import": imported - start, "list": t1 - t0, "parse": t2 - t1 - merge,
-                  "merge": merge, "decide": t4 - t3 - merge}))
+view_s = t3 - t2
+print(json.dumps({"import": imported - start, "trees": t1 - t0, "index": t2 - t1,
+                  "view": view_s, "decide": max(0.0, t4 - t3 - view_s),
+                  "full": len({f.entity_key for f in view.ledger.files.values()}),
+                  "settled": len(view.settled.rows) if view.settled else 0}))
 """
 
 
@@ -319,7 +328,7 @@ def phases(bench: Bench, world: build.World, runs: int) -> dict[str, dict[str, f
         samples: dict[str, list[float]] = {}
         for _ in range(runs):
             if state == "cold":
-                clear_parse_cache(world)
+                clear_caches(world)
             start = time.perf_counter()
             out = json.loads(bench.run([PY, "-c", _PHASES_SCRIPT], world.work))
             for name, seconds in out.items():
@@ -342,13 +351,11 @@ def cases_for(prepared: Prepared, *, cold: bool) -> list[Case]:
 
     def reset_cold() -> None:
         reset_remote(world)
-        clear_parse_cache(world)
+        clear_caches(world)
 
     cases = [Case(f"{name}/check", CHECK, world.work)]
     if cold:
-        cases.append(
-            Case(f"{name}/check cold", CHECK, world.work, lambda: clear_parse_cache(world))
-        )
+        cases.append(Case(f"{name}/check cold", CHECK, world.work, lambda: clear_caches(world)))
     cases += [
         Case(f"{name}/push plain", [*PUSH, "--no-verify"], world.work, reset),
         Case(f"{name}/push hook", PUSH, world.work, reset),
@@ -413,10 +420,10 @@ def report(r: Results) -> str:
         "  round runs every case once, so a change of load during the run hits every case",
         "  alike. Every `check` and every hook is a fresh process. Git runs with",
         "  `GIT_CONFIG_GLOBAL=/dev/null` and `GIT_CONFIG_NOSYSTEM=1`; Python's bytecode cache",
-        "  is on, as in any installed hook. *Warm*: the parse cache holds every event.",
-        "  *Cold*: it is cleared before each run (`<git-common-dir>/failgate/parsed/`), as",
-        "  on the first run after a clone. The live gate's pass stays cached in both: no",
-        "  verifier runs in a timed case.",
+        "  is on, as in any installed hook. *Warm*: the parse cache holds every event and",
+        "  the ledger index every ledger tree. *Cold*: both are cleared before each run",
+        "  (`<git-common-dir>/failgate/parsed/` and `…/index/`), as on the first run after a",
+        "  clone. The live gate's pass stays cached in both: no verifier runs in a timed case.",
         # the kind of folder, never its name: a path of the bench machine says nothing
         "- verifier checkouts go to "
         + ("a tmpfs folder." if r.checkout_dir.endswith("(tmpfs)") else "the bench's folder."),
@@ -433,7 +440,7 @@ def report(r: Results) -> str:
 
     ratio(f"growth, warm: `check` at {b} ÷ `check` at {z}", t[f"{b}/check"] / t[f"{z}/check"], 1.5)
     ratio(
-        f"growth, cold: `check` at {b}, parse cache cleared ÷ `check` at {z}",
+        f"growth, cold: `check` at {b}, caches cleared ÷ `check` at {z}",
         t[f"{b}/check cold"] / t[f"{z}/check"],
         4,
     )
@@ -504,13 +511,18 @@ def report(r: Results) -> str:
     ]
     what = {
         "import": "importing evaluate, gates, ledger, gitio (after click and git)",
-        "list": "listing the ledger (`ls-tree`)",
-        "parse": "parsing the events: parse cache (warm), or git and tomllib (cold)",
-        "merge": "merging the revisions by id",
-        "decide": "resolving every entity, assessing, deciding",
+        "trees": "finding each revision's ledger tree (`cat-file`)",
+        "index": "the ledger index: read (warm), or built from every event (cold)",
+        "view": "settling entities from the index; reading the rest in full",
+        "decide": "assessing and deciding (evaluate − view)",
     }
     for key, label in what.items():
         lines.append(f"| {label} | {ms(r.phases['warm'][key])} | {ms(r.phases['cold'][key])} |")
+    warm = r.phases["warm"]
+    lines.append(
+        f"| entities settled from the index / read in full | {warm['settled']:,.0f} "
+        f"/ {warm['full']:,.0f} | |"
+    )
     lines.append(
         f"| importing failgate's modules for `check`, out of process (− floor) "
         f"| {ms(t['imports'] - floor)} | |"
@@ -551,23 +563,37 @@ def report(r: Results) -> str:
 HOW = """\
 ## What keeps the hook's cost flat
 
+- **A ledger index per ledger tree** (`failgate_hooks/ledgerindex.py`), under
+  `<git-common-dir>/failgate/index/`: for every entity, its files (blob ids), title,
+  status, remaining events and the scopes applicability judges, worked out once from a
+  full read. A decision reads in full only the entities that may apply, that differ
+  between the revisions read, or that no protected revision holds (their relaxations
+  must be listed); every other entity is decided from its scopes, which thousands of
+  entities share. A tree id names the ledger's bytes forever, so the index never goes
+  stale; it carries a format version (with a hash of the sources that resolve and
+  assess) and a sha256, is type-checked as it is read, and is rebuilt when anything is
+  off. `tests/test_ledgerindex.py` checks, on random ledgers spread over revisions,
+  that every decision equals the one from reading every entity.
 - **Parsed events are cached by blob id** under `<git-common-dir>/failgate/parsed/`
-  (`failgate_hooks/parsecache.py`). A blob id names its bytes forever, so a parse
-  never goes stale; a run parses only the event files it has never seen. The cache is
-  JSON in 256 shards, each with a format version (failgate's version, the event schema,
-  the Python version, and a hash of the validation rules' sources) and a sha256 of its
-  body: a shard of another version or a failed checksum is parsed again and rewritten,
-  and every record is type-checked as it is decoded, never trusted as it stands. Writes
-  are write-then-rename; a read-only cache is no cache. Deleting the folder is always
-  safe.
-- **One `ls-tree` per ledger tree, none without one.** The ledger folder's tree is
-  found through the running `cat-file`; revisions that share it (a push that changes
-  code, not the ledger) share one listing, and a listing is asked once per process.
-- **Blobs in batches.** The event files the cache lacks are read through the one
-  `cat-file --batch`, a chunk of ids per round trip rather than one.
-- **Nothing read from the working tree** on the hook's path, and nothing imported there
-  that writes TOML, renders Markdown, scans for credentials or draws progress bars
-  (`tests/test_performance.py` checks both, and counts git processes).""".splitlines()
+  (`failgate_hooks/parsecache.py`): a run parses only the event files it has never
+  seen. JSON in shards, each versioned and checksummed, every record type-checked as it
+  is decoded. Writes are write-then-rename; a read-only cache is no cache. Deleting
+  either folder is always safe.
+- **No listing of the ledger on a warm run.** Each revision's ledger tree is found
+  through the running `cat-file`; a `paths` scope lists only the folder its glob's
+  literal prefix names, not the commit's whole tree.
+- **Append-only compares trees first.** An update whose old and new tips hold the same
+  ledger tree has nothing to compare; the retractions are read only when a deletion
+  needs them.
+- **Nothing read from the working tree** on the hook's path, no click imported there,
+  and nothing that writes TOML, renders Markdown, scans for credentials or draws progress
+  bars (`tests/test_performance.py` checks both, and counts git processes).
+- **`check`'s look for uncommitted ledger files** runs on the other core while it
+  decides, and reads the ledger's folders only when one changed since a look that
+  found nothing (their mtimes are kept, as git's untracked cache keeps them;
+  `failgate_hooks/worktree.py`).
+- **A gate's `inputs` are keyed by their folders' tree ids** (`verify.InputKeys`):
+  a push lists no folder it has seen before, and never the whole monorepo.""".splitlines()
 
 
 def describe(counts: Counter[str]) -> str:
