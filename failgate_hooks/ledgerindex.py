@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
+from failgate_hooks.cachefile import write_whole
 from failgate_hooks.errors import GitError
 from failgate_hooks.events import AppliesTo
 from failgate_hooks.gates import judged_scopes
@@ -467,19 +468,9 @@ def _write(path: str, index: TreeIndex) -> None:
     version = format_version().encode("ascii")
     sums = [_checksum(head), _checksum(tail)]
     data = b"\n".join([MAGIC + b" " + version, *sums, head, tail, files])
-    folder = os.path.dirname(path)
-    temp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    try:
-        os.makedirs(folder, exist_ok=True)
-        with open(temp, "wb") as handle:
-            handle.write(data)
-        os.replace(temp, path)
-        _prune(folder)
-    except OSError:
-        pass
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
+    if write_whole(path, data):
+        with contextlib.suppress(OSError):
+            _prune(os.path.dirname(path))
 
 
 def _json(value: Any) -> bytes:

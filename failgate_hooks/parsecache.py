@@ -23,7 +23,6 @@ import gc
 import hashlib
 import json
 import os
-import secrets
 import sys
 import types
 import typing
@@ -31,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from typing import Any
 
+from failgate_hooks.cachefile import write_whole
 from failgate_hooks.events import Event, Problem
 
 FORMAT = 1
@@ -264,16 +264,8 @@ def _read_shard(path: str, version: bytes) -> dict[str, list[Any]] | None:
 def _write_shard(path: str, version: bytes, entries: Mapping[str, list[Any]]) -> None:
     body = json.dumps(entries, separators=(",", ":"), sort_keys=True).encode("utf-8")
     data = b"%s %s\n%s\n%s" % (MAGIC, version, hashlib.sha256(body).hexdigest().encode(), body)
-    temp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    try:
-        with open(temp, "wb") as handle:
-            handle.write(data)
-        # Readers see the old shard or the new one, never half of one; a crash
-        # that leaves a torn file is caught by the checksum.
-        os.replace(temp, path)
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
+    # Readers see the old shard or the new one; a torn file is caught by the checksum.
+    write_whole(path, data)
 
 
 class ParseCache:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from failgate_hooks import wildmatch
+from failgate_hooks.cachefile import write_whole
 from failgate_hooks.errors import FailgateError, UsageError
 from failgate_hooks.events import Verification, Workdir, is_safe_relative_path
 from failgate_hooks.gates import VerifierOutcome, VerifierResult
@@ -216,17 +217,7 @@ class InputKeys:
         if self.path is None:
             return
         body = json.dumps([INPUT_KEY_VERSION, keys], separators=(",", ":")).encode("utf-8")
-        temp = f"{self.path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        try:
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            with open(temp, "wb") as handle:
-                handle.write(body)
-            os.replace(temp, self.path)  # a reader sees the old file or the new one
-        except OSError:
-            pass  # read-only or full: the key is worked out again next time
-        finally:
-            if os.path.exists(temp):
-                os.unlink(temp)
+        write_whole(self.path, body)  # unwritable: the key is worked out again next time
 
 
 # --------------------------------------------------------------------------- pinned files

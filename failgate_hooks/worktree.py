@@ -17,6 +17,7 @@ import os
 import time
 from collections.abc import Callable
 
+from failgate_hooks.cachefile import write_whole
 from failgate_hooks.gitio import GitRepo
 
 STATE = "worktree-ledger.json"
@@ -93,9 +94,7 @@ def _unchanged(state: str, ledger_dir: str, stamp: Stamp, folder: str) -> bool:
     return True
 
 
-def _save(
-    state: str, ledger_dir: str, stamp: list[list[int] | None], folder: str, began: int
-) -> None:
+def _save(state: str, ledger_dir: str, stamp: Stamp, folder: str, began: int) -> None:
     """Keep the folders' mtimes, unless one changed while (or just before) git walked."""
     import json
 
@@ -110,17 +109,5 @@ def _save(
             if mtime >= began - RACY_NS:
                 return  # racy: trusted only once it is older than the walk
             folders[os.path.relpath(item, folder)] = mtime
-    body = json.dumps(
-        {"version": VERSION, "ledger": ledger_dir, "stamp": stamp, "folders": folders}
-    )
-    temp = f"{state}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(state), exist_ok=True)
-        with open(temp, "w", encoding="utf-8") as handle:
-            handle.write(body)
-        os.replace(temp, state)
-    except OSError:
-        pass  # no state: the next check walks again
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
+    kept = {"version": VERSION, "ledger": ledger_dir, "stamp": stamp, "folders": folders}
+    write_whole(state, json.dumps(kept).encode("utf-8"))  # else the next check walks again
