@@ -66,7 +66,7 @@ class TreeIndex:
         self,
         clean: bool,
         keys: list[str],
-        digests: list[str],
+        digests: list[str] | Callable[[], list[str]],
         scope_of: list[int],
         scopes: list[tuple[EntityState, ...]],
         details: Details | Callable[[], Details],
@@ -74,7 +74,7 @@ class TreeIndex:
     ) -> None:
         self.clean = clean  # no problem that no entity owns (outside-entity, duplicate ids)
         self.keys = keys
-        self.digests = digests  # of each entity's files: equal digests, equal files
+        self._digests = digests  # of each entity's files: equal digests, equal files
         self.scope_of = scope_of  # which of `scopes` is the entity's
         # distinct scope sets: the triggers and applies_to of each state `assess` judges
         # (the heads of a conflict); thousands of entities share a handful
@@ -82,6 +82,13 @@ class TreeIndex:
         self._details = details
         # each entity's own entries, "mode type oid path" per line, as listed
         self.files = files
+
+    @property
+    def digests(self) -> list[str]:
+        """Read only to compare trees: one tree (the usual push) needs none."""
+        if not isinstance(self._digests, list):
+            self._digests = self._digests()
+        return self._digests
 
     @property
     def details(self) -> Details:
@@ -170,19 +177,16 @@ def ledger_view(
     if changed and _shares_an_id(indexes):
         return LedgerView(read_union(repo, revisions, ledger_dir), None)
     # The rest is read as read_union reads it: commit by commit, each in listing order.
-    done = {settled.tree.keys[row] for row in settled.rows} if settled else set()
-    listed = [
-        (
-            revs,
-            [
-                e
-                for row, key in enumerate(index.keys)
-                if key not in done
-                for e in _entries(index, row)
-            ],
-        )
-        for revs, index in at
-    ]
+    listing: dict[int, list[TreeEntry]] = {}  # by index: commits sharing a tree share it
+    for index in indexes:
+        if settled is not None and index is settled.tree:
+            skip = set(settled.rows)
+            rows = [row for row in range(len(index.keys)) if row not in skip]
+        else:
+            done = {settled.tree.keys[row] for row in settled.rows} if settled else set()
+            rows = [row for row, key in enumerate(index.keys) if key not in done]
+        listing[id(index)] = [e for row in rows for e in _entries(index, row)]
+    listed = [(revs, listing[id(index)]) for revs, index in at]
     return LedgerView(union_of(repo, revisions, ledger_dir, listed), settled)
 
 
@@ -315,35 +319,47 @@ def _index_path(repo: GitRepo, tree: str, ledger_dir: str) -> str | None:
     return os.path.join(common, "failgate", "index", f"{tree}-{where}.json")
 
 
-# The file: a version line, the checksums of the summary and the details, then the
-# parts. The summary and the details are a compact JSON document each, on one line
-# (compact JSON never holds a raw newline); the files are one JSON string per entity
-# and line, so that reading one entity's files decodes one line, which is checked
-# against the entity's digest in the summary.
+# The file: a version line; a line of the parts' lengths and checksums; then the
+# parts, each compact JSON: the summary (read by every run), the details and the
+# digests (read when settled entities are shown, or trees compared), the start of
+# each entity's line in the files; then one line per entity, a JSON pair of its
+# files' digest and its listing. A run reads the summary, then seeks to the lines
+# of the entities it reads in full: a 10,000-event index is 2 MB, its summary 150 kB.
+
+PARTS = ("summary", "details", "digests", "offsets")
 
 
 def _read(path: str, rebuilt: Callable[[], TreeIndex]) -> TreeIndex | None:
     """The index in `path`, or None when it is missing, of another version, or corrupt.
 
-    The files and the details are checked and decoded when first read; if they
-    are bad then, `rebuilt` gives them from git instead."""
+    The summary is checked and decoded now; the other parts when first read, and
+    if they are bad then, `rebuilt` gives them from git instead. The file stays
+    open: a writer replaces it by renaming, so this handle keeps what it read."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        handle = open(path, "rb")  # noqa: SIM115 (closed when the process ends)
     except OSError:
         return None
-    parts = raw.split(b"\n", 5)
-    if len(parts) != 6 or parts[0] != MAGIC + b" " + format_version().encode("ascii"):
+    try:
+        if handle.readline() != MAGIC + b" " + format_version().encode("ascii") + b"\n":
+            return None
+        table = handle.readline().split()
+        sums = table[: len(PARTS)]
+        lengths = [int(n) for n in table[len(PARTS) :]]
+        if len(sums) != len(PARTS) or len(lengths) != len(PARTS) or min(lengths) < 0:
+            return None
+        start = handle.tell()
+        head = handle.read(lengths[0])
+    except (OSError, ValueError):
         return None
-    _, head_sum, tail_sum, head, tail, files_part = parts
-    if _checksum(head) != head_sum:
+    if _checksum(head) != sums[0]:
         return None
     import json  # here: a repository without a ledger never reads an index
 
     try:
-        clean, keys, digests, scope_of, scopes = _decode_head(json.loads(head))
+        clean, keys, scope_of, scopes = _decode_head(json.loads(head))
     except (ValueError, TypeError, RecursionError):
         return None
+    where = [start + sum(lengths[:i]) for i in range(len(PARTS) + 1)]  # each part, then files
     fallback: list[TreeIndex] = []
 
     def again() -> TreeIndex:
@@ -351,25 +367,36 @@ def _read(path: str, rebuilt: Callable[[], TreeIndex]) -> TreeIndex | None:
             fallback.append(rebuilt())
         return fallback[0]
 
-    def details() -> Details:
+    def part(i: int, decode: Callable[[Any], Any]) -> Any:
         try:
-            if _checksum(tail) != tail_sum:
+            handle.seek(where[i])
+            body = handle.read(lengths[i])
+            if _checksum(body) != sums[i]:
                 raise ValueError("checksum")
-            return _decode_details(json.loads(tail), len(keys))
-        except (ValueError, TypeError, RecursionError):
-            return again().details
+            return decode(json.loads(body))
+        except (OSError, ValueError, TypeError, RecursionError):
+            return None
 
-    lines: list[bytes] = []
+    def details() -> Details:
+        found = part(1, lambda data: _decode_details(data, len(keys)))
+        return found if found is not None else again().details
+
+    def digests() -> list[str]:
+        found = part(2, lambda data: _decode_offsets(data, len(keys), str))
+        return found if found is not None else again().digests
+
+    offsets: list[list[int]] = []
 
     def files(row: int) -> str:
-        if not lines:
-            lines.extend(files_part.split(b"\n"))
-        if len(lines) == len(keys):
+        if not offsets:
+            offsets.append(part(3, lambda data: _decode_offsets(data, len(keys) + 1, int)) or [])
+        if offsets[0]:
             try:
-                listing = json.loads(lines[row])
-                if type(listing) is str and _digest(listing) == digests[row]:
+                handle.seek(where[-1] + offsets[0][row])
+                digest, listing = json.loads(handle.read(offsets[0][row + 1] - offsets[0][row]))
+                if type(listing) is str and _digest(listing) == digest:
                     return listing
-            except (ValueError, RecursionError):
+            except (OSError, ValueError, TypeError, RecursionError):
                 pass
         return again().files(row)
 
@@ -380,26 +407,31 @@ def _checksum(body: bytes) -> bytes:
     return hashlib.sha256(body).hexdigest().encode("ascii")
 
 
-def _decode_head(
-    data: Any,
-) -> tuple[bool, list[str], list[str], list[int], list[tuple[EntityState, ...]]]:
+def _decode_head(data: Any) -> tuple[bool, list[str], list[int], list[tuple[EntityState, ...]]]:
     """The summary part, every value type-checked: ValueError for anything else."""
-    if type(data) is not list or len(data) != 5:
+    if type(data) is not list or len(data) != 4:
         raise ValueError("not an index")
-    clean, keys, digests, scope_of, scopes = data
-    if type(clean) is not bool or not (_strings(keys) and _strings(digests)):
+    clean, keys, scope_of, scopes = data
+    if type(clean) is not bool or not _strings(keys):
         raise ValueError("not an index")
-    if type(scope_of) is not list or type(scopes) is not list:
+    if type(scope_of) is not list or type(scopes) is not list or len(keys) != len(scope_of):
         raise ValueError("not an index")
-    if not len(keys) == len(digests) == len(scope_of):
-        raise ValueError("columns of different lengths")
     if not (
         all(type(i) is int and 0 <= i < len(scopes) for i in scope_of)
         and all(type(s) is list and s and all(_scope_ok(h) for h in s) for s in scopes)
     ):
         raise ValueError("a value of the wrong type")
     heads = [tuple(_scope(h) for h in s) for s in scopes]
-    return clean, keys, digests, scope_of, heads
+    return clean, keys, scope_of, heads
+
+
+def _decode_offsets(data: Any, rows: int, kind: type) -> list[Any]:
+    """A list of `rows` values of `kind` (digests, or line offsets): ValueError otherwise."""
+    if type(data) is not list or len(data) != rows or any(type(v) is not kind for v in data):
+        raise ValueError("not a column")
+    if kind is int and any(b < a for a, b in zip([0, *data], data, strict=False)):
+        raise ValueError("offsets must not go back")
+    return data
 
 
 def _decode_details(data: Any, rows: int) -> Details:
@@ -462,12 +494,15 @@ def _strings(value: Any) -> bool:
 def _write(path: str, index: TreeIndex) -> None:
     """Write-then-rename, and keep only the latest few; an unwritable folder is no cache."""
     scopes = [[_scope_record(h) for h in heads] for heads in index.scopes]
-    head = _json([index.clean, index.keys, index.digests, index.scope_of, scopes])
-    tail = _json(list(index.details))
-    files = b"\n".join(_json(index.files(row)) for row in range(len(index.keys)))
+    head = _json([index.clean, index.keys, index.scope_of, scopes])
+    lines = [_json([index.digests[row], index.files(row)]) for row in range(len(index.keys))]
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    parts = [head, _json(list(index.details)), _json(index.digests), _json(offsets)]
+    table = [_checksum(p) for p in parts] + [str(len(p)).encode("ascii") for p in parts]
     version = format_version().encode("ascii")
-    sums = [_checksum(head), _checksum(tail)]
-    data = b"\n".join([MAGIC + b" " + version, *sums, head, tail, files])
+    data = b"".join([MAGIC + b" " + version + b"\n", b" ".join(table) + b"\n", *parts, *lines])
     if write_whole(path, data):
         with contextlib.suppress(OSError):
             _prune(os.path.dirname(path))

@@ -297,6 +297,23 @@ def test_the_index_is_kept_by_tree_and_read_back_by_the_next_process(
     assert len(fresh_view(world, tip).settled) == 3
 
 
+def split_index(raw: bytes) -> tuple[bytes, list[bytes], list[bytes], bytes]:
+    """The version line, the checksums, the parts (summary, details, digests, offsets), the files."""
+    header, table, rest = raw.split(b"\n", 2)
+    fields = table.split()
+    sums, lengths = fields[:4], [int(n) for n in fields[4:]]
+    parts, at = [], 0
+    for n in lengths:
+        parts.append(rest[at : at + n])
+        at += n
+    return header, sums, parts, rest[at:]
+
+
+def join_index(header: bytes, sums: list[bytes], parts: list[bytes], files: bytes) -> bytes:
+    table = b" ".join([*sums, *(str(len(p)).encode() for p in parts)])
+    return header + b"\n" + table + b"\n" + b"".join(parts) + files
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -316,34 +333,34 @@ def test_a_bad_index_file_is_rebuilt_never_believed(world: World, damage: str) -
     fresh_view(world, tip)
     tree = git(world.repo.path, "rev-parse", f"{tip}:ledger")
     (path,) = [p for p in index_files(world) if p.name.startswith(tree)]
-    raw = path.read_bytes()
-    header, head_sum, tail_sum, head, tail, files = raw.split(b"\n", 5)
+    header, sums, parts, files = split_index(path.read_bytes())
+
+    def rechecked(i: int, body: bytes) -> None:
+        parts[i] = body
+        sums[i] = hashlib.sha256(body).hexdigest().encode()
+
     if damage == "flip a byte of the summary":
         # claim that the push-triggered entity is deploy-only: the checksum catches it
-        head = head.replace(b'["push"]', b'["deplo"]')
-        assert head != raw.split(b"\n", 5)[3]
+        assert b'["push"]' in parts[0]
+        parts[0] = parts[0].replace(b'["push"]', b'["deplo"]')
     elif damage == "flip a byte of the details":
-        tail = tail.replace(b'"risk 1"', b'"risk 9"')
-        assert tail != raw.split(b"\n", 5)[4]
+        assert b'"risk 1"' in parts[1]
+        parts[1] = parts[1].replace(b'"risk 1"', b'"risk 9"')
     elif damage == "flip a byte of an entity's files":
         # the entity read in full is listed from the index: a wrong blob id would
         # read another event than the ledger holds
         oid = git(world.repo.path, "rev-parse", f"{tip}:{path_of(extra)}").encode()
+        assert oid in files
         files = files.replace(oid, oid[:-1] + (b"0" if oid[-1:] != b"0" else b"1"))
-        assert files != raw.split(b"\n", 5)[5]
     elif damage == "drop the files":
         files = b""
     elif damage == "other version":
         header = header + b"x"
     elif damage == "wrong types, right checksum":
-        head = b'[true, ["svc:extra"], [1], [0], [[]]]'
-        head_sum = hashlib.sha256(head).hexdigest().encode()
+        rechecked(0, b'[true, ["svc:extra"], [0], [[]]]')
     elif damage == "details of wrong types, right checksum":
-        tail = b"[[1, 2, 3], [null, null, null], [[], [], []]]"
-        tail_sum = hashlib.sha256(tail).hexdigest().encode()
-    else:
-        header = head_sum = tail_sum = head = tail = files = b""
-    path.write_bytes(b"\n".join([header, head_sum, tail_sum, head, tail, files]))
+        rechecked(1, b"[[1, 2, 3], [null, null, null], [[], [], []]]")
+    path.write_bytes(b"" if damage == "empty" else join_index(header, sums, parts, files))
     ledgerindex._loaded.clear()
     with GitRepo.open(world.repo.path) as repo:
         revs = (Revision("C", tip), Revision("main", tip, protected=True))
