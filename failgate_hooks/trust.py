@@ -14,8 +14,6 @@ import datetime as dt
 import hashlib
 import json
 import os
-import secrets
-import socket
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -215,7 +213,9 @@ def _parse_store(raw: bytes) -> list[TrustedVerifier]:
 @contextlib.contextmanager
 def _locked(lock_path: str) -> Iterator[None]:
     """Hold `lock_path` (created with O_EXCL) for the duration; break it when stale."""
-    token = f"{os.getpid()} {socket.gethostname()} {secrets.token_hex(8)}\n".encode()
+    import socket  # only to write: reading approvals takes no lock
+
+    token = f"{os.getpid()} {socket.gethostname()} {os.urandom(8).hex()}\n".encode()
     deadline = time.monotonic() + LOCK_WAIT_S
     while True:
         try:
@@ -260,7 +260,7 @@ def _break_if_stale(lock_path: str) -> bool:
         return False
     # Rename rather than unlink, then look at what was moved: if another process
     # took the lock between our look and the rename, give it back.
-    grave = f"{lock_path}.stale-{os.getpid()}-{secrets.token_hex(4)}"
+    grave = f"{lock_path}.stale-{os.getpid()}-{os.urandom(4).hex()}"
     try:
         os.rename(lock_path, grave)
     except FileNotFoundError:
@@ -283,6 +283,8 @@ def _is_stale(content: bytes | None, age: float) -> bool:
         # Created but not yet written: give the writer a moment.
         return content is not None and age > 2.0
     pid_text, host, _ = fields
+    import socket
+
     if host.decode("utf-8", "replace") != socket.gethostname() or not pid_text.isdigit():
         return False
     try:
@@ -304,7 +306,7 @@ def _read_quietly(path: str) -> bytes | None:
 
 def _write_atomically(path: str, data: bytes) -> None:
     """Write a temp file beside `path`, then rename it over `path`."""
-    tmp = f"{path}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    tmp = f"{path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
     try:
         with open(tmp, "xb") as handle:
             handle.write(data)
