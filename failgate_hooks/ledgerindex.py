@@ -40,7 +40,7 @@ from failgate_hooks.events import AppliesTo
 from failgate_hooks.gates import judged_scopes
 from failgate_hooks.gitio import GitRepo, TreeEntry
 from failgate_hooks.ledger import Ledger, Revision, classify_path, read_union, union_of
-from failgate_hooks.resolve import EntityState
+from failgate_hooks.resolve import EntityState, Resolution
 
 FORMAT = 2
 MAGIC = b"failgate-ledger-index"
@@ -66,7 +66,7 @@ class TreeIndex:
         self,
         clean: bool,
         keys: list[str],
-        digests: list[str] | Callable[[], list[str]],
+        compare: Compare | Callable[[], Compare],
         scope_of: list[int],
         scopes: list[tuple[EntityState, ...]],
         details: Details | Callable[[], Details],
@@ -74,7 +74,9 @@ class TreeIndex:
     ) -> None:
         self.clean = clean  # no problem that no entity owns (outside-entity, duplicate ids)
         self.keys = keys
-        self._digests = digests  # of each entity's files: equal digests, equal files
+        # what comparing trees reads: a digest of each entity's files (equal digests,
+        # equal files), and the names of its files (event ids)
+        self._compare = compare
         self.scope_of = scope_of  # which of `scopes` is the entity's
         # distinct scope sets: the triggers and applies_to of each state `assess` judges
         # (the heads of a conflict); thousands of entities share a handful
@@ -83,12 +85,19 @@ class TreeIndex:
         # each entity's own entries, "mode type oid path" per line, as listed
         self.files = files
 
+    def _compared(self) -> Compare:
+        """Read only to compare trees: one tree (the usual push) needs none."""
+        if not isinstance(self._compare, tuple):
+            self._compare = self._compare()
+        return self._compare
+
     @property
     def digests(self) -> list[str]:
-        """Read only to compare trees: one tree (the usual push) needs none."""
-        if not isinstance(self._digests, list):
-            self._digests = self._digests()
-        return self._digests
+        return self._compared()[0]
+
+    @property
+    def ids(self) -> list[list[str]]:
+        return self._compared()[1]
 
     @property
     def details(self) -> Details:
@@ -146,18 +155,22 @@ def ledger_view(
     for rev in revisions:
         by_commit.setdefault(rev.commit, []).append(rev)
     # Revisions whose ledger is one tree share one index (the usual push changes code).
-    trees: dict[str, TreeIndex] = {}
-    at: list[tuple[list[Revision], TreeIndex]] = []  # each commit's revisions, as read_union
+    found: dict[str, str] = {}  # ledger tree -> a commit that holds it
+    held: list[tuple[list[Revision], str]] = []  # each commit's revisions, as read_union
     for commit, revs in by_commit.items():
         entry = repo.tree_entry(commit, ledger_dir.strip("/"))
         if entry is None:
             continue  # no ledger at that revision: it adds nothing to the union
         if entry.type != "tree":
             return LedgerView(read_union(repo, revisions, ledger_dir), None)
-        if entry.oid not in trees:
-            trees[entry.oid] = tree_index(repo, commit, entry.oid, ledger_dir)
-        at.append((revs, trees[entry.oid]))
-    indexes = list(trees.values())
+        found.setdefault(entry.oid, commit)
+        held.append((revs, entry.oid))
+    # Indexes already kept first: one built next is built from them (what differs only).
+    trees: dict[str, TreeIndex] = {}
+    for tree in sorted(found, key=lambda t: not _kept(repo, t, ledger_dir)):
+        trees[tree] = tree_index(repo, found[tree], tree, ledger_dir)
+    at = [(revs, trees[tree]) for revs, tree in held]
+    indexes = [trees[tree] for tree in found]
     if not all(index.clean for index in indexes):
         return LedgerView(read_union(repo, revisions, ledger_dir), None)
 
@@ -218,9 +231,8 @@ def _shares_an_id(indexes: Sequence[TreeIndex]) -> bool:
     The whole union then says which and where."""
     owner: dict[str, str] = {}
     for index in indexes:
-        for row, key in enumerate(index.keys):
-            for line in index.files(row).splitlines():
-                stem = line.rsplit("/", 1)[-1].removesuffix(".toml")
+        for key, stems in zip(index.keys, index.ids, strict=True):
+            for stem in stems:
                 if owner.setdefault(stem, key) != key:
                     return True
     return False
@@ -231,8 +243,19 @@ def _shares_an_id(indexes: Sequence[TreeIndex]) -> bool:
 _loaded: dict[tuple[str, str], TreeIndex] = {}
 
 
+def _kept(repo: GitRepo, tree: str, ledger_dir: str) -> bool:
+    if (tree, ledger_dir) in _loaded:
+        return True
+    path = _index_path(repo, tree, ledger_dir)
+    return path is not None and os.path.exists(path)
+
+
 def tree_index(repo: GitRepo, commit: str, tree: str, ledger_dir: str) -> TreeIndex:
-    """The index of the ledger tree `tree` (the ledger folder of `commit`)."""
+    """The index of the ledger tree `tree` (the ledger folder of `commit`).
+
+    Read from disk; else built, from another index this process holds when there
+    is one (only the entities whose files differ are read: a push that records an
+    event), else from every event."""
     key = (tree, ledger_dir)
     if key not in _loaded:
         path = _index_path(repo, tree, ledger_dir)
@@ -243,46 +266,114 @@ def tree_index(repo: GitRepo, commit: str, tree: str, ledger_dir: str) -> TreeIn
 
         found = _read(path, rebuilt) if path is not None else None
         if found is None:
-            found = build_index(repo, commit, ledger_dir)
+            bases = [index for (_, d), index in _loaded.items() if d == ledger_dir]
+            found = build_index(repo, commit, ledger_dir, base=bases[-1] if bases else None)
             if path is not None:
                 _write(path, found)
         _loaded[key] = found
     return _loaded[key]
 
 
-def build_index(repo: GitRepo, commit: str, ledger_dir: str) -> TreeIndex:
-    """The index from a full read of the ledger at `commit`."""
-    ledger = read_union(repo, [Revision("index", commit, protected=True)], ledger_dir)
+def build_index(
+    repo: GitRepo, commit: str, ledger_dir: str, *, base: TreeIndex | None = None
+) -> TreeIndex:
+    """The index of the ledger at `commit`: from `base` where an entity's files are the
+    same, else from a full read."""
     lines: dict[str, list[str]] = {}
+    outside = False
     for entry in repo.ls_folder(commit, ledger_dir.strip("/")):
         if entry.path.rsplit("/", 1)[-1].startswith("."):
             continue  # never events (ledger._add_entry skips them too)
         key, _ = classify_path(entry.path, ledger_dir)
-        if key is not None:
-            lines.setdefault(key, []).append(f"{entry.mode} {entry.type} {entry.oid} {entry.path}")
+        if key is None:
+            outside = True  # a ledger-level problem: only a full read says it right
+            continue
+        lines.setdefault(key, []).append(f"{entry.mode} {entry.type} {entry.oid} {entry.path}")
+    listings = {key: "\n".join(found) for key, found in sorted(lines.items())}
+    if base is not None and base.clean and not outside:
+        built = _build_from(repo, commit, ledger_dir, base, listings)
+        if built is not None:
+            return built
+    ledger = read_union(repo, [Revision("index", commit, protected=True)], ledger_dir)
+    resolutions = ledger.resolve_all()
+    rows = [(key, listings.get(key, ""), _row(resolutions[key])) for key in resolutions]
+    return _index(not ledger.problems, rows)
+
+
+Row = tuple[tuple[EntityState, ...], str | None, str | None, list[str]]  # scopes … event ids
+Compare = tuple[list[str], list[list[str]]]  # each entity's files' digest, and file names
+
+
+def _row(resolution: Resolution) -> Row:
+    state = resolution.state
+    # only what applicability reads: the rest of a state varies more than scopes do
+    scopes = tuple(
+        EntityState(triggers=h.triggers, applies_to=h.applies_to) for h in judged_scopes(resolution)
+    )
+    status = None if state.status is None else state.status.value
+    events = [i for i in resolution.order if i not in resolution.dropped]
+    return scopes, state.title, status, events
+
+
+def _index(clean: bool, rows: list[tuple[str, str, Row]]) -> TreeIndex:
+    """An index of rows (key, listing, row) given in key order."""
     keys: list[str] = []
     digests: list[str] = []
+    ids: list[list[str]] = []
     scope_of: list[int] = []
     files: list[str] = []
     details = Details([], [], [])
     scope_rows: dict[tuple[EntityState, ...], int] = {}
-    for key, resolution in ledger.resolve_all().items():
-        state = resolution.state
-        # only what applicability reads: the rest of a state varies more than scopes do
-        scopes = tuple(
-            EntityState(triggers=h.triggers, applies_to=h.applies_to)
-            for h in judged_scopes(resolution)
-        )
-        listing = "\n".join(lines.get(key, ()))
+    for key, listing, (scopes, title, status, events) in rows:
         keys.append(key)
         digests.append(_digest(listing))
+        ids.append([line.rsplit("/", 1)[-1].removesuffix(".toml") for line in listing.splitlines()])
         scope_of.append(scope_rows.setdefault(scopes, len(scope_rows)))
         files.append(listing)
-        details.titles.append(state.title)
-        details.statuses.append(None if state.status is None else state.status.value)
-        details.event_ids.append([i for i in resolution.order if i not in resolution.dropped])
-    clean = not ledger.problems
-    return TreeIndex(clean, keys, digests, scope_of, list(scope_rows), details, files.__getitem__)
+        details.titles.append(title)
+        details.statuses.append(status)
+        details.event_ids.append(events)
+    compare = (digests, ids)
+    return TreeIndex(clean, keys, compare, scope_of, list(scope_rows), details, files.__getitem__)
+
+
+def _build_from(
+    repo: GitRepo, commit: str, ledger_dir: str, base: TreeIndex, listings: dict[str, str]
+) -> TreeIndex | None:
+    """The index from `base` and the entities whose files differ; None when a full read
+    must say what is wrong (an event id held twice, any ledger-level problem).
+
+    An entity's summary is a function of its files alone (resolution is per entity),
+    so an entity listed the same in both trees keeps its row."""
+    owner: dict[str, str] = {}
+    for key, listing in listings.items():
+        for line in listing.splitlines():
+            stem = line.rsplit("/", 1)[-1].removesuffix(".toml")
+            if owner.setdefault(stem, key) != key:
+                return None
+    at = base.rows()
+    changed = [
+        key
+        for key, listing in listings.items()
+        if key not in at or base.digests[at[key]] != _digest(listing)
+    ]
+    entries = [TreeEntry(*line.split(" ", 3)) for k in changed for line in listings[k].splitlines()]
+    revision = Revision("index", commit, protected=True)
+    ledger = union_of(repo, [revision], ledger_dir, [([revision], entries)])
+    if ledger.problems:
+        return None
+    resolved = ledger.resolve_all()
+    details = base.details
+    rows: list[tuple[str, str, Row]] = []
+    for key, listing in listings.items():
+        if key in resolved:
+            row = _row(resolved[key])
+        else:
+            i = at[key]
+            scopes = base.scopes[base.scope_of[i]]
+            row = (scopes, details.titles[i], details.statuses[i], list(details.event_ids[i]))
+        rows.append((key, listing, row))
+    return _index(True, rows)
 
 
 def _digest(listing: str) -> str:
@@ -326,7 +417,7 @@ def _index_path(repo: GitRepo, tree: str, ledger_dir: str) -> str | None:
 # files' digest and its listing. A run reads the summary, then seeks to the lines
 # of the entities it reads in full: a 10,000-event index is 2 MB, its summary 150 kB.
 
-PARTS = ("summary", "details", "digests", "offsets")
+PARTS = ("summary", "details", "compare", "offsets")
 
 
 def _read(path: str, rebuilt: Callable[[], TreeIndex]) -> TreeIndex | None:
@@ -381,9 +472,9 @@ def _read(path: str, rebuilt: Callable[[], TreeIndex]) -> TreeIndex | None:
         found = part(1, lambda data: _decode_details(data, len(keys)))
         return found if found is not None else again().details
 
-    def digests() -> list[str]:
-        found = part(2, lambda data: _decode_offsets(data, len(keys), str))
-        return found if found is not None else again().digests
+    def compare() -> Compare:
+        found = part(2, lambda data: _decode_compare(data, len(keys)))
+        return found if found is not None else again()._compared()
 
     offsets: list[list[int]] = []
 
@@ -400,7 +491,7 @@ def _read(path: str, rebuilt: Callable[[], TreeIndex]) -> TreeIndex | None:
                 pass
         return again().files(row)
 
-    return TreeIndex(clean, keys, digests, scope_of, scopes, details, files)
+    return TreeIndex(clean, keys, compare, scope_of, scopes, details, files)
 
 
 def _checksum(body: bytes) -> bytes:
@@ -423,6 +514,17 @@ def _decode_head(data: Any) -> tuple[bool, list[str], list[int], list[tuple[Enti
         raise ValueError("a value of the wrong type")
     heads = [tuple(_scope(h) for h in s) for s in scopes]
     return clean, keys, scope_of, heads
+
+
+def _decode_compare(data: Any, rows: int) -> Compare:
+    if type(data) is not list or len(data) != 2:
+        raise ValueError("not the digests and ids")
+    digests, ids = data
+    if not _strings(digests) or len(digests) != rows:
+        raise ValueError("not the digests")
+    if type(ids) is not list or len(ids) != rows or not all(_strings(i) for i in ids):
+        raise ValueError("not the ids")
+    return digests, ids
 
 
 def _decode_offsets(data: Any, rows: int, kind: type) -> list[Any]:
@@ -499,7 +601,8 @@ def _write(path: str, index: TreeIndex) -> None:
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line))
-    parts = [head, _json(list(index.details)), _json(index.digests), _json(offsets)]
+    compare = _json([index.digests, index.ids])
+    parts = [head, _json(list(index.details)), compare, _json(offsets)]
     table = [_checksum(p) for p in parts] + [str(len(p)).encode("ascii") for p in parts]
     version = format_version().encode("ascii")
     data = b"".join([MAGIC + b" " + version + b"\n", b" ".join(table) + b"\n", *parts, *lines])

@@ -139,6 +139,20 @@ def spread(draw: st.DrawFn) -> list[dict[str, bytes]]:
     return revisions
 
 
+def columns(index: ledgerindex.TreeIndex) -> tuple[object, ...]:
+    rows = range(len(index.keys))
+    files = [index.files(row) for row in rows]
+    return (
+        index.clean,
+        index.keys,
+        index.digests,
+        index.scope_of,
+        index.scopes,
+        index.details,
+        files,
+    )
+
+
 def decide(repo: GitRepo, request: Request, *, use_index: bool) -> object:
     return Evaluator(repo, Config(), use_index=use_index).evaluate(request)
 
@@ -157,6 +171,12 @@ def test_the_index_decides_exactly_as_reading_every_entity(
         for i, commit in enumerate(commits)
     )
     with GitRepo.open(world.repo.path) as repo:
+        # an index built from another tree's is the index built from every event
+        full = [ledgerindex.build_index(repo, c, "ledger") for c in commits]
+        for i, commit in enumerate(commits):
+            for base in full:
+                incremental = ledgerindex.build_index(repo, commit, "ledger", base=base)
+                assert columns(incremental) == columns(full[i])
         whole = read_union(repo, revs, "ledger")
         for context in CONTEXTS:
             # every file read in full is the file the whole union has, revisions in order
@@ -403,3 +423,37 @@ def test_an_unwritable_index_folder_is_no_index(world: World) -> None:
             os.chmod(folder, 0o700)
         else:
             folder.unlink()
+
+
+def test_an_index_built_from_another_never_hides_an_id_held_twice(world: World) -> None:
+    # the new tree holds DEPLOY[1] in a second folder: only a full read says so
+    moved = {f"ledger/svc/moved/{DEPLOY[1].id}.toml": event_to_toml(DEPLOY[1])}
+    main = world.commit(files_of(*DEPLOY))
+    tip = world.commit({**files_of(*DEPLOY), **moved})
+    with GitRepo.open(world.repo.path) as repo:
+        base = ledgerindex.build_index(repo, main, "ledger")
+        built = ledgerindex.build_index(repo, tip, "ledger", base=base)
+        assert not built.clean
+        assert columns(built) == columns(ledgerindex.build_index(repo, tip, "ledger"))
+
+
+def test_a_push_that_records_an_event_reads_only_that_entity(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    later = event(80, DEPLOY[2].entity_key, ("deploy",), follows=(DEPLOY[2].id,))
+    main = world.commit(files_of(*DEPLOY))
+    tip = world.commit(files_of(*DEPLOY, later))
+    read: list[str] = []
+    original = ledgerindex.union_of
+
+    def counting(repo, revisions, ledger_dir, listed):  # type: ignore[no-untyped-def]
+        read.extend(e.path for _, entries in listed for e in entries)
+        return original(repo, revisions, ledger_dir, listed)
+
+    with GitRepo.open(world.repo.path) as repo:
+        base = ledgerindex.build_index(repo, main, "ledger")
+        monkeypatch.setattr(ledgerindex, "union_of", counting)
+        built = ledgerindex.build_index(repo, tip, "ledger", base=base)
+    assert sorted(read) == sorted([path_of(DEPLOY[2]), path_of(later)])
+    row = built.keys.index(DEPLOY[2].entity_key)
+    assert built.details.event_ids[row] == [DEPLOY[2].id, later.id]
