@@ -70,7 +70,7 @@ class TreeIndex:
         scope_of: list[int],
         scopes: list[tuple[EntityState, ...]],
         details: Details | Callable[[], Details],
-        files: Callable[[int], str],
+        files: Callable[[int], list[TreeEntry]],
     ) -> None:
         self.clean = clean  # no problem that no entity owns (outside-entity, duplicate ids)
         self.keys = keys
@@ -82,7 +82,7 @@ class TreeIndex:
         # (the heads of a conflict); thousands of entities share a handful
         self.scopes = scopes
         self._details = details
-        # each entity's own entries, "mode type oid path" per line, as listed
+        # each entity's own entries, as the listing gives them
         self.files = files
 
     def _compared(self) -> Compare:
@@ -180,12 +180,21 @@ def ledger_view(
         # every unchanged entity's events are then in a protected revision: no
         # relaxation of it is pending or to be listed, and its summary decides it
         first = indexes[0]
-        reasons = [ruled_out(scopes) for scopes in first.scopes]
-        rows = [
-            row
-            for row, scope in enumerate(first.scope_of)
-            if reasons[scope] is not None and first.keys[row] not in changed
-        ]
+        # Asked only for the scope sets of entities the same at every revision: what
+        # the union holds for any other is another scope, which assess judges (and a
+        # question git cannot answer, e.g. a since beyond a shallow clone, must come
+        # from the same entities as without the index).
+        reasons: list[str | None] = [None] * len(first.scopes)
+        asked: set[int] = set()
+        rows = []
+        for row, scope in enumerate(first.scope_of):
+            if first.keys[row] in changed:
+                continue
+            if scope not in asked:
+                asked.add(scope)
+                reasons[scope] = ruled_out(first.scopes[scope])
+            if reasons[scope] is not None:
+                rows.append(row)
         settled = Settled(first, rows, reasons)
     if changed and _shares_an_id(indexes):
         return LedgerView(read_union(repo, revisions, ledger_dir), None)
@@ -198,9 +207,15 @@ def ledger_view(
         else:
             done = {settled.tree.keys[row] for row in settled.rows} if settled else set()
             rows = [row for row, key in enumerate(index.keys) if key not in done]
-        listing[id(index)] = [e for row in rows for e in _entries(index, row)]
+        entries = [e for row in rows for e in index.files(row)]
+        listing[id(index)] = sorted(entries, key=_git_order)
     listed = [(revs, listing[id(index)]) for revs, index in at]
     return LedgerView(union_of(repo, revisions, ledger_dir, listed), settled)
+
+
+def _git_order(entry: TreeEntry) -> bytes:
+    """git lists a tree's files in the byte order of their paths."""
+    return entry.path.encode("utf-8", "surrogateescape")
 
 
 def _changed(indexes: Sequence[TreeIndex]) -> set[str]:
@@ -217,10 +232,6 @@ def _changed(indexes: Sequence[TreeIndex]) -> set[str]:
         if len(listings) > 1:
             found.add(key)
     return found
-
-
-def _entries(index: TreeIndex, row: int) -> list[TreeEntry]:
-    return [TreeEntry(*line.split(" ", 3)) for line in index.files(row).splitlines()]
 
 
 def _shares_an_id(indexes: Sequence[TreeIndex]) -> bool:
@@ -264,7 +275,7 @@ def tree_index(repo: GitRepo, commit: str, tree: str, ledger_dir: str) -> TreeIn
             # for a file whose summary read well but whose other parts do not
             return build_index(repo, commit, ledger_dir)
 
-        found = _read(path, rebuilt) if path is not None else None
+        found = _read(path, ledger_dir, rebuilt) if path is not None else None
         if found is None:
             bases = [index for (_, d), index in _loaded.items() if d == ledger_dir]
             found = build_index(repo, commit, ledger_dir, base=bases[-1] if bases else None)
@@ -279,7 +290,7 @@ def build_index(
 ) -> TreeIndex:
     """The index of the ledger at `commit`: from `base` where an entity's files are the
     same, else from a full read."""
-    lines: dict[str, list[str]] = {}
+    lines: dict[str, list[TreeEntry]] = {}
     outside = False
     for entry in repo.ls_folder(commit, ledger_dir.strip("/")):
         if entry.path.rsplit("/", 1)[-1].startswith("."):
@@ -288,15 +299,15 @@ def build_index(
         if key is None:
             outside = True  # a ledger-level problem: only a full read says it right
             continue
-        lines.setdefault(key, []).append(f"{entry.mode} {entry.type} {entry.oid} {entry.path}")
-    listings = {key: "\n".join(found) for key, found in sorted(lines.items())}
+        lines.setdefault(key, []).append(entry)
+    listings = dict(sorted(lines.items()))
     if base is not None and base.clean and not outside:
         built = _build_from(repo, commit, ledger_dir, base, listings)
         if built is not None:
             return built
     ledger = read_union(repo, [Revision("index", commit, protected=True)], ledger_dir)
     resolutions = ledger.resolve_all()
-    rows = [(key, listings.get(key, ""), _row(resolutions[key])) for key in resolutions]
+    rows = [(key, listings.get(key, []), _row(resolutions[key])) for key in resolutions]
     return _index(not ledger.problems, rows)
 
 
@@ -315,19 +326,19 @@ def _row(resolution: Resolution) -> Row:
     return scopes, state.title, status, events
 
 
-def _index(clean: bool, rows: list[tuple[str, str, Row]]) -> TreeIndex:
+def _index(clean: bool, rows: list[tuple[str, list[TreeEntry], Row]]) -> TreeIndex:
     """An index of rows (key, listing, row) given in key order."""
     keys: list[str] = []
     digests: list[str] = []
     ids: list[list[str]] = []
     scope_of: list[int] = []
-    files: list[str] = []
+    files: list[list[TreeEntry]] = []
     details = Details([], [], [])
     scope_rows: dict[tuple[EntityState, ...], int] = {}
     for key, listing, (scopes, title, status, events) in rows:
         keys.append(key)
         digests.append(_digest(listing))
-        ids.append([line.rsplit("/", 1)[-1].removesuffix(".toml") for line in listing.splitlines()])
+        ids.append([e.path.rsplit("/", 1)[-1].removesuffix(".toml") for e in listing])
         scope_of.append(scope_rows.setdefault(scopes, len(scope_rows)))
         files.append(listing)
         details.titles.append(title)
@@ -338,7 +349,11 @@ def _index(clean: bool, rows: list[tuple[str, str, Row]]) -> TreeIndex:
 
 
 def _build_from(
-    repo: GitRepo, commit: str, ledger_dir: str, base: TreeIndex, listings: dict[str, str]
+    repo: GitRepo,
+    commit: str,
+    ledger_dir: str,
+    base: TreeIndex,
+    listings: dict[str, list[TreeEntry]],
 ) -> TreeIndex | None:
     """The index from `base` and the entities whose files differ; None when a full read
     must say what is wrong (an event id held twice, any ledger-level problem).
@@ -347,8 +362,8 @@ def _build_from(
     so an entity listed the same in both trees keeps its row."""
     owner: dict[str, str] = {}
     for key, listing in listings.items():
-        for line in listing.splitlines():
-            stem = line.rsplit("/", 1)[-1].removesuffix(".toml")
+        for entry in listing:
+            stem = entry.path.rsplit("/", 1)[-1].removesuffix(".toml")
             if owner.setdefault(stem, key) != key:
                 return None
     at = base.rows()
@@ -357,14 +372,14 @@ def _build_from(
         for key, listing in listings.items()
         if key not in at or base.digests[at[key]] != _digest(listing)
     ]
-    entries = [TreeEntry(*line.split(" ", 3)) for k in changed for line in listings[k].splitlines()]
+    entries = sorted((e for k in changed for e in listings[k]), key=_git_order)
     revision = Revision("index", commit, protected=True)
     ledger = union_of(repo, [revision], ledger_dir, [([revision], entries)])
     if ledger.problems:
         return None
     resolved = ledger.resolve_all()
     details = base.details
-    rows: list[tuple[str, str, Row]] = []
+    rows: list[tuple[str, list[TreeEntry], Row]] = []
     for key, listing in listings.items():
         if key in resolved:
             row = _row(resolved[key])
@@ -376,8 +391,9 @@ def _build_from(
     return _index(True, rows)
 
 
-def _digest(listing: str) -> str:
-    return hashlib.blake2b(listing.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+def _digest(listing: Sequence[TreeEntry]) -> str:
+    """Of an entity's entries; JSON, so that no character of a name can pass for a separator."""
+    return hashlib.blake2b(_json([list(e) for e in listing]), digest_size=16).hexdigest()
 
 
 # --------------------------------------------------------------------------- on disk
@@ -420,7 +436,7 @@ def _index_path(repo: GitRepo, tree: str, ledger_dir: str) -> str | None:
 PARTS = ("summary", "details", "compare", "offsets")
 
 
-def _read(path: str, rebuilt: Callable[[], TreeIndex]) -> TreeIndex | None:
+def _read(path: str, ledger_dir: str, rebuilt: Callable[[], TreeIndex]) -> TreeIndex | None:
     """The index in `path`, or None when it is missing, of another version, or corrupt.
 
     The summary is checked and decoded now; the other parts when first read, and
@@ -478,20 +494,39 @@ def _read(path: str, rebuilt: Callable[[], TreeIndex]) -> TreeIndex | None:
 
     offsets: list[list[int]] = []
 
-    def files(row: int) -> str:
+    def files(row: int) -> list[TreeEntry]:
         if not offsets:
             offsets.append(part(3, lambda data: _decode_offsets(data, len(keys) + 1, int)) or [])
         if offsets[0]:
             try:
                 handle.seek(where[-1] + offsets[0][row])
-                digest, listing = json.loads(handle.read(offsets[0][row + 1] - offsets[0][row]))
-                if type(listing) is str and _digest(listing) == digest:
-                    return listing
+                line = json.loads(handle.read(offsets[0][row + 1] - offsets[0][row]))
+                found = _decode_listing(line, keys[row], ledger_dir)
+                if found is not None:
+                    return found
             except (OSError, ValueError, TypeError, RecursionError):
                 pass
         return again().files(row)
 
     return TreeIndex(clean, keys, compare, scope_of, scopes, details, files)
+
+
+def _decode_listing(line: Any, key: str, ledger_dir: str) -> list[TreeEntry] | None:
+    """One entity's line: its key, its digest and its entries, each checked; else None.
+
+    The key and the folder of every path must be the row's: a line moved to
+    another row names another entity's files."""
+    if type(line) is not list or len(line) != 3 or line[0] != key or type(line[2]) is not list:
+        return None
+    entries = []
+    for item in line[2]:
+        if type(item) is not list or len(item) != 4 or not _strings(item):
+            return None
+        entry = TreeEntry(*item)
+        if classify_path(entry.path, ledger_dir)[0] != key:
+            return None
+        entries.append(entry)
+    return entries if _digest(entries) == line[1] else None
 
 
 def _checksum(body: bytes) -> bytes:
@@ -597,7 +632,10 @@ def _write(path: str, index: TreeIndex) -> None:
     """Write-then-rename, and keep only the latest few; an unwritable folder is no cache."""
     scopes = [[_scope_record(h) for h in heads] for heads in index.scopes]
     head = _json([index.clean, index.keys, index.scope_of, scopes])
-    lines = [_json([index.digests[row], index.files(row)]) for row in range(len(index.keys))]
+    lines = [
+        _json([key, index.digests[row], [list(e) for e in index.files(row)]])
+        for row, key in enumerate(index.keys)
+    ]
     offsets = [0]
     for line in lines:
         offsets.append(offsets[-1] + len(line))

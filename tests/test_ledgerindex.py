@@ -12,9 +12,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import itertools
+import json
 import os
 import subprocess
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -62,8 +64,8 @@ class World:
         self.repo = repo
         self.counter = itertools.count()
 
-    def commit(self, files: dict[str, bytes]) -> str:
-        """A root commit holding exactly `files`: one fast-import, no work tree."""
+    def commit(self, files: dict[str, bytes], parent: str | None = None) -> str:
+        """A commit holding exactly `files` (a root commit without `parent`): one fast-import."""
         n = next(self.counter)
         ref = f"refs/index/{n}"
         # the number in the message: the same files make another commit, with the same tree
@@ -71,9 +73,16 @@ class World:
         stream = bytearray(
             f"commit {ref}\ncommitter T <t@x.org> 0 +0000\ndata {len(message)}\n{message}".encode()
         )
+        if parent is not None:
+            stream += f"from {parent}\ndeleteall\n".encode()
         stream += b"M 100644 inline README\ndata 2\nhi\n"
         for path, data in files.items():
-            stream += f"M 100644 inline {path}\ndata {len(data)}\n".encode() + data + b"\n"
+            name = path
+            if "\n" in path or path.startswith('"'):  # fast-import's quoted form
+                name = (
+                    '"' + path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+                )
+            stream += f"M 100644 inline {name}\ndata {len(data)}\n".encode() + data + b"\n"
         subprocess.run(
             ["git", "fast-import", "--quiet"],
             cwd=self.repo.path,
@@ -396,7 +405,7 @@ def test_a_bad_index_file_is_rebuilt_never_believed(world: World, damage: str) -
     assert [e[2] for e in settled] == titles
     if damage in ("flip a byte of the summary", "other version", "empty"):
         # a bad summary is a miss: written afresh at once
-        assert ledgerindex._read(str(path), lambda: pytest.fail("rebuilt")) is not None
+        assert ledgerindex._read(str(path), "ledger", lambda: pytest.fail("rebuilt")) is not None
 
 
 def test_only_the_latest_index_files_are_kept(world: World) -> None:
@@ -457,3 +466,83 @@ def test_a_push_that_records_an_event_reads_only_that_entity(
     assert sorted(read) == sorted([path_of(DEPLOY[2]), path_of(later)])
     row = built.keys.index(DEPLOY[2].entity_key)
     assert built.details.event_ids[row] == [DEPLOY[2].id, later.id]
+
+
+# --------------------------------------------------------------------------- found in review
+
+
+def test_a_shallow_clone_asks_git_only_what_the_full_read_asks(
+    world: World, tmp_path: Path
+) -> None:
+    # C's gate applies to pushes since A; the protected revision moves it to deploy.
+    # In a clone without A the full read never asks about A (the union's scope is
+    # deploy); the index must not ask it either, for C's own scope.
+    base = world.commit({})
+    first = event(90, "ops:e", ("push",), applies_to=AppliesTo(since=base))
+    moved = event(91, "ops:e", ("deploy",), follows=(first.id,))
+    tip = world.commit(files_of(first), parent=base)
+    main = world.commit(files_of(first, moved), parent=tip)
+    git(world.repo.path, "update-ref", "refs/heads/shallow-c", tip)
+    git(world.repo.path, "update-ref", "refs/heads/shallow-p", main)
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--no-single-branch",
+        f"file://{world.repo.path}", str(clone))  # fmt: skip
+    assert git(clone, "rev-parse", "--is-shallow-repository") == "true"
+    with GitRepo.open(clone) as repo:
+        revs = (Revision("C", tip), Revision("main", main, protected=True))
+        request = Request(tip, Context("push", "refs/heads/main"), revs)
+        full = decide(repo, request, use_index=False)
+        assert decide(repo, request, use_index=True) == full
+    assert full.exit_code == 0  # type: ignore[attr-defined]
+
+
+def test_problems_keep_the_order_git_lists_their_files_in(world: World) -> None:
+    # "a-b" sorts before "a/" in git's byte order, after "a" in key order
+    one, two = event(92, "ops:a", ("push",)), event(93, "ops:a-b", ("push",))
+    edited = {path_of(e): event_to_toml(replace(e, title="edited")) for e in (one, two)}
+    tip = world.commit(files_of(one, two))
+    main = world.commit(edited)
+    with GitRepo.open(world.repo.path) as repo:
+        revs = (Revision("C", tip), Revision("main", main, protected=True))
+        request = Request(tip, Context("push", "refs/heads/main"), revs)
+        full = decide(repo, request, use_index=False)
+        assert len(full.errors) == 2  # type: ignore[attr-defined]
+        assert decide(repo, request, use_index=True) == full
+
+
+@pytest.mark.parametrize("char", ["\n", "\r", "\x85", "\u2028"])
+def test_a_file_name_with_a_line_break_is_a_bad_name_not_a_crash(world: World, char: str) -> None:
+    live = event(94, "ops:z", ("push",))
+    files = {**files_of(live), f"ledger/ops/z/notes{char}draft.toml": b"x = 1\n"}
+    tip = world.commit(files)
+    with GitRepo.open(world.repo.path) as repo:
+        for protected in (False, True):
+            ledgerindex._loaded.clear()
+            revs = (Revision("C", tip), Revision("main", tip, protected=protected))
+            for trigger in ("push", "deploy"):
+                request = Request(tip, Context(trigger, "refs/heads/main"), revs)
+                assert decide(repo, request, use_index=True) == decide(
+                    repo, request, use_index=False
+                )
+
+
+def test_a_listing_moved_to_another_row_is_not_believed(world: World) -> None:
+    # two entities' lines of the same length swapped: offsets and checksums still hold
+    held, other = event(95, "ops:a", ("push",)), event(96, "ops:b", ("deploy",))
+    tip = world.commit(files_of(held, other))
+    revs = (Revision("C", tip), Revision("main", tip, protected=True))
+    request = Request(tip, Context("push", "refs/heads/main"), revs)
+    with GitRepo.open(world.repo.path) as repo:
+        full = decide(repo, request, use_index=False)
+        assert decide(repo, request, use_index=True) == full
+    tree = git(world.repo.path, "rev-parse", f"{tip}:ledger")
+    (path,) = [p for p in index_files(world) if p.name.startswith(tree)]
+    header, sums, parts, files = split_index(path.read_bytes())
+    offsets = json.loads(parts[3])
+    lines = [files[offsets[i] : offsets[i + 1]] for i in range(len(offsets) - 1)]
+    assert len(lines) == 2 and len(lines[0]) == len(lines[1])
+    path.write_bytes(join_index(header, sums, parts, lines[1] + lines[0]))
+    ledgerindex._loaded.clear()
+    with GitRepo.open(world.repo.path) as repo:
+        assert decide(repo, request, use_index=True) == full
+    assert full.exit_code == 1  # type: ignore[attr-defined]
