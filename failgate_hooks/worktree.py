@@ -24,7 +24,7 @@ STATE = "worktree-ledger.json"
 VERSION = 1
 RACY_NS = 2_000_000_000  # coarse file systems stamp in seconds
 
-Stamp = list[list[int] | None]  # (mtime, size) of the index and the ignore files
+Stamp = list[list[int] | None]  # the index's paths, and (mtime, size) of the ignore files
 
 
 def start_uncommitted(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
@@ -36,10 +36,11 @@ def start_uncommitted(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]
     if not os.path.isdir(folder):
         return list  # nothing there can be uncommitted: no walk, no process
     state = os.path.join(repo.git_dir, "failgate", STATE)
-    # before git runs: a status may refresh the index's stat data and rewrite it
-    unchanged = _unchanged(state, ledger_dir, _stamp(repo, root), folder)
+    # taken before git runs: a status may refresh the index's stat data and rewrite it
+    stamp = _stamp(repo, root, ledger_dir)
     tracked = repo.start("status", "--porcelain", "--untracked-files=no", "--", ledger_dir)
-    if unchanged:
+    stamp.append(_mtime_size(_excludes_file(repo)))
+    if _unchanged(state, ledger_dir, stamp, folder):
         return lambda: _paths(tracked())
     began = time.time_ns()
     others = repo.start("ls-files", "--others", "--exclude-standard", "--", ledger_dir)
@@ -49,7 +50,9 @@ def start_uncommitted(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]
         untracked = [line for line in others().splitlines() if line]
         if not untracked:
             # the index as these two left it is the one the next look starts from
-            _save(state, ledger_dir, _stamp(repo, root), folder, began)
+            after = _stamp(repo, root, ledger_dir)
+            after.append(stamp[-1])
+            _save(state, ledger_dir, after, folder, began)
         return changed + untracked
 
     return result
@@ -59,11 +62,42 @@ def _paths(status: str) -> list[str]:
     return [line[3:] for line in status.splitlines() if line.strip()]
 
 
-def _stamp(repo: GitRepo, root: str) -> Stamp:
-    """What else decides which files are untracked: the index and the ignore files."""
+def _stamp(repo: GitRepo, root: str, ledger_dir: str) -> Stamp:
+    """What else decides which files are untracked: the index and every ignore file git
+    reads for the ledger folder (its ancestors' .gitignore, info/exclude, the global
+    ignore file), and the config files that may name another (core.excludesFile)."""
     index = os.environ.get("GIT_INDEX_FILE") or os.path.join(repo.git_dir, "index")
-    files = [index, os.path.join(root, ".gitignore"), os.path.join(repo.git_dir, "info", "exclude")]
-    return [_mtime_size(path) for path in files]
+    common = repo.common_dir  # a linked work tree reads info/exclude and config there
+    files = [os.path.join(common, "info", "exclude"), os.path.join(common, "config")]
+    parts = [p for p in ledger_dir.split("/") if p]
+    files += [os.path.join(root, *parts[:depth], ".gitignore") for depth in range(len(parts))]
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    files += [os.path.join(xdg, "git", "ignore"), os.path.join(xdg, "git", "config")]
+    files += [os.path.join(home, ".gitconfig"), os.environ.get("GIT_CONFIG_GLOBAL", "")]
+    return [_index_paths(index), *(_mtime_size(path) for path in files)]
+
+
+def _index_paths(index: str) -> list[int] | None:
+    """How many paths the index tracks, and its size: a file leaves it only by changing them.
+
+    Not its mtime: `git status` rewrites the index whenever it refreshes stat data,
+    which would make every look walk."""
+    try:
+        with open(index, "rb") as handle:
+            header = handle.read(12)  # "DIRC", version, number of entries
+            size = os.fstat(handle.fileno()).st_size
+    except OSError:
+        return None
+    if len(header) != 12 or header[:4] != b"DIRC":
+        return None
+    return [int.from_bytes(header[8:12], "big"), size]
+
+
+def _excludes_file(repo: GitRepo) -> str:
+    """The ignore file core.excludesFile names, if any (one `git config` process)."""
+    named = repo.config_get("core.excludesFile")
+    return os.path.expanduser(named.strip()) if named else ""
 
 
 def _mtime_size(path: str) -> list[int] | None:

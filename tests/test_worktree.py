@@ -113,3 +113,65 @@ def test_a_bad_state_file_means_a_walk(ledger: Repo, damage: str) -> None:
         text = state.read_text().replace('"ops/risk"', '"ops/gone"')
         state.write_text(text)
     assert Found(ledger).walked
+
+
+# --------------------------------------------------------------------------- found in review
+# An ignored file that stops being ignored appears without any folder changing: each
+# ignore file git reads for the ledger must be watched.
+
+DRAFT = "ledger/ops/risk/20261130T050000Z-00000009.toml"
+
+
+def unignore(repo: Repo, ignore_file: Path) -> None:
+    """Ignore DRAFT through `ignore_file`, keep a state, then stop ignoring it."""
+    ignore_file.parent.mkdir(parents=True, exist_ok=True)
+    ignore_file.write_text("*-00000009.toml\n")
+    repo.write(DRAFT, "schema = 1\n")
+    age(repo)
+    first = Found(repo)
+    assert first.paths == [] and first.walked
+    assert not Found(repo).walked  # the state is kept and trusted
+    assert not Found(repo).walked  # and stays so while nothing changes
+    ignore_file.write_text("# nothing ignored now\n")
+
+
+def test_a_changed_exclude_file_is_watched(ledger: Repo) -> None:
+    unignore(ledger, ledger.path / ".git" / "info" / "exclude")
+    assert Found(ledger).paths == [DRAFT]
+
+
+def test_a_changed_gitignore_above_the_ledger_is_watched(repo: Repo) -> None:
+    (repo.path / "meta").mkdir()
+    repo.write("meta/ledger/ops/risk/20261130T030000Z-00000001.toml", "schema = 1\n")
+    repo.commit("an event below meta/")
+    with GitRepo.open(repo.path) as grepo:
+        ignore = repo.path / "meta" / ".gitignore"
+        ignore.write_text("*-00000009.toml\n")
+        draft = "meta/ledger/ops/risk/20261130T050000Z-00000009.toml"
+        repo.write(draft, "schema = 1\n")
+        age(repo)
+        assert worktree.start_uncommitted(grepo, "meta/ledger")() == []
+        ignore.write_text("# nothing ignored now\n")
+        assert worktree.start_uncommitted(grepo, "meta/ledger")() == [draft]
+
+
+def test_a_changed_core_excludes_file_is_watched(ledger: Repo, tmp_path: Path) -> None:
+    excludes = tmp_path / "excludes"
+    ledger.git("config", "core.excludesFile", str(excludes))
+    unignore(ledger, excludes)
+    assert Found(ledger).paths == [DRAFT]
+
+
+def test_a_linked_work_tree_watches_the_shared_exclude_file(ledger: Repo, tmp_path: Path) -> None:
+    linked = tmp_path / "linked"
+    ledger.git("worktree", "add", "-q", str(linked))
+    other = Repo(linked)
+    unignore(other, ledger.path / ".git" / "info" / "exclude")
+    assert Found(other).paths == [DRAFT]
+
+
+def test_a_file_taken_out_of_the_index_is_found(ledger: Repo) -> None:
+    Found(ledger)
+    assert not Found(ledger).walked
+    ledger.git("rm", "-q", "--cached", EVENT)  # the file stays: now untracked
+    assert EVENT in Found(ledger).paths
