@@ -402,10 +402,10 @@ def _digest(listing: Sequence[TreeEntry]) -> str:
 @cache
 def format_version() -> str:
     """Changes whenever a summary could: index files of another version are rebuilt."""
-    from failgate_hooks import events, gates, ledger, parsecache, resolve, wildmatch
+    from failgate_hooks import events, gates, gitio, ledger, parsecache, resolve, wildmatch
 
     digest = hashlib.sha256()
-    for module in (events, wildmatch, resolve, gates, ledger, parsecache):
+    for module in (events, wildmatch, resolve, gates, gitio, ledger, parsecache):
         try:
             with open(str(module.__file__), "rb") as handle:
                 digest.update(handle.read())

@@ -13,6 +13,7 @@ content key costs one object read per level of the ledger's path.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -141,7 +142,9 @@ def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str:
     for folder in folders:
         entry = repo.tree_entry(commit, folder)
         where.append([folder, None if entry is None else [entry.mode, entry.oid]])
-    memo = json.dumps([INPUT_KEY_VERSION, sorted(set(patterns)), where], separators=(",", ":"))
+    memo = json.dumps(
+        [INPUT_KEY_VERSION, _matching_rules(), sorted(set(patterns)), where], separators=(",", ":")
+    )
     keys = InputKeys.of(repo)
     found = keys.get(memo)
     if found is None:
@@ -149,6 +152,16 @@ def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str:
         found = _input_key(sorted(entries.values(), key=lambda e: e.path), patterns)
         keys.put(memo, found)
     return found
+
+
+@functools.cache
+def _matching_rules() -> str:
+    """A hash of the glob matcher's source: a key kept under other rules is never used."""
+    try:
+        with open(str(wildmatch.__file__), "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()[:16]
+    except (OSError, TypeError):
+        return "?"
 
 
 def _input_key(entries: Sequence[TreeEntry], patterns: Sequence[str]) -> str:

@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -880,3 +881,27 @@ def test_a_checkout_works_inside_the_pre_receive_quarantine(world: Repo, tmp_pat
     )
     assert push.returncode != 0  # the hook refuses, so nothing lands: only the checkout is tested
     assert "CHECKOUT ['.gitignore', 'README', 'budget.txt', 'checks']" in push.stderr
+
+
+def test_an_input_key_kept_under_other_matching_rules_is_not_used(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for path, text in INPUT_FILES.items():
+        repo.write(path, text + "\n")
+    commit = repo.commit("inputs")
+    patterns = ("a/b/**",)
+    with GitRepo.open(repo.path) as grepo:
+        input_key(grepo, commit, patterns)
+    verify_module.InputKeys._open.clear()
+    monkeypatch.setattr(verify_module, "_matching_rules", lambda: "another-wildmatch")
+    listed: list[str] = []
+    with GitRepo.open(repo.path) as grepo:
+        original = grepo.ls_folder
+
+        def counting(commit: str, path: str) -> list[Any]:
+            listed.append(path)
+            return original(commit, path)
+
+        monkeypatch.setattr(grepo, "ls_folder", counting)
+        input_key(grepo, commit, patterns)
+    assert listed == ["a/b"]  # worked out again, not taken from the file
