@@ -731,13 +731,17 @@ PATTERN_SETS = [
 ]
 
 
+def commit_inputs(repo: Repo) -> str:
+    for path, text in INPUT_FILES.items():
+        repo.write(path, text + "\n")
+    return repo.commit("inputs")
+
+
 @pytest.mark.parametrize("patterns", PATTERN_SETS, ids=lambda p: ",".join(p))
 def test_input_key_by_folders_equals_the_key_of_the_whole_tree(
     repo: Repo, patterns: tuple[str, ...]
 ) -> None:
-    for path, text in INPUT_FILES.items():
-        repo.write(path, text + "\n")
-    commit = repo.commit("inputs")
+    commit = commit_inputs(repo)
     with GitRepo.open(repo.path) as grepo:
         whole = verify_module._input_key(grepo.sorted_files(commit)[0], patterns)
         assert input_key(grepo, commit, patterns) == whole
@@ -748,9 +752,7 @@ def test_input_key_by_folders_equals_the_key_of_the_whole_tree(
 def test_an_input_key_is_kept_by_folder_tree_ids(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for path, text in INPUT_FILES.items():
-        repo.write(path, text + "\n")
-    base = repo.commit("inputs")
+    base = commit_inputs(repo)
     repo.write("README", "elsewhere\n")
     later = repo.commit("outside the inputs")
     patterns = ("a/b/**", "deploy/*.json")
@@ -886,9 +888,7 @@ def test_a_checkout_works_inside_the_pre_receive_quarantine(world: Repo, tmp_pat
 def test_an_input_key_kept_under_other_matching_rules_is_not_used(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for path, text in INPUT_FILES.items():
-        repo.write(path, text + "\n")
-    commit = repo.commit("inputs")
+    commit = commit_inputs(repo)
     patterns = ("a/b/**",)
     with GitRepo.open(repo.path) as grepo:
         input_key(grepo, commit, patterns)
