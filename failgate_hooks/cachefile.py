@@ -1,9 +1,25 @@
-"""Writing a cache file: whole or not at all, and never a failure (a cache is optional)."""
+"""Cache files: written whole or not at all, never a failure, versioned by their rules."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+
+
+def sources_digest(*sources: str | None) -> str:
+    """A hash of the source files of the rules a cache's values come from.
+
+    In a cache's version, so that a value worked out under edited rules is never
+    used, even when nobody bumped a version number."""
+    digest = hashlib.sha256()
+    for source in sources:
+        try:
+            with open(str(source), "rb") as handle:
+                digest.update(handle.read())
+        except (OSError, TypeError):
+            digest.update(b"?")
+    return digest.hexdigest()[:16]
 
 
 def write_whole(path: str, data: bytes) -> bool:

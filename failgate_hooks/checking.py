@@ -57,13 +57,10 @@ def run_check(
     return decision, warnings()
 
 
-def uncommitted_ledger_warnings(repo: GitRepo, ledger_dir: str) -> list[str]:
-    """The ledger is read from commits: say so when the work tree holds more."""
-    return start_uncommitted_ledger_warnings(repo, ledger_dir)()
-
-
 def start_uncommitted_ledger_warnings(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
-    """Start looking for uncommitted ledger files; the function returned gives the warnings."""
+    """The ledger is read from commits: say so when the work tree holds more.
+
+    Starts looking now; the function returned gives the warnings."""
     from failgate_hooks.worktree import start_uncommitted
 
     found = start_uncommitted(repo, ledger_dir)

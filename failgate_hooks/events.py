@@ -311,14 +311,11 @@ def parse_event(
 
         try:
             data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            check.fail(None, f"not valid TOML: {exc}", code="unreadable")
-            return None, check.problems
         except RecursionError:
             check.fail(None, "not valid TOML: nested too deeply", code="unreadable")
             return None, check.problems
         except ValueError as exc:
-            # tomllib lets int() refuse an integer of more than 4,300 digits as it is
+            # TOMLDecodeError, or int() refusing more than 4,300 digits, as tomllib lets it
             check.fail(None, f"not valid TOML: {exc}", code="unreadable")
             return None, check.problems
     event = _validate(data, check, entity_key)

@@ -174,22 +174,16 @@ def _parse_new(repo: GitRepo, entries: Sequence[TreeEntry], ledger_dir: str) -> 
             wanted[(entry.oid, entry.path, key)] = None
     if not wanted:
         return
-    if len(wanted) <= FEW:
-        # A few files parse faster than the cache's decoders are built (~5 ms a process).
-        blobs = repo.read_blobs_batched((oid for oid, _, _ in wanted), missing_ok=True)
-        _parsed.update(
-            {k: parse_event(blobs[k[0]], k[1], entity_key=k[2]) for k in wanted if k[0] in blobs}
-        )
-        return
-    from failgate_hooks.parsecache import ParseCache
+    cache = None
+    if len(wanted) > FEW:  # a few files parse faster than the cache's decoders are built
+        from failgate_hooks.parsecache import ParseCache
 
-    try:
-        cache = ParseCache(repo.common_dir)
-    except GitError:
-        cache = ParseCache(None)
-    found = cache.lookup(wanted)
-    _parsed.update(found)
-    missing = [k for k in wanted if k not in found]
+        try:
+            cache = ParseCache(repo.common_dir)
+        except GitError:
+            cache = ParseCache(None)
+        _parsed.update(cache.lookup(wanted))
+    missing = [k for k in wanted if k not in _parsed]
     if missing:
         # a blob git cannot give is left to _add_entry, which says which file it is
         blobs = repo.read_blobs_batched((oid for oid, _, _ in missing), missing_ok=True)
@@ -197,7 +191,8 @@ def _parse_new(repo: GitRepo, entries: Sequence[TreeEntry], ledger_dir: str) -> 
             k: parse_event(blobs[k[0]], k[1], entity_key=k[2]) for k in missing if k[0] in blobs
         }
         _parsed.update(fresh)
-        cache.store(fresh)
+        if cache is not None:
+            cache.store(fresh)
 
 
 def read_union(repo: GitRepo, revisions: Sequence[Revision], ledger_dir: str) -> Ledger:

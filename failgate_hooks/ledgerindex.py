@@ -1,10 +1,10 @@
 """A summary of the ledger at one tree, kept by the tree's id (issue 11).
 
-Deciding a push needs every entity, but most entities are settled by the
-trigger alone: a gate for `deploy` does not apply to a `push`. For those, the
-decision needs four facts (its scopes' triggers, title, status and remaining
-event ids), not its events. A tree id names the ledger's bytes forever, so
-those facts, once worked out from the full read, hold for every later run:
+Deciding a push needs every entity, but most entities do not apply to it: a
+gate for `deploy` does not apply to a `push`, nor one for `release/*` to main.
+For those, the decision needs the scopes applicability judges (gates.ruled_out),
+the title, status and remaining event ids, not the events. A tree id names the
+ledger's bytes forever, so those facts, once worked out, hold for every later run:
 they are kept under `<git-common-dir>/failgate/index/`, one file per ledger
 tree, and a run reads in full only the entities it cannot settle from them.
 
@@ -18,8 +18,8 @@ revisions could make it differ from what the summary says:
 - each tree's ledger is clean on its own (no file outside an entity folder, no
   duplicate id), and no entity read in full shares an event id with another.
 
-Anything else (an entity that changed between revisions, a new one, one the
-trigger may apply to, an unclean ledger) is read in full, exactly as
+Anything else (an entity that changed between revisions, a new one, one that
+may apply, an unclean ledger) is read in full, exactly as
 `read_union` reads it. The summary file is data another process can write: it
 carries a format version and a checksum, is type-checked as it is decoded,
 and a bad one is rebuilt. Deleting the folder is always safe.
@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
-from failgate_hooks.cachefile import write_whole
+from failgate_hooks.cachefile import sources_digest, write_whole
 from failgate_hooks.errors import GitError
 from failgate_hooks.events import AppliesTo
 from failgate_hooks.gates import judged_scopes
@@ -200,13 +200,9 @@ def ledger_view(
         return LedgerView(read_union(repo, revisions, ledger_dir), None)
     # The rest is read as read_union reads it: commit by commit, each in listing order.
     listing: dict[int, list[TreeEntry]] = {}  # by index: commits sharing a tree share it
+    done = {settled.tree.keys[row] for row in settled.rows} if settled else set()
     for index in indexes:
-        if settled is not None and index is settled.tree:
-            skip = set(settled.rows)
-            rows = [row for row in range(len(index.keys)) if row not in skip]
-        else:
-            done = {settled.tree.keys[row] for row in settled.rows} if settled else set()
-            rows = [row for row, key in enumerate(index.keys) if key not in done]
+        rows = [row for row, key in enumerate(index.keys) if key not in done]
         entries = [e for row in rows for e in index.files(row)]
         listing[id(index)] = sorted(entries, key=_git_order)
     listed = [(revs, listing[id(index)]) for revs, index in at]
@@ -404,16 +400,9 @@ def format_version() -> str:
     """Changes whenever a summary could: index files of another version are rebuilt."""
     from failgate_hooks import events, gates, gitio, ledger, parsecache, resolve, wildmatch
 
-    digest = hashlib.sha256()
-    for module in (events, wildmatch, resolve, gates, gitio, ledger, parsecache):
-        try:
-            with open(str(module.__file__), "rb") as handle:
-                digest.update(handle.read())
-        except (OSError, TypeError):
-            digest.update(b"?")
-    with open(__file__, "rb") as handle:
-        digest.update(handle.read())
-    return f"{FORMAT}-{parsecache.format_version()}-{digest.hexdigest()[:16]}"
+    modules = (events, wildmatch, resolve, gates, gitio, ledger, parsecache)
+    rules = sources_digest(*(m.__file__ for m in modules), __file__)
+    return f"{FORMAT}-{parsecache.format_version()}-{rules}"
 
 
 def _index_path(repo: GitRepo, tree: str, ledger_dir: str) -> str | None:
@@ -426,12 +415,13 @@ def _index_path(repo: GitRepo, tree: str, ledger_dir: str) -> str | None:
     return os.path.join(common, "failgate", "index", f"{tree}-{where}.json")
 
 
-# The file: a version line; a line of the parts' lengths and checksums; then the
-# parts, each compact JSON: the summary (read by every run), the details and the
-# digests (read when settled entities are shown, or trees compared), the start of
-# each entity's line in the files; then one line per entity, a JSON pair of its
-# files' digest and its listing. A run reads the summary, then seeks to the lines
-# of the entities it reads in full: a 10,000-event index is 2 MB, its summary 150 kB.
+# The file: a version line; a line of the parts' checksums and lengths; then the
+# parts, each compact JSON: the summary (read by every run), the details (read when
+# settled entities are shown), the digests and file names (read when trees are
+# compared), the start of each entity's line; then one line per entity, its key,
+# its files' digest and its entries. A run reads the summary, then seeks to the
+# lines of the entities it reads in full: a 10,000-event index is 2 MB, its summary
+# 150 kB.
 
 PARTS = ("summary", "details", "compare", "offsets")
 
@@ -496,7 +486,7 @@ def _read(path: str, ledger_dir: str, rebuilt: Callable[[], TreeIndex]) -> TreeI
 
     def files(row: int) -> list[TreeEntry]:
         if not offsets:
-            offsets.append(part(3, lambda data: _decode_offsets(data, len(keys) + 1, int)) or [])
+            offsets.append(part(3, lambda data: _decode_offsets(data, len(keys) + 1)) or [])
         if offsets[0]:
             try:
                 handle.seek(where[-1] + offsets[0][row])
@@ -562,11 +552,11 @@ def _decode_compare(data: Any, rows: int) -> Compare:
     return digests, ids
 
 
-def _decode_offsets(data: Any, rows: int, kind: type) -> list[Any]:
-    """A list of `rows` values of `kind` (digests, or line offsets): ValueError otherwise."""
-    if type(data) is not list or len(data) != rows or any(type(v) is not kind for v in data):
-        raise ValueError("not a column")
-    if kind is int and any(b < a for a, b in zip([0, *data], data, strict=False)):
+def _decode_offsets(data: Any, rows: int) -> list[int]:
+    """`rows` line offsets, none going back: ValueError otherwise."""
+    if type(data) is not list or len(data) != rows or any(type(v) is not int for v in data):
+        raise ValueError("not the offsets")
+    if any(b < a for a, b in zip([0, *data], data, strict=False)):
         raise ValueError("offsets must not go back")
     return data
 

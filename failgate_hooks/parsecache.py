@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from typing import Any
 
-from failgate_hooks.cachefile import write_whole
+from failgate_hooks.cachefile import sources_digest, write_whole
 from failgate_hooks.events import Event, Problem
 
 FORMAT = 1
@@ -53,18 +53,10 @@ def format_version() -> str:
     """Changes whenever what a parse gives could change: a shard of another is rebuilt."""
     from failgate_hooks import __version__, events, toml_subset, wildmatch
 
-    digest = hashlib.sha256()
-    for source in (events.__file__, wildmatch.__file__, toml_subset.__file__, __file__):
-        # The sources themselves, so that an edited rule never meets a parse made under
-        # the old one, even when nobody bumped the version.
-        try:
-            with open(str(source), "rb") as handle:
-                digest.update(handle.read())
-        except (OSError, TypeError):
-            digest.update(b"?")
+    rules = sources_digest(events.__file__, wildmatch.__file__, toml_subset.__file__, __file__)
     # tomllib's messages are part of a parse (an unreadable file's problem quotes them)
     python = "{}.{}".format(*sys.version_info[:2])
-    return f"{FORMAT}-{events.SCHEMA_VERSION}-{__version__}-py{python}-{digest.hexdigest()[:16]}"
+    return f"{FORMAT}-{events.SCHEMA_VERSION}-{__version__}-py{python}-{rules}"
 
 
 # --------------------------------------------------------------------------- codec

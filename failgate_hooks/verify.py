@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from failgate_hooks import wildmatch
-from failgate_hooks.cachefile import write_whole
+from failgate_hooks.cachefile import sources_digest, write_whole
 from failgate_hooks.errors import FailgateError, UsageError
 from failgate_hooks.events import Verification, Workdir, is_safe_relative_path
 from failgate_hooks.gates import VerifierOutcome, VerifierResult
@@ -157,11 +157,7 @@ def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str:
 @functools.cache
 def _matching_rules() -> str:
     """A hash of the glob matcher's source: a key kept under other rules is never used."""
-    try:
-        with open(str(wildmatch.__file__), "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()[:16]
-    except (OSError, TypeError):
-        return "?"
+    return sources_digest(wildmatch.__file__)
 
 
 def _input_key(entries: Sequence[TreeEntry], patterns: Sequence[str]) -> str:
@@ -204,8 +200,10 @@ class InputKeys:
     def _load(self) -> dict[str, str]:
         if self._keys is None:
             self._keys = {}
+            if self.path is None:
+                return self._keys
             try:
-                with open(str(self.path), "rb") as handle:
+                with open(self.path, "rb") as handle:
                     data = json.loads(handle.read())
             except (OSError, ValueError, RecursionError):
                 data = None

@@ -128,7 +128,7 @@ def test_a_leftover_temp_file_of_a_killed_record_is_ignored_by_every_reader(repo
 
 
 def test_check_does_not_count_a_leftover_temp_file_as_an_uncommitted_event(repo: Repo) -> None:
-    """Needs the fix in checking.py (`uncommitted_ledger_warnings` skips dot-files)."""
+    """Needs the fix in checking.py (its warnings skip dot-files)."""
     repo.record(KEY, "--status", "observed", "--title", "t", "--trigger", "push")
     repo.commit("first")
     folder = repo.path / "ledger/deploy/mainnet/gas-budget"
