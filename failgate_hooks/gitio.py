@@ -8,6 +8,7 @@ both work. Every failure becomes a `GitError` that says what and where.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
 import re
@@ -416,40 +417,59 @@ class GitRepo:
     def read_blobs_batched(
         self, oids: Iterable[str], *, missing_ok: bool = False
     ) -> dict[str, bytes]:
-        """Many blobs through the one `cat-file`, asked a chunk at a time, not one by one.
+        """Many blobs through the one `cat-file` (see `iter_blobs`), by id."""
+        return dict(self.iter_blobs(oids, missing_ok=missing_ok))
 
-        A whole chunk of ids is written before its answers are read: one round trip
-        per chunk instead of one per blob. A chunk stays within 4 KiB, less than any
-        pipe holds, so git never blocks on a full pipe while the ids are still
-        being written (that would deadlock). With `missing_ok`, a blob git lacks is
-        left out instead of failing the whole batch."""
+    def iter_blobs(
+        self, oids: Iterable[str], *, missing_ok: bool = False
+    ) -> Iterator[tuple[str, bytes]]:
+        """Many blobs through the one `cat-file`, each given as soon as git answers.
+
+        Every id is asked at once: a few fit in the pipe, more are written by a
+        thread while this one reads, so git never waits for a round trip and the
+        caller's work on one blob overlaps git's on the next ones. (Writing them
+        all before reading would deadlock once both pipes are full.) With
+        `missing_ok`, a blob git lacks is left out instead of failing. A reader that
+        stops early leaves the pipe out of step: that `cat-file` is then stopped,
+        and the next question starts another."""
         wanted = list(dict.fromkeys(oids))
         for oid in wanted:
             if not HEX_ID_RE.match(oid):
                 raise GitError(f"not a full object id: {oid[:80]!r}")
-        stdin: IO[bytes] = self._batch_process().proc.stdin
-        blobs: dict[str, bytes] = {}
-        start = 0
-        while start < len(wanted):
-            chunk: list[str] = []
-            size = 0
-            while start < len(wanted) and size + len(wanted[start]) + 1 <= _BATCH_BYTES:
-                chunk.append(wanted[start])
-                size += len(wanted[start]) + 1
-                start += 1
-            try:
-                stdin.write("".join(f"{oid}\n" for oid in chunk).encode("ascii"))
-                stdin.flush()
-            except OSError as exc:
-                raise GitError(f"git cat-file stopped answering: {exc}") from None
-            # every answer of the chunk is read before judging any: the pipe stays in step
-            answers = [self._read_answer(oid) for oid in chunk]
-            for oid, found in zip(chunk, answers, strict=True):
+        if not wanted:
+            return
+        handle = self._batch_process()
+        request = "".join(f"{oid}\n" for oid in wanted).encode("ascii")
+        writer = None
+        if len(request) <= _BATCH_BYTES:
+            _feed(handle.proc.stdin, request)
+        else:
+            import threading
+
+            writer = threading.Thread(target=_feed, args=(handle.proc.stdin, request), daemon=True)
+            writer.start()
+        answered = 0
+        try:
+            for oid in wanted:
+                found = self._read_answer(oid)
+                answered += 1
                 if found is not None and found[0] == "blob":
-                    blobs[oid] = found[1]
+                    yield oid, found[1]
                 elif not missing_ok:
                     raise GitError(f"blob {oid} is missing from the object database")
-        return blobs
+        finally:
+            if answered < len(wanted):
+                self._stop_batch()
+            if writer is not None:
+                writer.join()
+
+    def _stop_batch(self) -> None:
+        """Stop `cat-file` (its pipe is out of step); the next question starts another."""
+        if self._batch is not None:
+            proc = self._batch.proc
+            self._batch = None
+            proc.kill()
+            proc.wait()
 
     def _read_answer(self, oid: str) -> tuple[str, bytes] | None:
         """Read `cat-file --batch`'s answer for `oid`, asked already."""
@@ -525,6 +545,13 @@ def _parse_ls_tree(out: str) -> Iterator[TreeEntry]:
         meta, _, path = record.partition("\t")
         mode, kind, oid = meta.split(" ")
         yield TreeEntry(mode=mode, type=kind, oid=oid, path=path)
+
+
+def _feed(stdin: IO[bytes], request: bytes) -> None:
+    """Write `request` to `cat-file`; a git that stopped is reported by the reader."""
+    with contextlib.suppress(OSError, ValueError):
+        stdin.write(request)
+        stdin.flush()
 
 
 def _first_line(text: object) -> str:

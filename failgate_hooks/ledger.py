@@ -160,11 +160,13 @@ def _parse_blob(repo: GitRepo, oid: str, path: str, key: str) -> tuple[Event | N
     return cached
 
 
-def _parse_new(repo: GitRepo, entries: Sequence[TreeEntry], ledger_dir: str) -> None:
+def _parse_new(
+    repo: GitRepo, entries: Sequence[TreeEntry], ledger_dir: str, *, keep: bool = True
+) -> None:
     """Parse the event files among `entries` that this process has not parsed yet.
 
     The parse cache answers for the blobs it has seen; the rest are read in one
-    batch, parsed, and cached for the next run."""
+    batch, parsed, and (with `keep`) cached for the next run."""
     wanted: dict[tuple[str, str, str | None], None] = {}
     for entry in {(e.path, e.oid): e for e in entries}.values():
         if entry.mode not in ("100644", "100755") or entry.path.rsplit("/", 1)[-1][:1] == ".":
@@ -183,15 +185,20 @@ def _parse_new(repo: GitRepo, entries: Sequence[TreeEntry], ledger_dir: str) -> 
         except GitError:
             cache = ParseCache(None)
         _parsed.update(cache.lookup(wanted))
-    missing = [k for k in wanted if k not in _parsed]
+    missing: dict[str, list[tuple[str, str, str | None]]] = {}
+    for k in wanted:
+        if k not in _parsed:
+            missing.setdefault(k[0], []).append(k)
     if missing:
-        # a blob git cannot give is left to _add_entry, which says which file it is
-        blobs = repo.read_blobs_batched((oid for oid, _, _ in missing), missing_ok=True)
+        # each parsed as git gives it, while git reads the next ones; a blob git
+        # cannot give is left to _add_entry, which says which file it is
         fresh = {
-            k: parse_event(blobs[k[0]], k[1], entity_key=k[2]) for k in missing if k[0] in blobs
+            k: parse_event(raw, k[1], entity_key=k[2])
+            for oid, raw in repo.iter_blobs(missing, missing_ok=True)
+            for k in missing[oid]
         }
         _parsed.update(fresh)
-        if cache is not None:
+        if cache is not None and keep:
             cache.store(fresh)
 
 
@@ -211,14 +218,18 @@ def union_of(
     revisions: Sequence[Revision],
     ledger_dir: str,
     listed: Sequence[tuple[list[Revision], Sequence[TreeEntry]]],
+    *,
+    keep_parses: bool = True,
 ) -> Ledger:
     """The union of listings of the ledger folder, each with the revisions that hold it.
 
     `read_union` gives it whole listings; `ledgerindex` only the files of the
     entities it must read in full, in the same order, so each such entity comes
-    out exactly as the whole union would have it."""
+    out exactly as the whole union would have it. Without `keep_parses` new
+    parses are not written to the parse cache (the caller keeps what it needs)."""
     ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
-    _parse_new(repo, [entry for _, entries in listed for entry in entries], ledger_dir)
+    every = [entry for _, entries in listed for entry in entries]
+    _parse_new(repo, every, ledger_dir, keep=keep_parses)
     for revs, entries in listed:
         for entry in entries:
             _add_entry(repo, ledger, entry.path, entry.oid, entry.mode, revs)

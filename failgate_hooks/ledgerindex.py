@@ -30,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -285,7 +285,7 @@ def build_index(
     repo: GitRepo, commit: str, ledger_dir: str, *, base: TreeIndex | None = None
 ) -> TreeIndex:
     """The index of the ledger at `commit`: from `base` where an entity's files are the
-    same, else from a full read."""
+    same, else from reading every event."""
     lines: dict[str, list[TreeEntry]] = {}
     outside = False
     for entry in repo.ls_folder(commit, ledger_dir.strip("/")):
@@ -297,14 +297,47 @@ def build_index(
             continue
         lines.setdefault(key, []).append(entry)
     listings = dict(sorted(lines.items()))
-    if base is not None and base.clean and not outside:
-        built = _build_from(repo, commit, ledger_dir, base, listings)
-        if built is not None:
-            return built
-    ledger = read_union(repo, [Revision("index", commit, protected=True)], ledger_dir)
-    resolutions = ledger.resolve_all()
-    rows = [(key, listings.get(key, []), _row(resolutions[key])) for key in resolutions]
-    return _index(not ledger.problems, rows)
+    revision = Revision("index", commit, protected=True)
+    if outside or not _ids_unique(listings):
+        # An unclean ledger is read whole on every run (ledger_view): its parses are
+        # kept for the next one, and the full read says what is wrong.
+        ledger = read_union(repo, [revision], ledger_dir)
+        resolutions = ledger.resolve_all()
+        rows = [(key, listings.get(key, []), _row(resolutions[key])) for key in resolutions]
+        return _index(not ledger.problems, rows)
+    if base is not None and base.clean:
+        return _build_from(repo, revision, ledger_dir, base, listings)
+    # A clean ledger is served by its index from now on: no parse is worth keeping.
+    return _index(True, _rows(repo, revision, ledger_dir, listings, listings))
+
+
+def _ids_unique(listings: dict[str, list[TreeEntry]]) -> bool:
+    """No event id (file stem) in two places: else the full read reports a duplicate."""
+    owner: dict[str, str] = {}
+    for key, listing in listings.items():
+        for entry in listing:
+            stem = entry.path.rsplit("/", 1)[-1].removesuffix(".toml")
+            if owner.setdefault(stem, key) != key:
+                return False
+    return True
+
+
+def _rows(
+    repo: GitRepo,
+    revision: Revision,
+    ledger_dir: str,
+    listings: dict[str, list[TreeEntry]],
+    read: Iterable[str],
+) -> list[tuple[str, list[TreeEntry], Row]]:
+    """The rows of the entities `read`, in key order, from their events.
+
+    A clean ledger's entities resolve alone (resolution is per entity, and no id
+    is shared), so reading only some of them gives each the row a full read gives."""
+    entries = sorted((e for k in read for e in listings[k]), key=_git_order)
+    ledger = union_of(repo, [revision], ledger_dir, [([revision], entries)], keep_parses=False)
+    assert not ledger.problems, "a listing with unique ids in entity folders is clean"
+    resolved = ledger.resolve_all()
+    return [(key, listings[key], _row(resolved[key])) for key in read]
 
 
 Row = tuple[tuple[EntityState, ...], str | None, str | None, list[str]]  # scopes … event ids
@@ -346,39 +379,26 @@ def _index(clean: bool, rows: list[tuple[str, list[TreeEntry], Row]]) -> TreeInd
 
 def _build_from(
     repo: GitRepo,
-    commit: str,
+    revision: Revision,
     ledger_dir: str,
     base: TreeIndex,
     listings: dict[str, list[TreeEntry]],
-) -> TreeIndex | None:
-    """The index from `base` and the entities whose files differ; None when a full read
-    must say what is wrong (an event id held twice, any ledger-level problem).
-
-    An entity's summary is a function of its files alone (resolution is per entity),
-    so an entity listed the same in both trees keeps its row."""
-    owner: dict[str, str] = {}
-    for key, listing in listings.items():
-        for entry in listing:
-            stem = entry.path.rsplit("/", 1)[-1].removesuffix(".toml")
-            if owner.setdefault(stem, key) != key:
-                return None
+) -> TreeIndex:
+    """The index from `base` (clean) and the entities whose files differ in `listings`
+    (clean). An entity's summary is a function of its files alone (resolution is per
+    entity), so an entity listed the same in both trees keeps its row."""
     at = base.rows()
     changed = [
         key
         for key, listing in listings.items()
         if key not in at or base.digests[at[key]] != _digest(listing)
     ]
-    entries = sorted((e for k in changed for e in listings[k]), key=_git_order)
-    revision = Revision("index", commit, protected=True)
-    ledger = union_of(repo, [revision], ledger_dir, [([revision], entries)])
-    if ledger.problems:
-        return None
-    resolved = ledger.resolve_all()
+    fresh = {key: row for key, _, row in _rows(repo, revision, ledger_dir, listings, changed)}
     details = base.details
     rows: list[tuple[str, list[TreeEntry], Row]] = []
     for key, listing in listings.items():
-        if key in resolved:
-            row = _row(resolved[key])
+        if key in fresh:
+            row = fresh[key]
         else:
             i = at[key]
             scopes = base.scopes[base.scope_of[i]]

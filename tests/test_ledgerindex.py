@@ -14,6 +14,7 @@ import hashlib
 import itertools
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import replace
@@ -23,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from failgate_hooks import ledger as ledger_module
 from failgate_hooks import ledgerindex
 from failgate_hooks.config import Config
 from failgate_hooks.evaluate import Evaluator, GitFacts, Request
@@ -446,6 +448,24 @@ def test_an_index_built_from_another_never_hides_an_id_held_twice(world: World) 
         assert columns(built) == columns(ledgerindex.build_index(repo, tip, "ledger"))
 
 
+def test_only_an_unclean_ledger_keeps_its_parses(world: World) -> None:
+    # a clean one is served by its index from now on; an unclean one is read whole
+    # on every run, and the parse cache is what keeps that fast
+    many = [event(60 + i, f"svc:m{i}", ("deploy",)) for i in range(ledger_module.FEW + 8)]
+    clean = world.commit(files_of(*many))
+    moved = {f"ledger/svc/moved/{many[1].id}.toml": event_to_toml(many[1])}
+    unclean = world.commit({**files_of(*many), **moved})
+    parsed = world.repo.path / ".git" / "failgate" / "parsed"
+    shutil.rmtree(parsed, ignore_errors=True)
+    with GitRepo.open(world.repo.path) as repo:
+        ledger_module._parsed.clear()
+        assert ledgerindex.build_index(repo, clean, "ledger").clean
+        assert not parsed.exists()
+        ledger_module._parsed.clear()
+        assert not ledgerindex.build_index(repo, unclean, "ledger").clean
+        assert list(parsed.glob("*.json"))
+
+
 def test_a_push_that_records_an_event_reads_only_that_entity(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -455,9 +475,9 @@ def test_a_push_that_records_an_event_reads_only_that_entity(
     read: list[str] = []
     original = ledgerindex.union_of
 
-    def counting(repo, revisions, ledger_dir, listed):  # type: ignore[no-untyped-def]
+    def counting(repo, revisions, ledger_dir, listed, **options):  # type: ignore[no-untyped-def]
         read.extend(e.path for _, entries in listed for e in entries)
-        return original(repo, revisions, ledger_dir, listed)
+        return original(repo, revisions, ledger_dir, listed, **options)
 
     with GitRepo.open(world.repo.path) as repo:
         base = ledgerindex.build_index(repo, main, "ledger")

@@ -149,12 +149,12 @@ class CountingRepo(GitRepo):
 
     blobs_read = 0
 
-    def read_blobs_batched(
+    def iter_blobs(
         self, oids: Iterable[str], *, missing_ok: bool = False
-    ) -> dict[str, bytes]:
-        found = super().read_blobs_batched(oids, missing_ok=missing_ok)
-        self.blobs_read += len(found)
-        return found
+    ) -> Iterator[tuple[str, bytes]]:
+        for found in super().iter_blobs(oids, missing_ok=missing_ok):
+            self.blobs_read += 1
+            yield found
 
 
 def read(world: build.World) -> tuple[Ledger, int]:
