@@ -113,12 +113,19 @@ class Ledger:
 # ---------------------------------------------------------------------------- reading
 
 
+# folder -> the entity it names: a ledger has thousands of files in far fewer folders
+_folder_keys: dict[str, str | None] = {}
+
+
 @functools.cache  # pure, and asked for every file at every revision read
 def classify_path(path: str, ledger_dir: str) -> tuple[str | None, Problem | None]:
     """The entity a ledger file belongs to, and what is wrong with its name if anything."""
     rel = path[len(ledger_dir) + 1 :]
     folder, _, name = rel.rpartition("/")
-    key = entity_key_of_folder(folder) if folder else None
+    if folder in _folder_keys:
+        key = _folder_keys[folder]
+    else:
+        key = _folder_keys[folder] = entity_key_of_folder(folder) if folder else None
     if key is None:
         where = "the ledger root" if not folder else f"folder {folder!r}"
         return None, Problem(

@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 from failgate_hooks.cachefile import sources_digest, write_whole
 from failgate_hooks.errors import GitError
 from failgate_hooks.events import AppliesTo
+from failgate_hooks.forked import Child
 from failgate_hooks.gates import judged_scopes
 from failgate_hooks.gitio import GitRepo, TreeEntry
 from failgate_hooks.ledger import Ledger, Revision, classify_path, read_union, union_of
@@ -45,6 +46,7 @@ from failgate_hooks.resolve import EntityState, Resolution
 FORMAT = 2
 MAGIC = b"failgate-ledger-index"
 KEEP = 16  # index files kept: one per ledger tree seen lately
+FORK_FILES = 2_000  # fewer files are read sooner by one process than split between two
 
 
 class Details(NamedTuple):
@@ -71,6 +73,7 @@ class TreeIndex:
         scopes: list[tuple[EntityState, ...]],
         details: Details | Callable[[], Details],
         files: Callable[[int], list[TreeEntry]],
+        encoded: list[bytes] | None = None,
     ) -> None:
         self.clean = clean  # no problem that no entity owns (outside-entity, duplicate ids)
         self.keys = keys
@@ -84,6 +87,8 @@ class TreeIndex:
         self._details = details
         # each entity's own entries, as the listing gives them
         self.files = files
+        # and as JSON, when built here: what the digest hashes is what the file holds
+        self.encoded = encoded
 
     def _compared(self) -> Compare:
         """Read only to compare trees: one tree (the usual push) needs none."""
@@ -332,12 +337,80 @@ def _rows(
     """The rows of the entities `read`, in key order, from their events.
 
     A clean ledger's entities resolve alone (resolution is per entity, and no id
-    is shared), so reading only some of them gives each the row a full read gives."""
-    entries = sorted((e for k in read for e in listings[k]), key=_git_order)
+    is shared), so reading only some of them gives each the row a full read gives;
+    many are split between this process and a forked child (the other core)."""
+    keys = list(read)
+    half = _half(keys, listings)
+    with _no_collector():
+        if not half:
+            return _read_rows(repo, revision, ledger_dir, listings, keys)
+        return _split_rows(repo, revision, ledger_dir, listings, keys, half)
+
+
+def _split_rows(
+    repo: GitRepo,
+    revision: Revision,
+    ledger_dir: str,
+    listings: dict[str, list[TreeEntry]],
+    keys: list[str],
+    half: int,
+) -> list[tuple[str, list[TreeEntry], Row]]:
+    """`keys[:half]` read by a forked child, the rest here at the same time."""
+
+    def first_half() -> list[Row]:
+        repo.forget_inherited()  # in the child: the parent's cat-file is not its own
+        return [row for _, _, row in _read_rows(repo, revision, ledger_dir, listings, keys[:half])]
+
+    with Child(first_half) as child:
+        second = _read_rows(repo, revision, ledger_dir, listings, keys[half:])
+        theirs = child.result()
+    if theirs is None:  # no child, or it failed: its half is read here
+        return _read_rows(repo, revision, ledger_dir, listings, keys[:half]) + second
+    first = [(key, listings[key], row) for key, row in zip(keys[:half], theirs, strict=True)]
+    return first + second
+
+
+@contextlib.contextmanager
+def _no_collector() -> Iterator[None]:
+    """The cyclic garbage collector off: reading thousands of events makes objects
+    that all live until the rows are made, and the collector would walk them over
+    and over for nothing (a fifth of the time). It runs again when this ends."""
+    import gc
+
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _half(keys: list[str], listings: dict[str, list[TreeEntry]]) -> int:
+    """Where to split `keys` so that each side has about half the files; 0: do not."""
+    total = sum(len(listings[key]) for key in keys)
+    if total < FORK_FILES:
+        return 0
+    files = 0
+    for i, key in enumerate(keys):
+        files += len(listings[key])
+        if 2 * files >= total:
+            return i + 1
+    return 0
+
+
+def _read_rows(
+    repo: GitRepo,
+    revision: Revision,
+    ledger_dir: str,
+    listings: dict[str, list[TreeEntry]],
+    keys: list[str],
+) -> list[tuple[str, list[TreeEntry], Row]]:
+    entries = sorted((e for k in keys for e in listings[k]), key=_git_order)
     ledger = union_of(repo, [revision], ledger_dir, [([revision], entries)], keep_parses=False)
     assert not ledger.problems, "a listing with unique ids in entity folders is clean"
     resolved = ledger.resolve_all()
-    return [(key, listings[key], _row(resolved[key])) for key in read]
+    return [(key, listings[key], _row(resolved[key])) for key in keys]
 
 
 Row = tuple[tuple[EntityState, ...], str | None, str | None, list[str]]  # scopes … event ids
@@ -362,11 +435,13 @@ def _index(clean: bool, rows: list[tuple[str, list[TreeEntry], Row]]) -> TreeInd
     ids: list[list[str]] = []
     scope_of: list[int] = []
     files: list[list[TreeEntry]] = []
+    encoded: list[bytes] = []
     details = Details([], [], [])
     scope_rows: dict[tuple[EntityState, ...], int] = {}
     for key, listing, (scopes, title, status, events) in rows:
         keys.append(key)
-        digests.append(_digest(listing))
+        encoded.append(_listing_json(listing))
+        digests.append(_hash(encoded[-1]))
         ids.append([e.path.rsplit("/", 1)[-1].removesuffix(".toml") for e in listing])
         scope_of.append(scope_rows.setdefault(scopes, len(scope_rows)))
         files.append(listing)
@@ -374,7 +449,8 @@ def _index(clean: bool, rows: list[tuple[str, list[TreeEntry], Row]]) -> TreeInd
         details.statuses.append(status)
         details.event_ids.append(events)
     compare = (digests, ids)
-    return TreeIndex(clean, keys, compare, scope_of, list(scope_rows), details, files.__getitem__)
+    distinct = list(scope_rows)
+    return TreeIndex(clean, keys, compare, scope_of, distinct, details, files.__getitem__, encoded)
 
 
 def _build_from(
@@ -409,7 +485,15 @@ def _build_from(
 
 def _digest(listing: Sequence[TreeEntry]) -> str:
     """Of an entity's entries; JSON, so that no character of a name can pass for a separator."""
-    return hashlib.blake2b(_json([list(e) for e in listing]), digest_size=16).hexdigest()
+    return _hash(_listing_json(listing))
+
+
+def _listing_json(listing: Sequence[TreeEntry]) -> bytes:
+    return _json([list(e) for e in listing])
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 # --------------------------------------------------------------------------- on disk
@@ -642,9 +726,11 @@ def _write(path: str, index: TreeIndex) -> None:
     """Write-then-rename, and keep only the latest few; an unwritable folder is no cache."""
     scopes = [[_scope_record(h) for h in heads] for heads in index.scopes]
     head = _json([index.clean, index.keys, index.scope_of, scopes])
+    # each line is `_json([key, digest, listing])`, spelled out to reuse the listing's JSON
+    encoded = index.encoded or [_listing_json(index.files(row)) for row in range(len(index.keys))]
     lines = [
-        _json([key, index.digests[row], [list(e) for e in index.files(row)]])
-        for row, key in enumerate(index.keys)
+        b"".join((b"[", _json(key), b',"', index.digests[row].encode("ascii"), b'",', text, b"]"))
+        for row, (key, text) in enumerate(zip(index.keys, encoded, strict=True))
     ]
     offsets = [0]
     for line in lines:
@@ -659,10 +745,15 @@ def _write(path: str, index: TreeIndex) -> None:
             _prune(os.path.dirname(path))
 
 
-def _json(value: Any) -> bytes:
+@cache
+def _encoder() -> Any:
     import json
 
-    return json.dumps(value, separators=(",", ":")).encode("utf-8")
+    return json.JSONEncoder(separators=(",", ":"))  # json.dumps with options makes one a call
+
+
+def _json(value: Any) -> bytes:
+    return _encoder().encode(value).encode("utf-8")  # type: ignore[no-any-return]
 
 
 def _prune(folder: str) -> None:

@@ -222,9 +222,9 @@ def _collect(
     """This entity's events by id; foreign ids with their entity; ids known but unusable
     (a file that failed validation, a retracted file that may be gone, a duplicated id)."""
     events = tuple(events)
-    by_id: dict[str, set[Event]] = {}
+    by_id: dict[str, list[Event]] = {}
     for event in events:
-        by_id.setdefault(event.id, set()).add(event)
+        by_id.setdefault(event.id, []).append(event)
     valid: dict[str, Event] = {}
     foreign: dict[str, str] = {}
     # A file that failed validation still has an id (its stem): a reference to it
@@ -240,8 +240,11 @@ def _collect(
         target for event in events if event.entity_key == entity_key for target in event.retracts
     )
     for event_id in sorted(by_id):
-        own = [e for e in by_id[event_id] if e.entity_key == entity_key]
-        for other in sorted({e.entity_key for e in by_id[event_id]} - {entity_key}):
+        copies = by_id[event_id]
+        if len(copies) > 1:
+            copies = list(set(copies))  # equal copies (one event at two revisions) are one
+        own = [e for e in copies if e.entity_key == entity_key]
+        for other in sorted({e.entity_key for e in copies} - {entity_key}):
             foreign[event_id] = other
             report(
                 FOREIGN_EVENT,

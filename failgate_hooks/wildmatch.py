@@ -199,6 +199,7 @@ def _compile(pattern: str) -> re.Pattern[str] | None:
         return None
 
 
+@functools.lru_cache(maxsize=1024)  # a ledger repeats its globs across thousands of files
 def pattern_error(pattern: str) -> str | None:
     """Why `pattern` is not a valid glob, or None when it is."""
     try:

@@ -10,12 +10,14 @@ path is really taken, and that the index on disk is never trusted when it is bad
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import hashlib
 import itertools
 import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -464,6 +466,79 @@ def test_only_an_unclean_ledger_keeps_its_parses(world: World) -> None:
         ledger_module._parsed.clear()
         assert not ledgerindex.build_index(repo, unclean, "ledger").clean
         assert list(parsed.glob("*.json"))
+
+
+def test_a_build_split_with_a_forked_child_is_the_build_of_one_process(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    many = [event(60 + i, f"svc:m{i}", ("deploy",)) for i in range(30)]
+    later = [event(10 + i, f"svc:m{i}", ("push",), follows=(many[i].id,)) for i in range(0, 30, 3)]
+    tip = world.commit(files_of(*many, *later, LIVE))
+    with GitRepo.open(world.repo.path) as repo:
+        ledger_module._parsed.clear()
+        alone = ledgerindex.build_index(repo, tip, "ledger")
+        monkeypatch.setattr(ledgerindex, "FORK_FILES", 2)
+        parent = os.getpid()
+        here: list[int] = []  # the halves read in this process; the child's list is its own
+        original = ledgerindex._read_rows
+
+        parents_cat_file = repo._batch_process().proc.pid
+
+        def noting(*args, **options):  # type: ignore[no-untyped-def]
+            if os.getpid() != parent:
+                batch = args[0]._batch
+                if batch is not None and batch.proc.pid == parents_cat_file:
+                    os._exit(5)  # two processes on one pipe: answers would cross
+            here.append(len(args[-1]))
+            return original(*args, **options)
+
+        monkeypatch.setattr(ledgerindex, "_read_rows", noting)
+        ledger_module._parsed.clear()
+        split = ledgerindex.build_index(repo, tip, "ledger")
+        assert columns(split) == columns(alone)
+        # the parent's cat-file is still in step after the child's reads
+        entry = repo.tree_entry(tip, path_of(LIVE))
+        assert entry is not None
+        assert repo.read_object(entry.oid) == ("blob", event_to_toml(LIVE))
+    if sys.platform == "linux":
+        assert here == [15]  # of 31 entities (41 files), the child read 16 (21 files)
+
+
+def test_a_child_that_fails_leaves_its_half_to_the_parent(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    many = [event(60 + i, f"svc:m{i}", ("deploy",)) for i in range(30)]
+    tip = world.commit(files_of(*many))
+    with GitRepo.open(world.repo.path) as repo:
+        alone = ledgerindex.build_index(repo, tip, "ledger")
+        monkeypatch.setattr(ledgerindex, "FORK_FILES", 2)
+        parent = os.getpid()
+        original = ledgerindex._read_rows
+        here: list[int] = []
+
+        def failing_in_the_child(*args, **options):  # type: ignore[no-untyped-def]
+            if os.getpid() != parent:
+                os._exit(3)
+            here.append(len(args[-1]))
+            return original(*args, **options)
+
+        monkeypatch.setattr(ledgerindex, "_read_rows", failing_in_the_child)
+        ledger_module._parsed.clear()
+        assert columns(ledgerindex.build_index(repo, tip, "ledger")) == columns(alone)
+    assert here == [15, 15]  # its own half, then the child's
+
+
+def test_the_garbage_collector_is_as_the_build_found_it(world: World) -> None:
+    tip = world.commit(files_of(*DEPLOY))
+    with GitRepo.open(world.repo.path) as repo:
+        try:
+            for enabled in (True, False):
+                (gc.enable if enabled else gc.disable)()
+                ledger_module._parsed.clear()
+                ledgerindex.build_index(repo, tip, "ledger")
+                assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
 
 
 def test_a_push_that_records_an_event_reads_only_that_entity(
