@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from failgate_hooks.cli import main
+from failgate_hooks.cli import run
 
-main(prog_name="failgate")
+run()

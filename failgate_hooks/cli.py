@@ -22,9 +22,10 @@ from failgate_hooks.hookmain import (
     no_cycle_collection,
     pre_push_main,
     pre_receive_main,
+    program_run,
 )
 
-__all__ = ["main", "pre_push_main", "pre_receive_main"]
+__all__ = ["main", "pre_push_main", "pre_receive_main", "run"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,6 +65,12 @@ def main(ctx: click.Context, directory: str) -> None:
     reviewed verifier passes on the exact commit being pushed.
     """
     ctx.obj = directory
+
+
+def run() -> None:
+    """The `failgate` program (its console script, and `python -m failgate_hooks`)."""
+    with program_run():
+        main(prog_name="failgate")
 
 
 @contextmanager

@@ -215,6 +215,8 @@ class _Checker:
         return tuple(out) if len(out) == len(value) else None
 
     def id_list(self, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+        if data.get(key) == []:
+            return ()  # the usual `follows = []`: nothing to check
         ids = self.string_list(data, key) or ()
         for i, ref in enumerate(ids):
             if not ID_RE.match(ref):

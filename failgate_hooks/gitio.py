@@ -302,10 +302,7 @@ class GitRepo:
             return [entry]  # as ls-tree lists a file, link or submodule at that path
         if (entry.oid, entry.path) not in self._folders:
             out = self.run("ls-tree", "-z", "-r", entry.oid, strip=False)
-            prefix = entry.path + "/"
-            self._folders[entry.oid, entry.path] = [
-                TreeEntry(e.mode, e.type, e.oid, prefix + e.path) for e in _parse_ls_tree(out)
-            ]
+            self._folders[entry.oid, entry.path] = list(_parse_ls_tree(out, entry.path + "/"))
         return list(self._folders[entry.oid, entry.path])
 
     def tree_entry(self, commit: str, path: str) -> TreeEntry | None:
@@ -547,13 +544,14 @@ class GitRepo:
 _path_of = operator.attrgetter("path")
 
 
-def _parse_ls_tree(out: str) -> Iterator[TreeEntry]:
+def _parse_ls_tree(out: str, prefix: str = "") -> Iterator[TreeEntry]:
+    """`ls-tree -z` output as entries, each path after `prefix`."""
     for record in out.split("\0"):
         if not record:
             continue
         meta, _, path = record.partition("\t")
         mode, kind, oid = meta.split(" ")
-        yield TreeEntry(mode=mode, type=kind, oid=oid, path=path)
+        yield TreeEntry(mode, kind, oid, prefix + path)
 
 
 def _feed(stdin: IO[bytes], request: bytes) -> None:

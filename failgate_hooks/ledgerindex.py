@@ -308,7 +308,7 @@ def build_index(
         # kept for the next one, and the full read says what is wrong.
         ledger = read_union(repo, [revision], ledger_dir)
         resolutions = ledger.resolve_all()
-        rows = [(key, listings.get(key, []), _row(resolutions[key])) for key in resolutions]
+        rows = [_built(key, listings.get(key, []), _row(resolutions[key])) for key in resolutions]
         return _index(not ledger.problems, rows)
     if base is not None and base.clean:
         return _build_from(repo, revision, ledger_dir, base, listings)
@@ -333,7 +333,7 @@ def _rows(
     ledger_dir: str,
     listings: dict[str, list[TreeEntry]],
     read: Iterable[str],
-) -> list[tuple[str, list[TreeEntry], Row]]:
+) -> list[Built]:
     """The rows of the entities `read`, in key order, from their events.
 
     A clean ledger's entities resolve alone (resolution is per entity, and no id
@@ -354,19 +354,23 @@ def _split_rows(
     listings: dict[str, list[TreeEntry]],
     keys: list[str],
     half: int,
-) -> list[tuple[str, list[TreeEntry], Row]]:
+) -> list[Built]:
     """`keys[:half]` read by a forked child, the rest here at the same time."""
 
-    def first_half() -> list[Row]:
+    def first_half() -> list[tuple[Row, bytes]]:
         repo.forget_inherited()  # in the child: the parent's cat-file is not its own
-        return [row for _, _, row in _read_rows(repo, revision, ledger_dir, listings, keys[:half])]
+        built = _read_rows(repo, revision, ledger_dir, listings, keys[:half])
+        return [(b.row, b.encoded) for b in built]  # the listings the parent has
 
     with Child(first_half) as child:
         second = _read_rows(repo, revision, ledger_dir, listings, keys[half:])
         theirs = child.result()
     if theirs is None:  # no child, or it failed: its half is read here
         return _read_rows(repo, revision, ledger_dir, listings, keys[:half]) + second
-    first = [(key, listings[key], row) for key, row in zip(keys[:half], theirs, strict=True)]
+    first = [
+        Built(key, listings[key], row, encoded)
+        for key, (row, encoded) in zip(keys[:half], theirs, strict=True)
+    ]
     return first + second
 
 
@@ -405,15 +409,30 @@ def _read_rows(
     ledger_dir: str,
     listings: dict[str, list[TreeEntry]],
     keys: list[str],
-) -> list[tuple[str, list[TreeEntry], Row]]:
+) -> list[Built]:
     entries = sorted((e for k in keys for e in listings[k]), key=_git_order)
     ledger = union_of(repo, [revision], ledger_dir, [([revision], entries)], keep_parses=False)
     assert not ledger.problems, "a listing with unique ids in entity folders is clean"
     resolved = ledger.resolve_all()
-    return [(key, listings[key], _row(resolved[key])) for key in keys]
+    return [_built(key, listings[key], _row(resolved[key])) for key in keys]
 
 
 Row = tuple[tuple[EntityState, ...], str | None, str | None, list[str]]  # scopes … event ids
+
+
+class Built(NamedTuple):
+    """One entity as an index holds it, and its files as the index file spells them."""
+
+    key: str
+    listing: list[TreeEntry]
+    row: Row
+    encoded: bytes  # the listing's JSON: hashed for its digest, and written as it is
+
+
+def _built(key: str, listing: list[TreeEntry], row: Row) -> Built:
+    return Built(key, listing, row, _listing_json(listing))
+
+
 Compare = tuple[list[str], list[list[str]]]  # each entity's files' digest, and file names
 
 
@@ -428,8 +447,8 @@ def _row(resolution: Resolution) -> Row:
     return scopes, state.title, status, events
 
 
-def _index(clean: bool, rows: list[tuple[str, list[TreeEntry], Row]]) -> TreeIndex:
-    """An index of rows (key, listing, row) given in key order."""
+def _index(clean: bool, rows: list[Built]) -> TreeIndex:
+    """An index of rows given in key order."""
     keys: list[str] = []
     digests: list[str] = []
     ids: list[list[str]] = []
@@ -438,10 +457,10 @@ def _index(clean: bool, rows: list[tuple[str, list[TreeEntry], Row]]) -> TreeInd
     encoded: list[bytes] = []
     details = Details([], [], [])
     scope_rows: dict[tuple[EntityState, ...], int] = {}
-    for key, listing, (scopes, title, status, events) in rows:
+    for key, listing, (scopes, title, status, events), text in rows:
         keys.append(key)
-        encoded.append(_listing_json(listing))
-        digests.append(_hash(encoded[-1]))
+        encoded.append(text)
+        digests.append(_hash(text))
         ids.append([e.path.rsplit("/", 1)[-1].removesuffix(".toml") for e in listing])
         scope_of.append(scope_rows.setdefault(scopes, len(scope_rows)))
         files.append(listing)
@@ -469,17 +488,17 @@ def _build_from(
         for key, listing in listings.items()
         if key not in at or base.digests[at[key]] != _digest(listing)
     ]
-    fresh = {key: row for key, _, row in _rows(repo, revision, ledger_dir, listings, changed)}
+    fresh = {built.key: built for built in _rows(repo, revision, ledger_dir, listings, changed)}
     details = base.details
-    rows: list[tuple[str, list[TreeEntry], Row]] = []
+    rows: list[Built] = []
     for key, listing in listings.items():
         if key in fresh:
-            row = fresh[key]
+            rows.append(fresh[key])
         else:
             i = at[key]
             scopes = base.scopes[base.scope_of[i]]
             row = (scopes, details.titles[i], details.statuses[i], list(details.event_ids[i]))
-        rows.append((key, listing, row))
+            rows.append(_built(key, listing, row))
     return _index(True, rows)
 
 

@@ -4,6 +4,7 @@ these tests guard the properties the times rest on."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -21,6 +22,7 @@ from failgate_hooks import ledger as ledger_module
 from failgate_hooks import parsecache
 from failgate_hooks.events import Status, parse_event
 from failgate_hooks.gitio import GitRepo
+from failgate_hooks.hookmain import program_run
 from failgate_hooks.ledger import Ledger, Revision, read_union
 
 CHECK = ("check", "--trigger", "push", "--ref", "refs/heads/main")
@@ -428,3 +430,51 @@ def test_check_imports_nothing_that_writes_renders_markdown_or_scans(
     loaded = modules_after(world, call)
     assert "failgate_hooks.evaluate" in loaded
     assert not loaded & set(HEAVY)
+
+
+# ---------------------------------------------------------------------------- the collector
+
+
+def test_a_program_run_leaves_the_exit_collection_nothing_to_walk() -> None:
+    try:
+        with program_run():
+            made = [[i] for i in range(50_000)]  # a run's objects, alive at its end
+            assert not gc.isenabled()
+        assert len(gc.get_objects()) < len(made)  # frozen: out of the collector's sight
+        assert not gc.isenabled()  # the process exits next: nothing to collect for
+    finally:
+        gc.unfreeze()
+        gc.enable()
+
+
+# What a program's exit collection would walk, said just before it runs (atexit
+# handlers run first): the objects the collector can still see.
+_AT_EXIT = """\
+import atexit, gc, sys
+atexit.register(lambda: sys.stderr.write(f"\\nvisible={{len(gc.get_objects())}}\\n"))
+{call}
+"""
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "import runpy; runpy.run_module('failgate_hooks', run_name='__main__')",
+        "from failgate_hooks.cli import run; run()",  # the console script
+        "from failgate_hooks.hookmain import pre_push_main; pre_push_main()",
+    ],
+)
+def test_the_programs_exit_without_walking_their_objects(
+    worlds: dict[int, build.World], call: str
+) -> None:
+    world = worlds[300]
+    argv = list(CHECK) if "pre_push" not in call else ["origin", str(world.remote)]
+    stdin = f"refs/heads/main {world.tip} refs/heads/main {world.base}\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", _AT_EXIT.format(call=call), *argv], cwd=world.work,
+        input=stdin, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    visible = int(proc.stderr.rsplit("visible=", 1)[1])
+    # a check at 300 events leaves over 100,000 objects: a few hundred stay in sight
+    assert visible < 2_000, proc.stderr

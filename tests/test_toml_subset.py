@@ -228,6 +228,28 @@ def test_a_real_event_file_takes_the_fast_path() -> None:
     assert fast["applies_to"] == {"refs": ["refs/heads/release/*"]}
 
 
+def test_lines_seen_before_parse_the_same_into_values_of_their_own() -> None:
+    # the second file's lines all come from the line memo
+    text = 'schema = 1\nfollows = []\ntriggers = [\n    "push",\n]\n\n[t]\nfiles = []\n'
+    first, second = agree(text), agree(text)
+    assert first == second == {
+        "schema": 1, "follows": [], "triggers": ["push"], "t": {"files": []}
+    }  # fmt: skip
+    assert first is not None and second is not None
+    first["follows"].append("x")
+    first["triggers"].append("deploy")
+    first["t"]["files"].append("y")
+    assert second == {"schema": 1, "follows": [], "triggers": ["push"], "t": {"files": []}}
+
+
+def test_a_line_the_subset_rejects_is_rejected_again() -> None:
+    text = "when = 2026-02-30 00:00:00Z\n"  # no February 30th: tomllib refuses it
+    assert agree(text) is None
+    assert agree(text) is None
+    assert agree("x = [\n    2026-02-30 00:00:00Z,\n]\n") is None
+    assert agree("x = [\n    2026-02-30 00:00:00Z,\n]\n") is None
+
+
 # -- mutated canonical files ----------------------------------------------------
 
 MUTATION_CHARS = [*HOSTILE_CHARS, "+", "-", "_", "0", "1", "9", ":", "Z", "z", "t", "x", "\u0661"]
