@@ -218,10 +218,13 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
     assert event is None and problems
 
 
-def test_ten_thousand_generated_ids_never_collide() -> None:
+def test_ten_thousand_ids_made_in_one_second_almost_never_collide() -> None:
+    # 32 random bits: among 10,000 ids of one second, one run in about 86 sees a
+    # collision (n^2 / 2^33 pairs alike); four would take a broken generator (p < 1e-9).
+    # (This test asked for none at all, and failed about once in 86 runs.)
     now = dt.datetime(2026, 11, 29, 23, 5, tzinfo=dt.UTC)
     ids = {new_event_id(now) for _ in range(10_000)}
-    assert len(ids) == 10_000
+    assert len(ids) > 10_000 - 4
 
 
 def test_a_written_event_reads_back_equal() -> None:
