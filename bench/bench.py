@@ -574,11 +574,22 @@ HOW = """\
   assess) and a sha256, is type-checked as it is read, and is rebuilt when anything is
   off. `tests/test_ledgerindex.py` checks, on random ledgers spread over revisions,
   that every decision equals the one from reading every entity.
+- **The first run builds the index on both cores.** A clean ledger's entities resolve
+  alone, so a forked child (`failgate_hooks/forked.py`: Linux, no other thread
+  running) reads the first half of the entities with its own `cat-file` while the
+  process reads the rest; a child that fails in any way leaves its half to the
+  parent. Blobs are parsed as git streams them (every id asked at once), a line seen
+  before is parsed once (`toml_subset`), and the cyclic collector is off.
 - **Parsed events are cached by blob id** under `<git-common-dir>/failgate/parsed/`
-  (`failgate_hooks/parsecache.py`): a run parses only the event files it has never
-  seen. JSON in shards, each versioned and checksummed, every record type-checked as it
-  is decoded. Writes are write-then-rename; a read-only cache is no cache. Deleting
-  either folder is always safe.
+  (`failgate_hooks/parsecache.py`) by the reads of every event that recur: a ledger
+  the index cannot serve (a file outside an entity folder, an id held twice), and
+  export, fsck and replay. A clean ledger's first index keeps none. JSON in
+  shards, each versioned and checksummed, every record type-checked as it is decoded.
+  Writes are write-then-rename; a read-only cache is no cache. Deleting either folder
+  is always safe.
+- **No cycle collection in a program's run, nor at its exit** (`hookmain.program_run`):
+  a run's objects are frozen at its end, out of the sight of the interpreter's last
+  collection.
 - **No listing of the ledger on a warm run.** Each revision's ledger tree is found
   through the running `cat-file`; a `paths` scope lists only the folder its glob's
   literal prefix names, not the commit's whole tree.
@@ -588,7 +599,7 @@ HOW = """\
 - **Nothing read from the working tree** on the hook's path, no click imported there,
   and nothing that writes TOML, renders Markdown, scans for credentials or draws progress
   bars (`tests/test_performance.py` checks both, and counts git processes).
-- **`check`'s look for uncommitted ledger files** runs on the other core while it
+- **`check`'s look for uncommitted ledger files** runs in a forked child while it
   decides, and reads the ledger's folders only when one changed since a look that
   found nothing (their mtimes are kept, as git's untracked cache keeps them;
   `failgate_hooks/worktree.py`).

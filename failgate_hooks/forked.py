@@ -44,6 +44,11 @@ class Child:
         os.close(write_end)
         self._pid, self._pipe = pid, read_end
 
+    @property
+    def started(self) -> bool:
+        """Whether a child runs the work (else `result()` is None)."""
+        return bool(self._pid)
+
     def result(self) -> Any | None:
         """What `work()` returned in the child, or None when there is no such result."""
         if not self._pid:
@@ -53,7 +58,10 @@ class Child:
         with open(self._pipe, "rb") as pipe:
             self._pipe = -1
             data = pipe.read()
-        _, status = os.waitpid(self._pid, 0)
+        try:
+            _, status = os.waitpid(self._pid, 0)
+        except ChildProcessError:  # reaped already by someone's os.wait()
+            status = 0  # the pickle itself says whether the result came whole
         self._pid = 0
         if status != 0:
             return None

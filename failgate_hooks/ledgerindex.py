@@ -293,10 +293,15 @@ def build_index(
     same, else from reading every event."""
     lines: dict[str, list[TreeEntry]] = {}
     outside = False
+    keys: dict[str, str | None] = {}  # a file's entity is its folder's: asked once a folder
     for entry in repo.ls_folder(commit, ledger_dir.strip("/")):
-        if entry.path.rsplit("/", 1)[-1].startswith("."):
+        folder, _, name = entry.path.rpartition("/")
+        if name.startswith("."):
             continue  # never events (ledger._add_entry skips them too)
-        key, _ = classify_path(entry.path, ledger_dir)
+        if folder in keys:
+            key = keys[folder]
+        else:
+            key = keys[folder] = classify_path(entry.path, ledger_dir)[0]
         if key is None:
             outside = True  # a ledger-level problem: only a full read says it right
             continue

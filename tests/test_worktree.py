@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -39,7 +40,8 @@ class Found:
                 return start(*args)
 
             grepo.start = counting  # type: ignore[method-assign]
-            self.paths = worktree.start_uncommitted(grepo, "ledger")()
+            # in this process, to see what it starts (start_uncommitted forks it)
+            self.paths = worktree.start_here(grepo, "ledger")()
 
     @property
     def walked(self) -> bool:
@@ -175,3 +177,44 @@ def test_a_file_taken_out_of_the_index_is_found(ledger: Repo) -> None:
     assert not Found(ledger).walked
     ledger.git("rm", "-q", "--cached", EVENT)  # the file stays: now untracked
     assert EVENT in Found(ledger).paths
+
+
+def test_the_look_runs_beside_the_decision_and_finds_the_same(ledger: Repo) -> None:
+    ledger.write("ledger/ops/risk/20261130T030000Z-00000002.toml", "schema = 1\n")
+    with GitRepo.open(ledger.path) as grepo:
+        here = worktree.start_here(grepo, "ledger")()
+        parent = os.getpid()
+        ran_in: list[int] = []
+        original = worktree.start_here
+
+        def noting(*args):  # type: ignore[no-untyped-def]
+            ran_in.append(os.getpid())  # the child's list is its own
+            return original(*args)
+
+        worktree.start_here = noting  # type: ignore[assignment]
+        try:
+            beside = worktree.start_uncommitted(grepo, "ledger")()
+        finally:
+            worktree.start_here = original  # type: ignore[assignment]
+        # the parent's cat-file still answers in step
+        assert grepo.resolve_commit("HEAD") == ledger.head()
+    assert beside == here == ["ledger/ops/risk/20261130T030000Z-00000002.toml"]
+    assert ran_in == ([] if sys.platform == "linux" else [parent])
+
+
+def test_a_look_whose_child_fails_is_made_here(
+    ledger: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger.write("ledger/ops/risk/20261130T030000Z-00000002.toml", "schema = 1\n")
+    parent = os.getpid()
+    original = worktree.start_here
+
+    def failing_in_the_child(*args):  # type: ignore[no-untyped-def]
+        if os.getpid() != parent:
+            os._exit(3)
+        return original(*args)
+
+    monkeypatch.setattr(worktree, "start_here", failing_in_the_child)
+    with GitRepo.open(ledger.path) as grepo:
+        found = worktree.start_uncommitted(grepo, "ledger")()
+    assert found == ["ledger/ops/risk/20261130T030000Z-00000002.toml"]
