@@ -13,11 +13,13 @@ while git walked could be missed), and anything unreadable means a walk.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
 
 from failgate_hooks.cachefile import write_whole
+from failgate_hooks.errors import GitError
 from failgate_hooks.gitio import GitRepo
 
 STATE = "worktree-ledger.json"
@@ -39,6 +41,10 @@ def start_uncommitted(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]
 
     def look() -> list[str]:
         repo.forget_inherited()  # in the child: the parent's cat-file is not its own
+        # Its answer is wanted only at the end: while the decision keeps both cores
+        # busy (a first run building the ledger index), the look yields to it.
+        with contextlib.suppress(OSError):
+            os.nice(10)
         return start_here(repo, ledger_dir)()
 
     child = Child(look)
@@ -71,8 +77,10 @@ def start_here(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
     # taken before git runs: a status may refresh the index's stat data and rewrite it
     stamp = _stamp(repo, root, ledger_dir)
     tracked = repo.start("status", "--porcelain", "--untracked-files=no", "--", ledger_dir)
-    stamp.append(_mtime_size(_excludes_file(repo)))
-    if _unchanged(state, ledger_dir, stamp, folder):
+    excludes = repo.start("config", "--get", "core.excludesFile")  # while folders are read
+    kept = _kept_stamp(state, ledger_dir, folder)
+    stamp.append(_mtime_size(_excludes_file(excludes)))
+    if kept is not None and kept == stamp:
         return lambda: _paths(tracked())
     began = time.time_ns()
     others = repo.start("ls-files", "--others", "--exclude-standard", "--", ledger_dir)
@@ -126,10 +134,13 @@ def _index_paths(index: str) -> list[int] | None:
     return [int.from_bytes(header[8:12], "big"), size]
 
 
-def _excludes_file(repo: GitRepo) -> str:
-    """The ignore file core.excludesFile names, if any (one `git config` process)."""
-    named = repo.config_get("core.excludesFile")
-    return os.path.expanduser(named.strip()) if named else ""
+def _excludes_file(started: Callable[[], str]) -> str:
+    """The ignore file core.excludesFile names, if any (a `git config` started already)."""
+    try:
+        named = started().strip()
+    except GitError:
+        return ""  # unset (git config exits 1), or unreadable: no such file to watch
+    return os.path.expanduser(named) if named else ""
 
 
 def _mtime_size(path: str) -> list[int] | None:
@@ -140,24 +151,32 @@ def _mtime_size(path: str) -> list[int] | None:
     return [found.st_mtime_ns, found.st_size]
 
 
-def _unchanged(state: str, ledger_dir: str, stamp: Stamp, folder: str) -> bool:
+def _kept_stamp(state: str, ledger_dir: str, folder: str) -> Stamp | None:
+    """The stamp of the last look that found nothing, if every folder it saw is unchanged
+    since (the caller compares the stamp: the index and the ignore files)."""
     import json
 
     try:
         with open(state, "rb") as handle:
             kept = json.loads(handle.read())
-        if kept["version"] != VERSION or kept["ledger"] != ledger_dir or kept["stamp"] != stamp:
-            return False
+        if kept["version"] != VERSION or kept["ledger"] != ledger_dir:
+            return None
         folders = kept["folders"]
         if type(folders) is not dict or not folders:
-            return False
-        for rel, mtime in folders.items():
-            # a .gitignore inside the ledger counts as a folder: its edits change what is ignored
-            if os.stat(os.path.join(folder, rel)).st_mtime_ns != mtime:
-                return False
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        return False
-    return True
+            return None
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            for rel, mtime in folders.items():
+                # a .gitignore inside the ledger counts as a folder: its edits change what
+                # is ignored (relative to the folder's descriptor: a third of the time)
+                if os.stat(rel, dir_fd=fd).st_mtime_ns != mtime:
+                    return None
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, NotImplementedError):
+        return None
+    stamp = kept["stamp"]
+    return stamp if isinstance(stamp, list) else None
 
 
 def _save(state: str, ledger_dir: str, stamp: Stamp, folder: str, began: int) -> None:
