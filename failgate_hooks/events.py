@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -132,6 +133,7 @@ def new_event_id(now: dt.datetime | None = None) -> str:
     return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 
 
+@functools.lru_cache(maxsize=4096)  # asked of every event: a key has an event or a few
 def is_valid_entity_key(key: str) -> bool:
     return bool(key) and all(SEGMENT_RE.match(seg) for seg in key.split(":"))
 

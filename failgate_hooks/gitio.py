@@ -493,11 +493,10 @@ class GitRepo:
             raise GitError(f"git cat-file gave an unexpected header: {header[:80]!r}")
         _, kind, size_text = fields
         size = int(size_text)
-        data = stdout.read(size)
-        stdout.read(1)  # the newline after every object
-        if len(data) != size:
+        data = stdout.read(size + 1)  # the object, and the newline after every object
+        if len(data) != size + 1:
             raise GitError(f"git cat-file returned a short read for {oid}")
-        return kind.decode("ascii"), data
+        return kind.decode("ascii"), data[:size]
 
     def object_type(self, oid: str) -> str | None:
         """`commit`, `tree`, `blob` or `tag`; None when missing."""

@@ -296,8 +296,9 @@ def _add_entry(
         )
         ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
         return
-    event, problems = _parse_blob(repo, oid, path, key)
-    problems = [Problem(**{**p.__dict__, "entity_key": key}) for p in problems]
+    event, parsed = _parse_blob(repo, oid, path, key)
+    # a list of this file's own (the parse's is shared through the parse cache)
+    problems = [Problem(**{**p.__dict__, "entity_key": key}) for p in parsed] if parsed else []
     ledger.files[path] = LedgerFile(path, oid, key, event, problems, list(revs))
 
 

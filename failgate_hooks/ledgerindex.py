@@ -73,7 +73,7 @@ class TreeIndex:
         scopes: list[tuple[EntityState, ...]],
         details: Details | Callable[[], Details],
         files: Callable[[int], list[TreeEntry]],
-        encoded: list[bytes] | None = None,
+        lines: list[bytes] | None = None,
     ) -> None:
         self.clean = clean  # no problem that no entity owns (outside-entity, duplicate ids)
         self.keys = keys
@@ -87,8 +87,8 @@ class TreeIndex:
         self._details = details
         # each entity's own entries, as the listing gives them
         self.files = files
-        # and as JSON, when built here: what the digest hashes is what the file holds
-        self.encoded = encoded
+        # and each entity's line in the index file, when built here
+        self.lines = lines
 
     def _compared(self) -> Compare:
         """Read only to compare trees: one tree (the usual push) needs none."""
@@ -291,7 +291,7 @@ def build_index(
 ) -> TreeIndex:
     """The index of the ledger at `commit`: from `base` where an entity's files are the
     same, else from reading every event."""
-    lines: dict[str, list[TreeEntry]] = {}
+    grouped: dict[str, list[TreeEntry]] = {}
     outside = False
     keys: dict[str, str | None] = {}  # a file's entity is its folder's: asked once a folder
     for entry in repo.ls_folder(commit, ledger_dir.strip("/")):
@@ -305,76 +305,88 @@ def build_index(
         if key is None:
             outside = True  # a ledger-level problem: only a full read says it right
             continue
-        lines.setdefault(key, []).append(entry)
-    listings = dict(sorted(lines.items()))
+        grouped.setdefault(key, []).append(entry)
+    listings = dict(sorted(grouped.items()))
     revision = Revision("index", commit, protected=True)
     if outside or not _ids_unique(listings):
-        # An unclean ledger is read whole on every run (ledger_view): its parses are
-        # kept for the next one, and the full read says what is wrong.
-        ledger = read_union(repo, [revision], ledger_dir)
-        resolutions = ledger.resolve_all()
-        rows = [_built(key, listings.get(key, []), _row(resolutions[key])) for key in resolutions]
-        return _index(not ledger.problems, rows)
-    if base is not None and base.clean:
-        return _build_from(repo, revision, ledger_dir, base, listings)
-    # A clean ledger is served by its index from now on: no parse is worth keeping.
-    return _index(True, _rows(repo, revision, ledger_dir, listings, listings))
+        return _full_read(repo, revision, ledger_dir, listings)
+    reading = Reading(repo, revision, ledger_dir, listings)
+    with contextlib.suppress(_Unclean):
+        if base is not None and base.clean:
+            return _build_from(reading, base)
+        # A clean ledger is served by its index from now on: no parse is worth keeping.
+        return _index(True, _rows(reading, listings))
+    return _full_read(repo, revision, ledger_dir, listings)
+
+
+def _full_read(
+    repo: GitRepo, revision: Revision, ledger_dir: str, listings: dict[str, list[TreeEntry]]
+) -> TreeIndex:
+    """An unclean ledger is read whole on every run (ledger_view): its parses are kept
+    for the next one, and the full read says what is wrong."""
+    ledger = read_union(repo, [revision], ledger_dir)
+    resolutions = ledger.resolve_all()
+    rows = [_built(key, listings.get(key, []), _row(resolutions[key])) for key in resolutions]
+    return _index(not ledger.problems, rows)
 
 
 def _ids_unique(listings: dict[str, list[TreeEntry]]) -> bool:
-    """No event id (file stem) in two places: else the full read reports a duplicate."""
-    owner: dict[str, str] = {}
-    for key, listing in listings.items():
+    """No event id (file stem) in two places: else the full read reports a duplicate.
+
+    Two places may be in one folder: a tree can hold two entries of one name (git
+    mktree makes one; fsck only warns)."""
+    seen: set[str] = set()
+    for listing in listings.values():
         for entry in listing:
             stem = entry.path.rsplit("/", 1)[-1].removesuffix(".toml")
-            if owner.setdefault(stem, key) != key:
+            if stem in seen:
                 return False
+            seen.add(stem)
     return True
 
 
-def _rows(
-    repo: GitRepo,
-    revision: Revision,
-    ledger_dir: str,
-    listings: dict[str, list[TreeEntry]],
-    read: Iterable[str],
-) -> list[Built]:
+class _Unclean(Exception):
+    """A ledger-level problem the listing did not show: the full read must say it."""
+
+
+class Reading(NamedTuple):
+    """A clean ledger tree, whose entities are read a set at a time."""
+
+    repo: GitRepo
+    revision: Revision
+    ledger_dir: str
+    listings: dict[str, list[TreeEntry]]
+
+
+def _rows(at: Reading, read: Iterable[str]) -> list[Built]:
     """The rows of the entities `read`, in key order, from their events.
 
     A clean ledger's entities resolve alone (resolution is per entity, and no id
     is shared), so reading only some of them gives each the row a full read gives;
     many are split between this process and a forked child (the other core)."""
     keys = list(read)
-    half = _half(keys, listings)
+    half = _half(keys, at.listings)
     with _no_collector():
         if not half:
-            return _read_rows(repo, revision, ledger_dir, listings, keys)
-        return _split_rows(repo, revision, ledger_dir, listings, keys, half)
+            return _read_rows(at, keys)
+        return _split_rows(at, keys, half)
 
 
-def _split_rows(
-    repo: GitRepo,
-    revision: Revision,
-    ledger_dir: str,
-    listings: dict[str, list[TreeEntry]],
-    keys: list[str],
-    half: int,
-) -> list[Built]:
+def _split_rows(at: Reading, keys: list[str], half: int) -> list[Built]:
     """`keys[:half]` read by a forked child, the rest here at the same time."""
 
-    def first_half() -> list[tuple[Row, bytes]]:
-        repo.forget_inherited()  # in the child: the parent's cat-file is not its own
-        built = _read_rows(repo, revision, ledger_dir, listings, keys[:half])
-        return [(b.row, b.encoded) for b in built]  # the listings the parent has
+    def first_half() -> list[tuple[Row, str, list[str], bytes]]:
+        at.repo.forget_inherited()  # in the child: the parent's cat-file is not its own
+        # without key and listing: the parent has them
+        return [(b.row, b.digest, b.ids, b.line) for b in _read_rows(at, keys[:half])]
 
     with Child(first_half) as child:
-        second = _read_rows(repo, revision, ledger_dir, listings, keys[half:])
+        second = _read_rows(at, keys[half:])
         theirs = child.result()
     if theirs is None:  # no child, or it failed: its half is read here
-        return _read_rows(repo, revision, ledger_dir, listings, keys[:half]) + second
+        return _read_rows(at, keys[:half]) + second
     first = [
-        Built(key, listings[key], row, encoded)
-        for key, (row, encoded) in zip(keys[:half], theirs, strict=True)
+        Built(key, at.listings[key], *built) for key, built in zip(keys[:half], theirs, strict=True)
     ]
     return first + second
 
@@ -408,34 +420,42 @@ def _half(keys: list[str], listings: dict[str, list[TreeEntry]]) -> int:
     return 0
 
 
-def _read_rows(
-    repo: GitRepo,
-    revision: Revision,
-    ledger_dir: str,
-    listings: dict[str, list[TreeEntry]],
-    keys: list[str],
-) -> list[Built]:
-    entries = sorted((e for k in keys for e in listings[k]), key=_git_order)
-    ledger = union_of(repo, [revision], ledger_dir, [([revision], entries)], keep_parses=False)
-    assert not ledger.problems, "a listing with unique ids in entity folders is clean"
+def _read_rows(at: Reading, keys: list[str]) -> list[Built]:
+    entries = sorted((e for k in keys for e in at.listings[k]), key=_git_order)
+    revision = at.revision
+    ledger = union_of(
+        at.repo, [revision], at.ledger_dir, [([revision], entries)], keep_parses=False
+    )
+    if ledger.problems:
+        raise _Unclean  # in a child: it fails, and the parent's read of its half says so
     resolved = ledger.resolve_all()
-    return [_built(key, listings[key], _row(resolved[key])) for key in keys]
+    return [_built(key, at.listings[key], _row(resolved[key])) for key in keys]
 
 
 Row = tuple[tuple[EntityState, ...], str | None, str | None, list[str]]  # scopes … event ids
 
 
 class Built(NamedTuple):
-    """One entity as an index holds it, and its files as the index file spells them."""
+    """One entity as an index holds it, made where it is read (either core)."""
 
     key: str
     listing: list[TreeEntry]
     row: Row
-    encoded: bytes  # the listing's JSON: hashed for its digest, and written as it is
+    digest: str
+    ids: list[str]  # its files' event ids
+    line: bytes  # its line in the index file
 
 
 def _built(key: str, listing: list[TreeEntry], row: Row) -> Built:
-    return Built(key, listing, row, _listing_json(listing))
+    text = _listing_json(listing)
+    digest = _hash(text)  # of the JSON the line holds
+    ids = [entry.path.rsplit("/", 1)[-1].removesuffix(".toml") for entry in listing]
+    return Built(key, listing, row, digest, ids, _line(key, digest, text))
+
+
+def _line(key: str, digest: str, listing_json: bytes) -> bytes:
+    """`_json([key, digest, listing])`, spelled out to reuse the listing's JSON."""
+    return b"".join((b"[", _json(key), b',"', digest.encode("ascii"), b'",', listing_json, b"]"))
 
 
 Compare = tuple[list[str], list[list[str]]]  # each entity's files' digest, and file names
@@ -459,14 +479,14 @@ def _index(clean: bool, rows: list[Built]) -> TreeIndex:
     ids: list[list[str]] = []
     scope_of: list[int] = []
     files: list[list[TreeEntry]] = []
-    encoded: list[bytes] = []
+    lines: list[bytes] = []
     details = Details([], [], [])
     scope_rows: dict[tuple[EntityState, ...], int] = {}
-    for key, listing, (scopes, title, status, events), text in rows:
+    for key, listing, (scopes, title, status, events), digest, names, line in rows:
         keys.append(key)
-        encoded.append(text)
-        digests.append(_hash(text))
-        ids.append([e.path.rsplit("/", 1)[-1].removesuffix(".toml") for e in listing])
+        lines.append(line)
+        digests.append(digest)
+        ids.append(names)
         scope_of.append(scope_rows.setdefault(scopes, len(scope_rows)))
         files.append(listing)
         details.titles.append(title)
@@ -474,29 +494,23 @@ def _index(clean: bool, rows: list[Built]) -> TreeIndex:
         details.event_ids.append(events)
     compare = (digests, ids)
     distinct = list(scope_rows)
-    return TreeIndex(clean, keys, compare, scope_of, distinct, details, files.__getitem__, encoded)
+    return TreeIndex(clean, keys, compare, scope_of, distinct, details, files.__getitem__, lines)
 
 
-def _build_from(
-    repo: GitRepo,
-    revision: Revision,
-    ledger_dir: str,
-    base: TreeIndex,
-    listings: dict[str, list[TreeEntry]],
-) -> TreeIndex:
-    """The index from `base` (clean) and the entities whose files differ in `listings`
-    (clean). An entity's summary is a function of its files alone (resolution is per
-    entity), so an entity listed the same in both trees keeps its row."""
+def _build_from(reading: Reading, base: TreeIndex) -> TreeIndex:
+    """The index from `base` (clean) and the entities whose files differ in the tree
+    `reading` names (clean). An entity's summary is a function of its files alone
+    (resolution is per entity), so an entity listed the same in both trees keeps its row."""
     at = base.rows()
     changed = [
         key
-        for key, listing in listings.items()
+        for key, listing in reading.listings.items()
         if key not in at or base.digests[at[key]] != _digest(listing)
     ]
-    fresh = {built.key: built for built in _rows(repo, revision, ledger_dir, listings, changed)}
+    fresh = {built.key: built for built in _rows(reading, changed)}
     details = base.details
     rows: list[Built] = []
-    for key, listing in listings.items():
+    for key, listing in reading.listings.items():
         if key in fresh:
             rows.append(fresh[key])
         else:
@@ -750,11 +764,9 @@ def _write(path: str, index: TreeIndex) -> None:
     """Write-then-rename, and keep only the latest few; an unwritable folder is no cache."""
     scopes = [[_scope_record(h) for h in heads] for heads in index.scopes]
     head = _json([index.clean, index.keys, index.scope_of, scopes])
-    # each line is `_json([key, digest, listing])`, spelled out to reuse the listing's JSON
-    encoded = index.encoded or [_listing_json(index.files(row)) for row in range(len(index.keys))]
-    lines = [
-        b"".join((b"[", _json(key), b',"', index.digests[row].encode("ascii"), b'",', text, b"]"))
-        for row, (key, text) in enumerate(zip(index.keys, encoded, strict=True))
+    lines = index.lines or [
+        _line(key, index.digests[row], _listing_json(index.files(row)))
+        for row, key in enumerate(index.keys)
     ]
     offsets = [0]
     for line in lines:
