@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from failgate_hooks.errors import GitError
 from failgate_hooks.evaluate import Request
@@ -41,30 +41,23 @@ def run_check(
                 hint="fetch it, or fix ledger_refs in the protected configuration",
             )
         protected.append(Revision(name, found, protected=True))
-    # The work tree walk runs on the other core while the decision is made.
-    warnings = start_uncommitted_ledger_warnings(repo, config.ledger)
-    history = check_range(repo, range_, config.ledger) if range_ else []
-    request = Request(
-        commit=commit,
-        context=Context(trigger=trigger, ref=ref, environment=environment),
-        revisions=(Revision(rev, commit), *protected),
-        authority=authority,
-        no_cache=no_cache,
-        trust_ledger=trust_ledger,
-        history_errors=tuple(history),
-    )
-    decision = decide_with_verifiers(repo, config, request)
-    return decision, warnings()
-
-
-def start_uncommitted_ledger_warnings(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
-    """The ledger is read from commits: say so when the work tree holds more.
-
-    Starts looking now; the function returned gives the warnings."""
     from failgate_hooks.worktree import start_uncommitted
 
-    found = start_uncommitted(repo, ledger_dir)
-    return lambda: _warnings(found())
+    # The ledger is read from commits: the warnings say when the work tree holds more.
+    # The look runs on the other core while the decision is made, and ends with it.
+    with start_uncommitted(repo, config.ledger) as look:
+        history = check_range(repo, range_, config.ledger) if range_ else []
+        request = Request(
+            commit=commit,
+            context=Context(trigger=trigger, ref=ref, environment=environment),
+            revisions=(Revision(rev, commit), *protected),
+            authority=authority,
+            no_cache=no_cache,
+            trust_ledger=trust_ledger,
+            history_errors=tuple(history),
+        )
+        decision = decide_with_verifiers(repo, config, request)
+        return decision, _warnings(look())
 
 
 def _warnings(paths: list[str]) -> list[str]:

@@ -42,6 +42,8 @@ class Child:
             os.close(read_end)
             _run_child(work, write_end)  # never returns
         os.close(write_end)
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)  # as the child does: the group exists whichever runs first
         self._pid, self._pipe = pid, read_end
 
     @property
@@ -74,13 +76,18 @@ class Child:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        """The result not taken (the parent failed first): stop the child and reap it."""
+        """The result not taken (the parent failed first): stop the child, and the
+        processes it started (its group), and reap it."""
         if self._pipe != -1:
             os.close(self._pipe)
             self._pipe = -1
         if self._pid:
+            try:
+                os.killpg(self._pid, signal.SIGKILL)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.kill(self._pid, signal.SIGKILL)
             with contextlib.suppress(OSError):
-                os.kill(self._pid, signal.SIGKILL)
                 os.waitpid(self._pid, 0)
             self._pid = 0
 
@@ -90,10 +97,14 @@ def _run_child(work: Callable[[], Any], out: int) -> None:
 
     `os._exit` runs no finalizers: the parent's open handles (its cat-file's
     among them) are the parent's to close. Nothing the child says reaches the
-    terminal; a failed child is redone by the parent, which reports what fails."""
+    terminal, and it holds none of the parent's output: a child that outlives its
+    parent must not keep a pipe reading failgate's output open. A failed child is
+    redone by the parent, which reports what fails."""
     code = 1
     try:
+        os.setpgid(0, 0)  # a group of its own, which the parent can stop whole
         devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         import pickle
 

@@ -17,10 +17,14 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from failgate_hooks.cachefile import write_whole
 from failgate_hooks.errors import GitError
 from failgate_hooks.gitio import GitRepo
+
+if TYPE_CHECKING:
+    from failgate_hooks.forked import Child
 
 STATE = "worktree-ledger.json"
 VERSION = 1
@@ -29,14 +33,34 @@ RACY_NS = 2_000_000_000  # coarse file systems stamp in seconds
 Stamp = list[list[int] | None]  # the index's paths, and (mtime, size) of the ignore files
 
 
-def start_uncommitted(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
-    """Start looking; the function returned waits and gives the uncommitted paths.
+class Look:
+    """A look under way: call it for the uncommitted paths. Use it in a `with` block:
+    leaving the block without asking ends the look (a forked child left running would
+    outlive failgate)."""
+
+    def __init__(self, paths: Callable[[], list[str]], child: Child | None = None) -> None:
+        self._paths = paths
+        self._child = child
+
+    def __call__(self) -> list[str]:
+        return self._paths()
+
+    def __enter__(self) -> Look:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._child is not None:
+            self._child.__exit__()
+
+
+def start_uncommitted(repo: GitRepo, ledger_dir: str) -> Look:
+    """Start looking for uncommitted ledger paths.
 
     The look runs in a forked child where it can (forked.Child): comparing the
     mtimes of a large ledger's folders (5,000 at 10,000 events) then costs the
     decision nothing. Elsewhere its git processes still run beside the decision."""
     if _folder(repo, ledger_dir) is None:
-        return list  # nothing there can be uncommitted: no walk, no process
+        return Look(list)  # nothing there can be uncommitted: no walk, no process
     from failgate_hooks.forked import Child
 
     def look() -> list[str]:
@@ -49,13 +73,13 @@ def start_uncommitted(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]
 
     child = Child(look)
     if not child.started:
-        return start_here(repo, ledger_dir)
+        return Look(start_here(repo, ledger_dir))
 
     def result() -> list[str]:
         found = child.result()
         return start_here(repo, ledger_dir)() if found is None else found
 
-    return result
+    return Look(result, child)
 
 
 def _folder(repo: GitRepo, ledger_dir: str) -> tuple[str, str] | None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
+import time
 
 from failgate_hooks.forked import Child
 
@@ -64,3 +66,26 @@ def test_leaving_the_block_first_ends_the_child() -> None:
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def test_leaving_the_block_first_ends_what_the_child_started() -> None:
+    # a look's `git status` must not outlive a check that failed first
+    marker = f"failgate-test-{os.getpid()}"
+    ready_read, ready_write = os.pipe()
+
+    def start_and_wait() -> None:
+        subprocess.Popen(["sh", "-c", f"sleep 30 # {marker}"])
+        os.write(ready_write, b"x")
+        time.sleep(30)
+
+    with Child(start_and_wait) as child:
+        assert child.started
+        os.read(ready_read, 1)  # the grandchild runs
+    os.close(ready_read)
+    os.close(ready_write)
+    for _ in range(50):  # SIGKILL is delivered at once; its reaping may take a moment
+        left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+        if not left.stdout:
+            break
+        time.sleep(0.05)
+    assert left.stdout == "", left.stdout

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -218,3 +220,30 @@ def test_a_look_whose_child_fails_is_made_here(
     with GitRepo.open(ledger.path) as grepo:
         found = worktree.start_uncommitted(grepo, "ledger")()
     assert found == ["ledger/ops/risk/20261130T030000Z-00000002.toml"]
+
+
+def test_a_check_that_fails_after_starting_its_look_leaves_nothing_running(
+    ledger: Repo, tmp_path: Path
+) -> None:
+    # a slow `git status` (a large work tree, a cold disk): the look is still under way
+    # when check refuses a bad --range; it must end with check, and not hold its pipes
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    real = shutil.which("git")
+    (shim / "git").write_text(
+        f'#!/bin/sh\nfor a in "$@"; do [ "$a" = status ] && sleep 5; done\nexec {real} "$@"\n'
+    )
+    (shim / "git").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"}
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "failgate_hooks", "check", "--range", "nope"],
+        cwd=ledger.path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    took = time.monotonic() - started  # until its output pipes closed: every holder gone
+    assert proc.returncode == 2, proc.stderr
+    assert "--range" in proc.stderr
+    assert took < 4, f"failgate's output stayed open {took:.1f} s"
+    # nor is the look's `git status` left behind: it was stopped with its child
+    running = subprocess.run(["pgrep", "-f", str(shim)], capture_output=True, text=True)
+    assert running.stdout == "", running.stdout
