@@ -47,6 +47,7 @@ FORMAT = 2
 MAGIC = b"failgate-ledger-index"
 KEEP = 16  # index files kept: one per ledger tree seen lately
 FORK_FILES = 2_000  # fewer files are read sooner by one process than split between two
+SHARES = 16  # what two processes share out: small enough to end together, large to stream
 
 
 class Details(NamedTuple):
@@ -363,32 +364,55 @@ def _rows(at: Reading, read: Iterable[str]) -> list[Built]:
 
     A clean ledger's entities resolve alone (resolution is per entity, and no id
     is shared), so reading only some of them gives each the row a full read gives;
-    many are split between this process and a forked child (the other core)."""
+    many are shared out between this process and a forked child (the other core)."""
     keys = list(read)
-    half = _half(keys, at.listings)
     with _no_collector():
-        if not half:
+        if sum(len(at.listings[key]) for key in keys) < FORK_FILES:
             return _read_rows(at, keys)
-        return _split_rows(at, keys, half)
+        return _shared_rows(at, _parts(keys, at.listings))
 
 
-def _split_rows(at: Reading, keys: list[str], half: int) -> list[Built]:
-    """`keys[:half]` read by a forked child, the rest here at the same time."""
+def _shared_rows(at: Reading, parts: list[list[str]]) -> list[Built]:
+    """The parts read by a forked child from the first and by this process from the
+    last, each claiming a part before reading it, until they meet: whichever core
+    is slower (a busy machine) reads less. Two may claim one part at once; it is
+    then read twice, to the same rows. A part claimed and not given back (a child
+    that failed) is read here."""
+    import mmap
 
-    def first_half() -> list[tuple[Row, str, list[str], bytes]]:
+    claims = mmap.mmap(-1, len(parts))  # shared with the child: 1 its claim, 2 this one's
+
+    def from_the_first() -> dict[int, list[tuple[Row, str, list[str], bytes]]]:
         at.repo.forget_inherited()  # in the child: the parent's cat-file is not its own
-        # without key and listing: the parent has them
-        return [(b.row, b.digest, b.ids, b.line) for b in _read_rows(at, keys[:half])]
+        done = {}
+        for i, part in enumerate(parts):
+            if claims[i]:
+                break
+            claims[i] = 1
+            # without key and listing: the parent has them
+            done[i] = [(b.row, b.digest, b.ids, b.line) for b in _read_rows(at, part)]
+        return done
 
-    with Child(first_half) as child:
-        second = _read_rows(at, keys[half:])
-        theirs = child.result()
-    if theirs is None:  # no child, or it failed: its half is read here
-        return _read_rows(at, keys[:half]) + second
-    first = [
-        Built(key, at.listings[key], *built) for key, built in zip(keys[:half], theirs, strict=True)
-    ]
-    return first + second
+    mine: dict[int, list[Built]] = {}
+    with Child(from_the_first) as child:
+        if not child.started:
+            return _read_rows(at, [key for part in parts for key in part])
+        for i in reversed(range(len(parts))):
+            if claims[i]:
+                break
+            claims[i] = 2
+            mine[i] = _read_rows(at, parts[i])
+        theirs = child.result() or {}
+    rows: list[Built] = []
+    for i, part in enumerate(parts):
+        if i in mine:
+            rows += mine[i]
+        elif i in theirs:
+            listings = at.listings
+            rows += [Built(k, listings[k], *b) for k, b in zip(part, theirs[i], strict=True)]
+        else:
+            rows += _read_rows(at, part)
+    return rows
 
 
 @contextlib.contextmanager
@@ -407,17 +431,17 @@ def _no_collector() -> Iterator[None]:
             gc.enable()
 
 
-def _half(keys: list[str], listings: dict[str, list[TreeEntry]]) -> int:
-    """Where to split `keys` so that each side has about half the files; 0: do not."""
+def _parts(keys: list[str], listings: dict[str, list[TreeEntry]]) -> list[list[str]]:
+    """`keys` in SHARES runs of about as many files each (an entity is never split)."""
     total = sum(len(listings[key]) for key in keys)
-    if total < FORK_FILES:
-        return 0
+    parts: list[list[str]] = [[]]
     files = 0
-    for i, key in enumerate(keys):
+    for key in keys:
+        if files >= total * len(parts) / SHARES:
+            parts.append([])
+        parts[-1].append(key)
         files += len(listings[key])
-        if 2 * files >= total:
-            return i + 1
-    return 0
+    return parts
 
 
 def _read_rows(at: Reading, keys: list[str]) -> list[Built]:

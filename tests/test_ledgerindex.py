@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -479,7 +480,7 @@ def test_a_build_split_with_a_forked_child_is_the_build_of_one_process(
         alone = ledgerindex.build_index(repo, tip, "ledger")
         monkeypatch.setattr(ledgerindex, "FORK_FILES", 2)
         parent = os.getpid()
-        here: list[int] = []  # the halves read in this process; the child's list is its own
+        here: list[int] = []  # the parts read in this process; the child's list is its own
         original = ledgerindex._read_rows
 
         parents_cat_file = repo._batch_process().proc.pid
@@ -489,7 +490,9 @@ def test_a_build_split_with_a_forked_child_is_the_build_of_one_process(
                 batch = args[0].repo._batch
                 if batch is not None and batch.proc.pid == parents_cat_file:
                     os._exit(5)  # two processes on one pipe: answers would cross
-            here.append(len(args[-1]))
+            else:
+                here.append(len(args[-1]))
+                time.sleep(0.05)  # a slow core: the child should take the larger share
             return original(*args, **options)
 
         monkeypatch.setattr(ledgerindex, "_read_rows", noting)
@@ -501,10 +504,11 @@ def test_a_build_split_with_a_forked_child_is_the_build_of_one_process(
         assert entry is not None
         assert repo.read_object(entry.oid) == ("blob", event_to_toml(LIVE))
     if sys.platform == "linux":
-        assert here == [15]  # of 31 entities (41 files), the child read 16 (21 files)
+        assert 0 < sum(here) < 31, here  # of 31 entities: this process read some, the child more
+        assert sum(here) < 16, here
 
 
-def test_a_child_that_fails_leaves_its_half_to_the_parent(
+def test_a_child_that_fails_leaves_its_share_to_the_parent(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     many = [event(60 + i, f"svc:m{i}", ("deploy",)) for i in range(30)]
@@ -525,7 +529,7 @@ def test_a_child_that_fails_leaves_its_half_to_the_parent(
         monkeypatch.setattr(ledgerindex, "_read_rows", failing_in_the_child)
         ledger_module._parsed.clear()
         assert columns(ledgerindex.build_index(repo, tip, "ledger")) == columns(alone)
-    assert here == [15, 15]  # its own half, then the child's
+    assert sum(here) == 30  # its own share, then what the child claimed and never gave
 
 
 def test_the_garbage_collector_is_as_the_build_found_it(world: World) -> None:
