@@ -453,7 +453,15 @@ def _read_rows(at: Reading, keys: list[str]) -> list[Built]:
     if ledger.problems:
         raise _Unclean  # in a child: it fails, and the parent's read of its half says so
     resolved = ledger.resolve_all()
-    return [_built(key, at.listings[key], _row(resolved[key])) for key in keys]
+    # One object per distinct scope set (a handful for thousands of entities): a child
+    # then pickles each once, and its parent unpickles each once (27 -> 13 ms at 2,500).
+    shared: dict[tuple[EntityState, ...], tuple[EntityState, ...]] = {}
+    built = []
+    for key in keys:
+        scopes, title, status, events = _row(resolved[key])
+        row = (shared.setdefault(scopes, scopes), title, status, events)
+        built.append(_built(key, at.listings[key], row))
+    return built
 
 
 Row = tuple[tuple[EntityState, ...], str | None, str | None, list[str]]  # scopes … event ids
