@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -254,6 +255,11 @@ def test_a_written_event_reads_back_equal() -> None:
     back, problems = parse_event(event_to_toml(event), PATH, entity_key=KEY)
     assert problems == []
     assert back == event
+    # made without Event's __init__ (events._made): every field there, and frozen
+    assert back is not None and vars(back) == vars(event)
+    assert hash(back) == hash(event) and repr(back) == repr(event)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        back.title = "changed"  # type: ignore[misc]
 
 
 texts = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)))
