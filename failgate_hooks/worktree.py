@@ -68,7 +68,7 @@ def start_uncommitted(repo: GitRepo, ledger_dir: str) -> Look:
         # Its answer is wanted only at the end: while the decision keeps both cores
         # busy (a first run building the ledger index), the look yields to it.
         with contextlib.suppress(OSError):
-            os.nice(10)
+            os.nice(19)
         return start_here(repo, ledger_dir)()
 
     child = Child(look)
