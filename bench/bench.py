@@ -420,8 +420,8 @@ def report(r: Results) -> str:
         "  round runs every case once, so a change of load during the run hits every case",
         "  alike. Every `check` and every hook is a fresh process. Git runs with",
         "  `GIT_CONFIG_GLOBAL=/dev/null` and `GIT_CONFIG_NOSYSTEM=1`; Python's bytecode cache",
-        "  is on, as in any installed hook. *Warm*: the parse cache holds every event and",
-        "  the ledger index every ledger tree. *Cold*: both are cleared before each run",
+        "  is on, as in any installed hook. *Warm*: the ledger index holds every ledger tree",
+        "  (and the parse cache what was kept). *Cold*: both are cleared before each run",
         "  (`<git-common-dir>/failgate/parsed/` and `…/index/`), as on the first run after a",
         "  clone. The live gate's pass stays cached in both: no verifier runs in a timed case.",
         # the kind of folder, never its name: a path of the bench machine says nothing
@@ -576,10 +576,11 @@ HOW = """\
   that every decision equals the one from reading every entity.
 - **The first run builds the index on both cores.** A clean ledger's entities resolve
   alone, so a forked child (`failgate_hooks/forked.py`: Linux, no other thread
-  running) reads the first half of the entities with its own `cat-file` while the
-  process reads the rest; a child that fails in any way leaves its half to the
-  parent. Blobs are parsed as git streams them (every id asked at once), a line seen
-  before is parsed once (`toml_subset`), and the cyclic collector is off.
+  running) and the process share them out in parts, the child from the first, the
+  process from the last, until they meet; the child reads with its own `cat-file`,
+  and a child that fails in any way leaves its parts to the parent. Blobs are parsed
+  as git streams them (every id asked at once), a line seen before is parsed once
+  (`toml_subset`), the usual entity resolves as a chain, and the collector is off.
 - **Parsed events are cached by blob id** under `<git-common-dir>/failgate/parsed/`
   (`failgate_hooks/parsecache.py`) by the reads of every event that recur: a ledger
   the index cannot serve (a file outside an entity folder, an id held twice), and
