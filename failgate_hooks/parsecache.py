@@ -277,8 +277,8 @@ class ParseCache:
     def lookup(self, keys: Iterable[EntryKey]) -> dict[EntryKey, Parsed]:
         """The cached parses among `keys`; a record that does not decode is a miss."""
         found: dict[EntryKey, Parsed] = {}
-        if self.folder is None:
-            return found
+        if self.folder is None or not os.path.isdir(self.folder):
+            return found  # nothing kept (a fresh clone): not one shard to try to open
         # Thousands of small objects and no cycles among them: the collector would
         # only walk them again and again while they are built.
         collecting = gc.isenabled()
