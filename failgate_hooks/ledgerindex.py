@@ -317,7 +317,7 @@ def build_index(
             return _build_from(reading, base)
         # A clean ledger is served by its index from now on: no parse is worth keeping.
         return _index(True, _rows(reading, listings))
-    return _full_read(repo, revision, ledger_dir, listings)
+    return _full_read(repo, revision, ledger_dir, listings)  # the read found it unclean
 
 
 def _full_read(

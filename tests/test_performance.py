@@ -478,3 +478,17 @@ def test_the_programs_exit_without_walking_their_objects(
     visible = int(proc.stderr.rsplit("visible=", 1)[1])
     # a check at 300 events leaves over 100,000 objects: a few hundred stay in sight
     assert visible < 2_000, proc.stderr
+
+
+def test_a_fresh_clone_s_parse_cache_opens_no_shard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no parsed/ folder yet: a lookup of thousands of blobs tries no file at all
+    opened: list[str] = []
+    monkeypatch.setattr(parsecache, "_read_shard", lambda path, version: opened.append(path))
+    keys = [(f"{i % 256:02x}{i:038x}", f"ledger/a/{i}.toml", "a") for i in range(4096)]
+    assert parsecache.ParseCache(str(tmp_path)).lookup(keys) == {}
+    assert opened == []
+    (tmp_path / "failgate" / "parsed").mkdir(parents=True)
+    parsecache.ParseCache(str(tmp_path)).lookup(keys)
+    assert len(opened) == 256  # with the folder there, each shard is tried once
