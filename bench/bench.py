@@ -588,7 +588,7 @@ HOW = """\
   shards, each versioned and checksummed, every record type-checked as it is decoded.
   Writes are write-then-rename; a read-only cache is no cache. Deleting either folder
   is always safe.
-- **No cycle collection in a program's run, nor at its exit** (`hookmain.program_run`):
+- **No cycle collection in a program's run, nor at its exit** (`collector.program_run`):
   a run's objects are frozen at its end, out of the sight of the interpreter's last
   collection.
 - **No listing of the ledger on a warm run.** Each revision's ledger tree is found

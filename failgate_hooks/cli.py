@@ -13,17 +13,12 @@ from typing import Any, TypeVar
 import click
 
 from failgate_hooks import __version__, exitcodes
-from failgate_hooks.errors import FailgateError, UsageError
 
 # The hooks' entry points live in hookmain, which imports no click; cli names them
 # too for hook scripts written by earlier versions (`from failgate_hooks.cli import …`).
-from failgate_hooks.hookmain import (
-    error_lines,
-    no_cycle_collection,
-    pre_push_main,
-    pre_receive_main,
-    program_run,
-)
+from failgate_hooks.collector import no_cycle_collection, program_run
+from failgate_hooks.errors import FailgateError, UsageError
+from failgate_hooks.hookmain import error_lines, pre_push_main, pre_receive_main
 
 __all__ = ["main", "pre_push_main", "pre_receive_main", "run"]
 

@@ -108,15 +108,6 @@ def _parse_toml(raw: bytes, where: str) -> dict[str, Any]:
     from failgate_hooks import toml_subset
 
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{where}: not valid TOML: {exc}") from None
-    doc = toml_subset.loads(text)
-    if doc is not None:
-        return doc
-    import tomllib  # only for a file outside the subset
-
-    try:
-        return tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+        return toml_subset.read(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError, TOMLDecodeError too
         raise UsageError(f"{where}: not valid TOML: {exc}") from None

@@ -412,12 +412,6 @@ class GitRepo:
             raise GitError(f"git cat-file returned a short read for {name!r}")
         return fields[0].decode("ascii")
 
-    def read_blobs_batched(
-        self, oids: Iterable[str], *, missing_ok: bool = False
-    ) -> dict[str, bytes]:
-        """Many blobs through the one `cat-file` (see `iter_blobs`), by id."""
-        return dict(self.iter_blobs(oids, missing_ok=missing_ok))
-
     def iter_blobs(
         self, oids: Iterable[str], *, missing_ok: bool = False
     ) -> Iterator[tuple[str, bytes]]:
@@ -512,9 +506,9 @@ class GitRepo:
             raise GitError(f"blob {oid} is missing from the object database")
         return found[1]
 
-    def read_blobs(self, oids: Iterable[str]) -> dict[str, bytes]:
-        """Several blobs through the same `cat-file` process."""
-        return {oid: self.read_blob(oid) for oid in dict.fromkeys(oids)}
+    def read_blobs(self, oids: Iterable[str], *, missing_ok: bool = False) -> dict[str, bytes]:
+        """Many blobs through the one `cat-file` (see `iter_blobs`), by id."""
+        return dict(self.iter_blobs(oids, missing_ok=missing_ok))
 
     def commit_parents(self, oid: str) -> list[str]:
         """The parents of commit `oid`, read from its object."""

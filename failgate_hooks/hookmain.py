@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from failgate_hooks import exitcodes
+from failgate_hooks.collector import program_run
 from failgate_hooks.errors import FailgateError, UsageError
 
 if TYPE_CHECKING:
@@ -142,38 +143,6 @@ def error_lines(error: FailgateError) -> list[str]:
     if error.hint:
         lines.append(f"  hint: {clean(error.hint)}")
     return lines
-
-
-@contextmanager
-def no_cycle_collection() -> Iterator[None]:
-    """A run lives a second and builds ten thousand objects per thousand events, none in
-    cycles: the collector would only walk them again and again (a tenth of a 10,000-event
-    check). Paused for the run, not for a process that imports failgate."""
-    import gc
-
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
-@contextmanager
-def program_run() -> Iterator[None]:
-    """A program's whole run (a hook, the `failgate` command): no cycle collection, in
-    the run or after it. The run's objects are frozen at the end, out of the sight of
-    the collection the interpreter makes as it exits: it would walk every one of them
-    once more (5 ms of a check at 0 events; 50 ms, with the sweep `gc.enable` sets off,
-    of a first check at 10,000). Only for a process that exits next."""
-    import gc
-
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
 
 
 def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:

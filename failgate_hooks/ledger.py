@@ -117,15 +117,19 @@ class Ledger:
 _folder_keys: dict[str, str | None] = {}
 
 
+def entity_of(path: str, ledger_dir: str) -> str | None:
+    """The entity whose folder holds the ledger file `path` (None: no entity's)."""
+    folder = path[len(ledger_dir) + 1 :].rpartition("/")[0]
+    if folder not in _folder_keys:
+        _folder_keys[folder] = entity_key_of_folder(folder) if folder else None
+    return _folder_keys[folder]
+
+
 @functools.cache  # pure, and asked for every file at every revision read
 def classify_path(path: str, ledger_dir: str) -> tuple[str | None, Problem | None]:
     """The entity a ledger file belongs to, and what is wrong with its name if anything."""
-    rel = path[len(ledger_dir) + 1 :]
-    folder, _, name = rel.rpartition("/")
-    if folder in _folder_keys:
-        key = _folder_keys[folder]
-    else:
-        key = _folder_keys[folder] = entity_key_of_folder(folder) if folder else None
+    folder, _, name = path[len(ledger_dir) + 1 :].rpartition("/")
+    key = entity_of(path, ledger_dir)
     if key is None:
         where = "the ledger root" if not folder else f"folder {folder!r}"
         return None, Problem(

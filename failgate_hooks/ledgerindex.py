@@ -35,12 +35,13 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from failgate_hooks.cachefile import sources_digest, write_whole
+from failgate_hooks.collector import no_cycle_collection
 from failgate_hooks.errors import GitError
 from failgate_hooks.events import AppliesTo
 from failgate_hooks.forked import Child
 from failgate_hooks.gates import judged_scopes
 from failgate_hooks.gitio import GitRepo, TreeEntry
-from failgate_hooks.ledger import Ledger, Revision, classify_path, read_union, union_of
+from failgate_hooks.ledger import Ledger, Revision, entity_of, read_union, union_of
 from failgate_hooks.resolve import EntityState, Resolution
 
 FORMAT = 2
@@ -294,15 +295,10 @@ def build_index(
     same, else from reading every event."""
     grouped: dict[str, list[TreeEntry]] = {}
     outside = False
-    keys: dict[str, str | None] = {}  # a file's entity is its folder's: asked once a folder
     for entry in repo.ls_folder(commit, ledger_dir.strip("/")):
-        folder, _, name = entry.path.rpartition("/")
-        if name.startswith("."):
+        if entry.path.rsplit("/", 1)[-1].startswith("."):
             continue  # never events (ledger._add_entry skips them too)
-        if folder in keys:
-            key = keys[folder]
-        else:
-            key = keys[folder] = classify_path(entry.path, ledger_dir)[0]
+        key = entity_of(entry.path, ledger_dir)
         if key is None:
             outside = True  # a ledger-level problem: only a full read says it right
             continue
@@ -366,7 +362,7 @@ def _rows(at: Reading, read: Iterable[str]) -> list[Built]:
     is shared), so reading only some of them gives each the row a full read gives;
     many are shared out between this process and a forked child (the other core)."""
     keys = list(read)
-    with _no_collector():
+    with no_cycle_collection():  # every object made here lives until the rows are made
         if sum(len(at.listings[key]) for key in keys) < FORK_FILES:
             return _read_rows(at, keys)
         return _shared_rows(at, _parts(keys, at.listings))
@@ -413,22 +409,6 @@ def _shared_rows(at: Reading, parts: list[list[str]]) -> list[Built]:
         else:
             rows += _read_rows(at, part)
     return rows
-
-
-@contextlib.contextmanager
-def _no_collector() -> Iterator[None]:
-    """The cyclic garbage collector off: reading thousands of events makes objects
-    that all live until the rows are made, and the collector would walk them over
-    and over for nothing (a fifth of the time). It runs again when this ends."""
-    import gc
-
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 def _parts(keys: list[str], listings: dict[str, list[TreeEntry]]) -> list[list[str]]:
@@ -687,7 +667,7 @@ def _decode_listing(line: Any, key: str, ledger_dir: str) -> list[TreeEntry] | N
         if type(item) is not list or len(item) != 4 or not _strings(item):
             return None
         entry = TreeEntry(*item)
-        if classify_path(entry.path, ledger_dir)[0] != key:
+        if entity_of(entry.path, ledger_dir) != key:
             return None
         entries.append(entry)
     return entries if _digest(entries) == line[1] else None

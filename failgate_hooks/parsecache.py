@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
-import gc
 import hashlib
 import json
 import os
@@ -31,6 +30,7 @@ from functools import cache
 from typing import Any
 
 from failgate_hooks.cachefile import sources_digest, write_whole
+from failgate_hooks.collector import no_cycle_collection
 from failgate_hooks.events import Event, Problem
 
 FORMAT = 1
@@ -279,11 +279,7 @@ class ParseCache:
         found: dict[EntryKey, Parsed] = {}
         if self.folder is None or not os.path.isdir(self.folder):
             return found  # nothing kept (a fresh clone): not one shard to try to open
-        # Thousands of small objects and no cycles among them: the collector would
-        # only walk them again and again while they are built.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with no_cycle_collection():  # thousands of small objects, built and kept
             for key in keys:
                 name = _shard_name(key[0])
                 record = _find(self._shard(name).get(key[0]), key)
@@ -293,9 +289,6 @@ class ParseCache:
                     found[key] = decode_parsed(record)
                 except _Corrupt:
                     self._dirty.add(name)  # written afresh with the new parse on store
-        finally:
-            if collecting:
-                gc.enable()
         self.hits += len(found)
         return found
 

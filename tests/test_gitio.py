@@ -35,7 +35,7 @@ def test_a_reader_that_stops_early_leaves_the_next_question_answered_right(repo:
             break  # the other answers are still on their way
         last_id, last = written[-1]
         assert git_repo.read_object(last_id) == ("blob", last)
-        assert git_repo.read_blobs_batched([written[3][0]]) == dict([written[3]])
+        assert git_repo.read_blobs([written[3][0]]) == dict([written[3]])
 
 
 def test_a_missing_blob_fails_the_batch_and_not_the_next_one(repo: Repo) -> None:
@@ -44,7 +44,7 @@ def test_a_missing_blob_fails_the_batch_and_not_the_next_one(repo: Repo) -> None
     ids = [oid for oid, _ in written]
     with GitRepo.open(repo.path) as git_repo:
         with pytest.raises(GitError, match=f"blob {absent} is missing"):
-            git_repo.read_blobs_batched([*ids[:10], absent, *ids[10:]])
-        assert git_repo.read_blobs_batched(ids) == dict(written)
-        found = git_repo.read_blobs_batched([*ids[:10], absent, *ids[10:]], missing_ok=True)
+            git_repo.read_blobs([*ids[:10], absent, *ids[10:]])
+        assert git_repo.read_blobs(ids) == dict(written)
+        found = git_repo.read_blobs([*ids[:10], absent, *ids[10:]], missing_ok=True)
         assert found == dict(written)

@@ -20,9 +20,9 @@ import pytest
 from bench import build
 from failgate_hooks import ledger as ledger_module
 from failgate_hooks import parsecache
+from failgate_hooks.collector import program_run
 from failgate_hooks.events import Status, parse_event
 from failgate_hooks.gitio import GitRepo
-from failgate_hooks.hookmain import program_run
 from failgate_hooks.ledger import Ledger, Revision, read_union
 
 CHECK = ("check", "--trigger", "push", "--ref", "refs/heads/main")
