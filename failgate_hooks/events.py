@@ -20,9 +20,9 @@ from failgate_hooks import wildmatch
 SCHEMA_VERSION = 1
 T = TypeVar("T")
 
-ID_RE = re.compile(r"^(?P<time>\d{8}T\d{6}Z)-(?P<hex>[0-9a-f]{8})$")
-SEGMENT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+ID_RE = re.compile(r"^(?P<time>\d{8}T\d{6}Z)-(?P<hex>[0-9a-f]{8})\Z")
+SEGMENT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*\Z")
+FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 class Status(enum.StrEnum):
@@ -280,7 +280,7 @@ TOP_KEYS = {
 APPLIES_KEYS = {"since", "paths", "refs", "environments"}
 VERIFICATION_KEYS = {"command", "files", "timeout_s", "inputs", "env_pass", "workdir"}
 EVIDENCE_KEYS = {"kind", "commit", "exit_code", "output_tail", "confirmed_by"}
-ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _clip(text: str, limit: int) -> str:

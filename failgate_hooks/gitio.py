@@ -21,8 +21,8 @@ from failgate_hooks.errors import GitError
 if TYPE_CHECKING:
     import git
 
-HEX_ID_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
-NULL_ID_RE = re.compile(r"^0+$")
+HEX_ID_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+NULL_ID_RE = re.compile(r"^0+\Z")
 _INHERITED: list[Any] = []  # a forked child's copies of its parent's cat-file handles
 _BATCH_BYTES = 4096  # ids written to `cat-file --batch` before reading their answers
 

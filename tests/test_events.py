@@ -155,6 +155,13 @@ BROKEN = [
     ("short evidence commit", _set("evidence.commit", "4d1e0b2"), "evidence.commit: expected a full commit id"),
     ("exit code as string", _set("evidence.exit_code", "1"), "evidence.exit_code: expected an integer"),
     ("confirmed_by on command evidence", _set("evidence.confirmed_by", "Ada"), "evidence.confirmed_by: only human evidence"),
+    # A regex's `$` also matches before a final newline: each name must end where it ends.
+    ("entity key ending in a newline", _set("entity_key", KEY + "\n"), "entity_key: expected segments of"),
+    ("trigger ending in a newline", _set("triggers", ["push\n"]), "triggers[0]: expected a name like push"),
+    ("follows id ending in a newline", _set("follows", [EID[:-1] + "0\n"]), "follows[0]: expected an event id"),
+    ("since ending in a newline", _set("applies_to.since", C40 + "\n"), "applies_to.since: expected a full commit id"),
+    ("environment ending in a newline", _set("applies_to.environments", ["mainnet\n"]), "applies_to.environments[0]: expected a name like mainnet"),
+    ("env_pass ending in a newline", _set("verification.env_pass", ["PATH\n"]), "verification.env_pass[0]: expected a variable name"),
 ]  # fmt: skip
 
 
@@ -167,6 +174,14 @@ def test_each_rule_broken_once_names_its_error(mutate: Any, expected: str) -> No
     event, problems = parse(doc)
     assert event is None
     assert any(p.startswith(expected) for p in problems), problems
+
+
+def test_an_id_ending_in_a_newline_is_no_id_even_in_a_file_named_so() -> None:
+    doc = valid_doc()
+    doc["id"] = EID + "\n"
+    event, problems = parse(doc, f"ledger/deploy/mainnet/gas-budget/{EID}\n.toml")
+    assert event is None
+    assert any(p.startswith("id: expected <YYYYMMDDTHHMMSSZ>") for p in problems), problems
 
 
 def test_every_problem_of_a_file_is_listed_not_only_the_first() -> None:
@@ -285,6 +300,14 @@ def test_entity_keys_and_folders() -> None:
     assert entity_key_of_folder("deploy/mainnet/gas-budget") == KEY
     assert entity_key_of_folder("Deploy/x") is None
     assert entity_key_of_folder("") is None
+    assert entity_key_of_folder("deploy/mainnet\n") is None  # `$` would let this through
+
+
+def test_a_file_name_ending_its_id_with_a_newline_is_no_event_name() -> None:
+    from failgate_hooks.ledger import classify_path
+
+    key, problem = classify_path(f"ledger/deploy/mainnet/gas-budget/{EID}\n.toml", "ledger")
+    assert key == KEY and problem is not None and problem.code == "bad-file-name"
 
 
 @pytest.mark.parametrize(
