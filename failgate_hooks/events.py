@@ -147,8 +147,13 @@ def entity_folder(key: str) -> str:
     return "/".join(key.split(":"))
 
 
+_FOLDER_RE = re.compile(r"[a-z0-9][a-z0-9_-]*(?:/[a-z0-9][a-z0-9_-]*)*")
+
+
 def entity_key_of_folder(folder: str) -> str | None:
     """The entity a folder (relative to the ledger root) names, or None if it names none."""
+    if _FOLDER_RE.fullmatch(folder):
+        return folder.replace("/", ":")  # the usual folder, in one match for all its segments
     segments = [s for s in folder.split("/") if s]
     if not segments or not all(SEGMENT_RE.match(s) for s in segments):
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from typing import Any
 
 import pytest
@@ -301,6 +302,14 @@ def test_entity_keys_and_folders() -> None:
     assert entity_key_of_folder("Deploy/x") is None
     assert entity_key_of_folder("") is None
     assert entity_key_of_folder("deploy/mainnet\n") is None  # `$` would let this through
+
+
+@given(st.text(alphabet="az09-_/A.\n", max_size=12))
+def test_a_folder_names_the_entity_its_segments_name(folder: str) -> None:
+    # the one-match path for usual folders gives what the rule per segment gives
+    segments = [s for s in folder.split("/") if s]
+    valid = segments and all(re.fullmatch(r"[a-z0-9][a-z0-9_-]*", s) for s in segments)
+    assert entity_key_of_folder(folder) == (":".join(segments) if valid else None)
 
 
 def test_a_file_name_ending_its_id_with_a_newline_is_no_event_name() -> None:

@@ -565,8 +565,11 @@ def two_entries_of_one_name(world: World) -> str:
 def test_an_id_twice_in_one_folder_is_no_unique_id() -> None:
     entry = TreeEntry("100644", "blob", "1" * 40, f"ledger/svc/r0/{DEPLOY[0].id}.toml")
     other = entry._replace(oid="2" * 40)
-    assert ledgerindex._ids_unique({"svc:r0": [entry]})
-    assert not ledgerindex._ids_unique({"svc:r0": [entry, other]})
+    assert ledgerindex._listings([entry], "ledger") == ({"svc:r0": [entry]}, True)
+    assert ledgerindex._listings([entry, other], "ledger") == ({"svc:r0": [entry, other]}, False)
+    # a file outside every entity's folder: the listing cannot call the ledger clean
+    root = entry._replace(path=f"ledger/{DEPLOY[1].id}.toml")
+    assert ledgerindex._listings([entry, root], "ledger") == ({"svc:r0": [entry]}, False)
 
 
 @pytest.mark.parametrize("fork_files", [ledgerindex.FORK_FILES, 1])
@@ -579,7 +582,8 @@ def test_two_entries_of_one_name_make_an_unclean_index_not_a_crash(
         ledger_module._parsed.clear()
         assert not ledgerindex.build_index(repo, commit, "ledger").clean
         # a problem the listing check misses is found by the read, which then reads whole
-        monkeypatch.setattr(ledgerindex, "_ids_unique", lambda listings: True)
+        listings = ledgerindex._listings
+        monkeypatch.setattr(ledgerindex, "_listings", lambda *a: (listings(*a)[0], True))
         ledger_module._parsed.clear()
         built = ledgerindex.build_index(repo, commit, "ledger")
         assert not built.clean
