@@ -7,6 +7,11 @@ would spend a hundred importing failgate. The child can only save time, never
 change an answer: where fork is not safe (not Linux, another thread running) or
 the child fails in any way, `result()` is None and the caller does the work
 itself, as it would have without a child.
+
+A child can also stream: each item its work yields reaches the parent as soon as
+it is made (`arrived`, `rest`), so neither waits for the other to pickle or
+unpickle everything at the end. Items are framed (length, then pickle): a child
+that fails midway has still given every item it finished.
 """
 
 from __future__ import annotations
@@ -15,16 +20,24 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
+
+_LENGTH = 8  # bytes of a frame's length
+_PIPE_BYTES = 1 << 20  # a streaming child seldom waits for its parent to read
 
 
 class Child:
-    """`work()` run in a forked child, for `with`: leaving the block ends the child."""
+    """`work()` run in a forked child, for `with`: leaving the block ends the child.
 
-    def __init__(self, work: Callable[[], Any]) -> None:
+    With `stream`, `work()` returns an iterable whose items are sent one by one:
+    take them with `arrived()` (never waits) and `rest()`. Else its one result is
+    taken with `result()`."""
+
+    def __init__(self, work: Callable[[], Any], *, stream: bool = False) -> None:
         self._pid = 0
         self._pipe = -1
+        self._buffer = bytearray()
         if sys.platform != "linux":
             return  # macOS and others: fork without exec is not safe with their libraries
         import threading
@@ -32,6 +45,11 @@ class Child:
         if threading.active_count() != 1:
             return  # a lock another thread holds would stay held in the child forever
         read_end, write_end = os.pipe()
+        if stream:
+            import fcntl
+
+            with contextlib.suppress(OSError):  # a larger pipe, where the system allows it
+                fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
         try:
             pid = os.fork()
         except OSError:
@@ -40,10 +58,12 @@ class Child:
             return
         if pid == 0:
             os.close(read_end)
-            _run_child(work, write_end)  # never returns
+            _run_child(work, write_end, stream)  # never returns
         os.close(write_end)
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)  # as the child does: the group exists whichever runs first
+        if stream:
+            os.set_blocking(read_end, False)  # arrived() takes what is there, never waits
         self._pid, self._pipe = pid, read_end
 
     @property
@@ -55,22 +75,65 @@ class Child:
         """What `work()` returned in the child, or None when there is no such result."""
         if not self._pid:
             return None
-        import pickle
+        items, ok = self._end()
+        return items[0] if ok and len(items) == 1 else None
 
+    def arrived(self) -> list[Any]:
+        """The items a streaming child has sent since last asked, without waiting."""
+        if not self._pid:
+            return []
+        while True:
+            try:
+                chunk = os.read(self._pipe, _PIPE_BYTES)
+            except BlockingIOError:
+                break  # nothing more yet
+            except OSError:
+                break  # rest() says what became of the child
+            if not chunk:
+                break
+            self._buffer += chunk
+        return self._frames()
+
+    def rest(self) -> list[Any]:
+        """Every item a streaming child sent that `arrived()` has not given, once it has
+        ended; a child that failed midway gives what it finished."""
+        if not self._pid:
+            return []
+        os.set_blocking(self._pipe, True)
+        items, _ = self._end()
+        return items
+
+    def _end(self) -> tuple[list[Any], bool]:
+        """Read to the end, reap the child: its unread items, and whether it exited 0."""
         with open(self._pipe, "rb") as pipe:
             self._pipe = -1
-            data = pipe.read()
+            self._buffer += pipe.read()
         try:
             _, status = os.waitpid(self._pid, 0)
         except ChildProcessError:  # reaped already by someone's os.wait()
-            status = 0  # the pickle itself says whether the result came whole
+            status = 0  # the frames themselves say whether each came whole
         self._pid = 0
-        if status != 0:
-            return None
-        try:
-            return pickle.loads(data)
-        except Exception:  # a child that died mid-write: the caller does the work
-            return None
+        return self._frames(), status == 0
+
+    def _frames(self) -> list[Any]:
+        """The whole frames in the buffer, unpickled; a torn or bad frame ends the stream."""
+        import pickle
+
+        items = []
+        data, at = self._buffer, 0
+        while len(data) - at >= _LENGTH:
+            size = int.from_bytes(data[at : at + _LENGTH], "big")
+            end = at + _LENGTH + size
+            if len(data) < end:
+                break  # the rest of this frame is still on its way
+            try:
+                items.append(pickle.loads(memoryview(data)[at + _LENGTH : end]))
+            except Exception:  # a child that wrote garbage: take nothing more from it
+                data.clear()
+                return items
+            at = end
+        del data[:at]
+        return items
 
     def __enter__(self) -> Child:
         return self
@@ -92,8 +155,8 @@ class Child:
             self._pid = 0
 
 
-def _run_child(work: Callable[[], Any], out: int) -> None:
-    """The child's whole life: work, write the pickled result, exit without cleanup.
+def _run_child(work: Callable[[], Any], out: int, stream: bool) -> None:
+    """The child's whole life: work, write each pickled result, exit without cleanup.
 
     `os._exit` runs no finalizers: the parent's open handles (its cat-file's
     among them) are the parent's to close. Nothing the child says reaches the
@@ -108,9 +171,13 @@ def _run_child(work: Callable[[], Any], out: int) -> None:
         os.dup2(devnull, 2)
         import pickle
 
-        data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
         with open(out, "wb") as pipe:
-            pipe.write(data)
+            made: Iterable[Any] = work() if stream else [work()]
+            for item in made:
+                data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+                pipe.write(len(data).to_bytes(_LENGTH, "big"))
+                pipe.write(data)
+                pipe.flush()  # the parent may take it now
         code = 0
     finally:
         os._exit(code)

@@ -380,26 +380,27 @@ def _rows(at: Reading, read: Iterable[str]) -> list[Built]:
 def _shared_rows(at: Reading, parts: list[list[str]]) -> list[Built]:
     """The parts read by a forked child from the first and by this process from the
     last, each claiming a part before reading it, until they meet: whichever core
-    is slower (a busy machine) reads less. Two may claim one part at once; it is
-    then read twice, to the same rows. A part claimed and not given back (a child
-    that failed) is read here."""
+    is slower (a busy machine) reads less. The child sends each part as it ends it,
+    and this process takes them between its own: neither pickles nor unpickles
+    everything at the end. Two may claim one part at once; it is then read twice,
+    to the same rows. A part claimed and not given back (a child that failed) is
+    read here."""
     import mmap
 
     claims = mmap.mmap(-1, len(parts))  # shared with the child: 1 its claim, 2 this one's
 
-    def from_the_first() -> dict[int, list[tuple[Row, str, list[str], bytes]]]:
+    def from_the_first() -> Iterator[tuple[int, list[tuple[Row, str, list[str], bytes]]]]:
         at.repo.forget_inherited()  # in the child: the parent's cat-file is not its own
-        done = {}
         for i, part in enumerate(parts):
             if claims[i]:
-                break
+                return
             claims[i] = 1
             # without key and listing: the parent has them
-            done[i] = [(b.row, b.digest, b.ids, b.line) for b in _read_rows(at, part)]
-        return done
+            yield i, [(b.row, b.digest, b.ids, b.line) for b in _read_rows(at, part)]
 
     mine: dict[int, list[Built]] = {}
-    with Child(from_the_first) as child:
+    theirs: dict[int, list[tuple[Row, str, list[str], bytes]]] = {}
+    with Child(from_the_first, stream=True) as child:
         if not child.started:
             return _read_rows(at, [key for part in parts for key in part])
         for i in reversed(range(len(parts))):
@@ -407,7 +408,8 @@ def _shared_rows(at: Reading, parts: list[list[str]]) -> list[Built]:
                 break
             claims[i] = 2
             mine[i] = _read_rows(at, parts[i])
-        theirs = child.result() or {}
+            theirs.update(child.arrived())
+        theirs.update(child.rest())
     rows: list[Built] = []
     for i, part in enumerate(parts):
         if i in mine:

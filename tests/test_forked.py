@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -89,3 +90,93 @@ def test_leaving_the_block_first_ends_what_the_child_started() -> None:
             break
         time.sleep(0.05)
     assert left.stdout == "", left.stdout
+
+
+# --------------------------------------------------------------------------- streaming
+
+
+def test_a_streamed_item_arrives_while_the_child_still_works() -> None:
+    if sys.platform != "linux":
+        return  # no child there: nothing arrives, the caller reads it all itself
+    read_end, write_end = os.pipe()
+
+    def one_then_wait():  # type: ignore[no-untyped-def]
+        yield {"part": 0}
+        os.read(read_end, 1)  # nothing is ever written: the child works on
+        yield {"part": 1}
+
+    with Child(one_then_wait, stream=True) as child:
+        got: list[object] = []
+        deadline = time.monotonic() + 10
+        while not got and time.monotonic() < deadline:
+            got = child.arrived()  # never waits for the child
+            time.sleep(0.01)
+        assert got == [{"part": 0}]
+        assert child.arrived() == []  # nothing new, and no wait for it
+    os.close(read_end)
+    os.close(write_end)
+
+
+def test_a_child_that_fails_midway_gives_what_it_finished() -> None:
+    def two_then_fail():  # type: ignore[no-untyped-def]
+        yield 1
+        yield 2
+        raise RuntimeError("a child that fails")
+
+    with Child(two_then_fail, stream=True) as child:
+        got = child.arrived() + child.rest()
+    assert got == ([1, 2] if sys.platform == "linux" else [])
+
+
+def test_a_stream_larger_than_the_pipe_all_arrives_in_order() -> None:
+    chunk = b"x" * 100_000
+
+    def many():  # type: ignore[no-untyped-def]
+        for i in range(40):  # 4 MB: more than any pipe holds
+            yield i, chunk
+
+    with Child(many, stream=True) as child:
+        got = child.rest()
+    if sys.platform == "linux":
+        assert [i for i, _ in got] == list(range(40))
+        assert all(data == chunk for _, data in got)
+
+
+def test_a_frame_cut_short_is_held_back_and_a_torn_one_never_taken() -> None:
+    if sys.platform != "linux":
+        return
+    big = b"y" * 4_000_000  # written in pieces: the pipe holds a quarter of it
+    read_end, write_end = os.pipe()
+
+    def big_then_wait():  # type: ignore[no-untyped-def]
+        yield "whole"
+        os.read(read_end, 1)  # the parent says when
+        yield big
+        os.read(read_end, 1)  # never comes
+        yield "never sent"
+
+    with Child(big_then_wait, stream=True) as child:
+        deadline = time.monotonic() + 10
+        got: list[object] = []
+        while not got and time.monotonic() < deadline:
+            got = child.arrived()
+        assert got == ["whole"]
+        os.write(write_end, b"x")
+        time.sleep(0.2)  # the child writes the big frame until the pipe is full
+        os.kill(child._pid, signal.SIGSTOP)  # and stops there: what is read is cut short
+        assert child.arrived() == []  # held back: not an item, not an error
+        os.kill(child._pid, signal.SIGCONT)
+        parts: list[object] = []
+        while not parts and time.monotonic() < deadline:
+            parts = child.arrived()
+        assert parts == [big]  # the piece held back was kept
+    # the same big frame, but the child is killed while it writes
+    with Child(big_then_wait, stream=True) as child:
+        while child.arrived() != ["whole"] and time.monotonic() < deadline:
+            pass
+        os.write(write_end, b"x")
+        time.sleep(0.2)
+        os.kill(child._pid, signal.SIGKILL)
+        assert child.rest() == []  # the frame was cut short: not taken, and no error
+    os.close(read_end)
+    os.close(write_end)

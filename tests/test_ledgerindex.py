@@ -532,6 +532,37 @@ def test_a_child_that_fails_leaves_its_share_to_the_parent(
     assert sum(here) == 30  # its own share, then what the child claimed and never gave
 
 
+def test_a_child_that_fails_midway_gives_the_parts_it_finished(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    many = [event(60 + i, f"svc:m{i}", ("deploy",)) for i in range(32)]
+    tip = world.commit(files_of(*many))
+    with GitRepo.open(world.repo.path) as repo:
+        alone = ledgerindex.build_index(repo, tip, "ledger")
+        monkeypatch.setattr(ledgerindex, "FORK_FILES", 2)
+        parent = os.getpid()
+        original = ledgerindex._read_rows
+        here: list[int] = []
+        theirs: list[int] = []  # the child's own copy counts its parts
+
+        def failing_at_the_childs_third_part(*args, **options):  # type: ignore[no-untyped-def]
+            if os.getpid() != parent:
+                theirs.append(1)
+                if len(theirs) == 3:
+                    os._exit(3)
+            else:
+                here.append(len(args[-1]))
+                time.sleep(0.1)  # a slow core: the child finishes two parts meanwhile
+            return original(*args, **options)
+
+        monkeypatch.setattr(ledgerindex, "_read_rows", failing_at_the_childs_third_part)
+        ledger_module._parsed.clear()
+        assert columns(ledgerindex.build_index(repo, tip, "ledger")) == columns(alone)
+    if sys.platform == "linux":
+        # the child's two parts were taken (two of 16 parts: 4 of 32 entities), the rest read here
+        assert sum(here) == 28, here
+
+
 def test_the_garbage_collector_is_as_the_build_found_it(world: World) -> None:
     tip = world.commit(files_of(*DEPLOY))
     with GitRepo.open(world.repo.path) as repo:
