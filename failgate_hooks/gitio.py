@@ -392,7 +392,7 @@ class GitRepo:
             stdin.flush()
         except (OSError, UnicodeEncodeError) as exc:
             raise GitError(f"git cat-file stopped answering: {exc}") from None
-        return self._read_answer(oid)
+        return _read_answer(proc.stdout, oid)
 
     def _resolve_name(self, name: str) -> str | None:
         """The id `cat-file --batch` gives for an object name, or None when it has none."""
@@ -441,9 +441,10 @@ class GitRepo:
             writer = threading.Thread(target=_feed, args=(handle.proc.stdin, request), daemon=True)
             writer.start()
         answered = 0
+        stdout: IO[bytes] = handle.proc.stdout  # asked once, not once an object
         try:
             for oid in wanted:
-                found = self._read_answer(oid)
+                found = _read_answer(stdout, oid)
                 answered += 1
                 if found is not None and found[0] == "blob":
                     yield oid, found[1]
@@ -470,27 +471,6 @@ class GitRepo:
             self._batch = None
             proc.kill()
             proc.wait()
-
-    def _read_answer(self, oid: str) -> tuple[str, bytes] | None:
-        """Read `cat-file --batch`'s answer for `oid`, asked already."""
-        stdout: IO[bytes] = self._batch_process().proc.stdout
-        try:
-            header = stdout.readline()
-        except OSError as exc:
-            raise GitError(f"git cat-file stopped answering: {exc}") from None
-        if not header:
-            raise GitError("git cat-file stopped answering (no header)")
-        fields = header.rstrip(b"\n").split(b" ")
-        if len(fields) == 2 and fields[1] in (b"missing", b"ambiguous"):
-            return None
-        if len(fields) != 3:
-            raise GitError(f"git cat-file gave an unexpected header: {header[:80]!r}")
-        _, kind, size_text = fields
-        size = int(size_text)
-        data = stdout.read(size + 1)  # the object, and the newline after every object
-        if len(data) != size + 1:
-            raise GitError(f"git cat-file returned a short read for {oid}")
-        return kind.decode("ascii"), data[:size]
 
     def object_type(self, oid: str) -> str | None:
         """`commit`, `tree`, `blob` or `tag`; None when missing."""
@@ -535,6 +515,27 @@ class GitRepo:
 
 
 _path_of = operator.attrgetter("path")
+
+
+def _read_answer(stdout: IO[bytes], oid: str) -> tuple[str, bytes] | None:
+    """Read `cat-file --batch`'s answer for `oid`, asked already."""
+    try:
+        header = stdout.readline()
+    except OSError as exc:
+        raise GitError(f"git cat-file stopped answering: {exc}") from None
+    if not header:
+        raise GitError("git cat-file stopped answering (no header)")
+    fields = header.rstrip(b"\n").split(b" ")
+    if len(fields) == 2 and fields[1] in (b"missing", b"ambiguous"):
+        return None
+    if len(fields) != 3:
+        raise GitError(f"git cat-file gave an unexpected header: {header[:80]!r}")
+    _, kind, size_text = fields
+    size = int(size_text)
+    data = stdout.read(size + 1)  # the object, and the newline after every object
+    if len(data) != size + 1:
+        raise GitError(f"git cat-file returned a short read for {oid}")
+    return kind.decode("ascii"), data[:size]
 
 
 def _parse_ls_tree(out: str, prefix: str = "") -> Iterator[TreeEntry]:

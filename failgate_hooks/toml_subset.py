@@ -34,7 +34,7 @@ The subset, exactly as tomli-w writes it:
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any
 
 # One scalar value. The groups, in order: basic string (1), integer (2),
@@ -59,19 +59,6 @@ _ARRAY_ITEM = re.compile(rf"    (?:{_SCALAR}),")
 _TABLE = re.compile(r"\[([A-Za-z0-9_-]+)\]")
 
 _KV_ARRAY = 13
-# `Z` is `timezone.utc` (`UTC` is the same object), as in tomllib. The regex
-# admits at most 2 * 24 * 60 offsets, so the cache stays small.
-_TZ_CACHE: dict[str, timezone] = {"Z": UTC}
-
-
-def _offset(offset: str) -> timezone:
-    """The timezone for `+HH:MM`/`-HH:MM`, built as `tomllib/_re.py:cached_tz` builds it."""
-    tz = _TZ_CACHE.get(offset)
-    if tz is None:
-        sign = 1 if offset[0] == "+" else -1
-        tz = timezone(timedelta(hours=sign * int(offset[1:3]), minutes=sign * int(offset[4:6])))
-        _TZ_CACHE[offset] = tz
-    return tz
 
 
 def _scalar(match: re.Match[str], first: int) -> Any:
@@ -90,14 +77,13 @@ def _scalar(match: re.Match[str], first: int) -> Any:
             return None
     if kind == first + 2:
         return match.group(first + 2) == "true"
-    # Mirrors `tomllib/_re.py:match_to_datetime`. `groups()` is 0-based, so
-    # group `first + 3` (the year) is `fields[first + 2]`.
-    fields = match.groups()
-    year, month, day, hour, minute, sec = map(int, fields[first + 2 : first + 8])
-    fraction = fields[first + 8]
-    micros = int(fraction.ljust(6, "0")) if fraction else 0
+    # The regex has checked the shape and every range tomllib checks
+    # (`tomllib/_re.py`); what is left, building it, `fromisoformat` does in C with
+    # the values and timezone `match_to_datetime` gives (`Z` and +00:00 are both
+    # `timezone.utc`; other offsets equal `timezone(timedelta(...))`).
+    text = match.string[match.start(first + 3) : match.end(first + 10)]  # year to offset
     try:
-        return datetime(year, month, day, hour, minute, sec, micros, _offset(fields[first + 9]))
+        return datetime.fromisoformat(text)
     except ValueError:  # e.g. February 30th; tomllib rejects the document
         return None
 

@@ -312,6 +312,15 @@ def test_a_folder_names_the_entity_its_segments_name(folder: str) -> None:
     assert entity_key_of_folder(folder) == (":".join(segments) if valid else None)
 
 
+@given(st.text(alphabet="az09-_:A.\n", max_size=12))
+def test_an_entity_key_is_valid_when_each_of_its_segments_is(key: str) -> None:
+    from failgate_hooks.events import is_valid_entity_key
+
+    segments = key.split(":")
+    valid = all(re.fullmatch(r"[a-z0-9][a-z0-9_-]*", s) for s in segments)
+    assert is_valid_entity_key(key) == valid
+
+
 def test_a_file_name_ending_its_id_with_a_newline_is_no_event_name() -> None:
     from failgate_hooks.ledger import classify_path
 
