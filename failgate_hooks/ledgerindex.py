@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from typing import Any, NamedTuple
@@ -549,7 +550,16 @@ def _digest(listing: Sequence[TreeEntry]) -> str:
     return _hash(_listing_json(listing))
 
 
+# Text JSON writes as it is: printable ASCII but for `"` and `\` (json escapes the rest).
+_AS_IS = re.compile(r"[ !#-\[\]-~]*")
+
+
 def _listing_json(listing: Sequence[TreeEntry]) -> bytes:
+    """`_json([list(e) for e in listing])`, spelled out for the usual entries (git's
+    modes, types and ids, and plain names): a first index makes one per entity."""
+    if all(_AS_IS.fullmatch("".join(entry)) for entry in listing):
+        items = ",".join(f'["{m}","{t}","{o}","{p}"]' for m, t, o, p in listing)
+        return f"[{items}]".encode("ascii")
     return _json([list(e) for e in listing])
 
 

@@ -722,3 +722,19 @@ def test_a_listing_moved_to_another_row_is_not_believed(world: World) -> None:
     with GitRepo.open(world.repo.path) as repo:
         assert decide(repo, request, use_index=True) == full
     assert full.exit_code == 1  # type: ignore[attr-defined]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["100644", "120000"]),
+            st.sampled_from(["blob", "tree"]),
+            st.text(alphabet='0af"\\\x7f\n', min_size=1, max_size=4),
+            st.text(max_size=8),
+        ),
+        max_size=3,
+    )
+)
+def test_a_listing_is_written_as_json_writes_it(entries: list[tuple[str, str, str, str]]) -> None:
+    listing = [TreeEntry(*entry) for entry in entries]
+    assert ledgerindex._listing_json(listing) == ledgerindex._json([list(e) for e in listing])
