@@ -155,7 +155,7 @@ FEW = 32  # event files parsed directly, without the parse cache
 _parsed: dict[tuple[str, str, str | None], tuple[Event | None, list[Problem]]] = {}
 
 
-def _parse_blob(repo: GitRepo, oid: str, path: str, key: str) -> tuple[Event | None, list[Problem]]:
+def parse_blob(repo: GitRepo, oid: str, path: str, key: str) -> tuple[Event | None, list[Problem]]:
     cached = _parsed.get((oid, path, key))
     if cached is None:
         try:
@@ -180,7 +180,7 @@ def _parse_new(
     batch, parsed, and (with `keep`) cached for the next run."""
     wanted: dict[tuple[str, str, str | None], None] = {}
     for entry in {(e.path, e.oid): e for e in entries}.values():
-        if entry.mode not in ("100644", "100755") or entry.path.rsplit("/", 1)[-1][:1] == ".":
+        if entry.mode not in REGULAR or entry.path.rsplit("/", 1)[-1][:1] == ".":
             continue
         key, problem = classify_path(entry.path, ledger_dir)
         if problem is None and (entry.oid, entry.path, key) not in _parsed:
@@ -255,7 +255,7 @@ def _add_entry(
         return  # dot-files are temporary files of an interrupted write, never events
     key, name_problem = classify_path(path, ledger.ledger_dir)
     if name_problem is not None:
-        problem = Problem(**{**name_problem.__dict__, "commit": revs[0].commit})
+        problem = at_commit(name_problem, revs[0].commit)
         if key is None:
             ledger.problems.append(problem)
         elif path not in ledger.files:
@@ -290,20 +290,39 @@ def _add_entry(
             existing.revisions.extend(revs)
         return
     ledger.paths_by_id[stem] = path
-    if mode not in ("100644", "100755"):
-        problem = Problem(
-            code="not-a-file",
-            message=f"ledger entries must be regular files (mode {mode})",
-            path=path,
-            commit=revs[0].commit,
-            entity_key=key,
-        )
+    if mode not in REGULAR:
+        problem = not_a_file(path, mode, revs[0].commit, key)
         ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
         return
-    event, parsed = _parse_blob(repo, oid, path, key)
-    # a list of this file's own (the parse's is shared through the parse cache)
-    problems = [Problem(**{**p.__dict__, "entity_key": key}) for p in parsed] if parsed else []
+    event, problems = owned(parse_blob(repo, oid, path, key), key)
     ledger.files[path] = LedgerFile(path, oid, key, event, problems, list(revs))
+
+
+# What one file of an entity says, shared with ledgerindex's read of a clean tree.
+REGULAR = ("100644", "100755")  # the modes of an event file
+
+
+def at_commit(name_problem: Problem, commit: str) -> Problem:
+    """A file name's problem (classify_path), placed at the commit that holds it."""
+    return Problem(**{**name_problem.__dict__, "commit": commit})
+
+
+def not_a_file(path: str, mode: str, commit: str, key: str) -> Problem:
+    return Problem(
+        code="not-a-file",
+        message=f"ledger entries must be regular files (mode {mode})",
+        path=path,
+        commit=commit,
+        entity_key=key,
+    )
+
+
+def owned(
+    parsed: tuple[Event | None, list[Problem]], key: str
+) -> tuple[Event | None, list[Problem]]:
+    """A parse, its problems made the entity's own (the parse's list may be shared)."""
+    event, problems = parsed
+    return event, [Problem(**{**p.__dict__, "entity_key": key}) for p in problems]
 
 
 def config_at(repo: GitRepo, commit: str, label: str) -> Config:

@@ -69,8 +69,14 @@ class World:
         self.repo = repo
         self.counter = itertools.count()
 
-    def commit(self, files: dict[str, bytes], parent: str | None = None) -> str:
-        """A commit holding exactly `files` (a root commit without `parent`): one fast-import."""
+    def commit(
+        self,
+        files: dict[str, bytes],
+        parent: str | None = None,
+        modes: dict[str, str] | None = None,
+    ) -> str:
+        """A commit holding exactly `files` (a root commit without `parent`): one fast-import.
+        Each file is a regular file unless `modes` names another mode (120000: a link)."""
         n = next(self.counter)
         ref = f"refs/index/{n}"
         # the number in the message: the same files make another commit, with the same tree
@@ -87,7 +93,8 @@ class World:
                 name = (
                     '"' + path.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
                 )
-            stream += f"M 100644 inline {name}\ndata {len(data)}\n".encode() + data + b"\n"
+            mode = (modes or {}).get(path, "100644")
+            stream += f"M {mode} inline {name}\ndata {len(data)}\n".encode() + data + b"\n"
         subprocess.run(
             ["git", "fast-import", "--quiet"],
             cwd=self.repo.path,
@@ -629,15 +636,15 @@ def test_a_push_that_records_an_event_reads_only_that_entity(
     main = world.commit(files_of(*DEPLOY))
     tip = world.commit(files_of(*DEPLOY, later))
     read: list[str] = []
-    original = ledgerindex.union_of
+    original = ledgerindex._read_rows
 
-    def counting(repo, revisions, ledger_dir, listed, **options):  # type: ignore[no-untyped-def]
-        read.extend(e.path for _, entries in listed for e in entries)
-        return original(repo, revisions, ledger_dir, listed, **options)
+    def counting(at, keys):  # type: ignore[no-untyped-def]
+        read.extend(e.path for key in keys for e in at.listings[key])
+        return original(at, keys)
 
     with GitRepo.open(world.repo.path) as repo:
         base = ledgerindex.build_index(repo, main, "ledger")
-        monkeypatch.setattr(ledgerindex, "union_of", counting)
+        monkeypatch.setattr(ledgerindex, "_read_rows", counting)
         built = ledgerindex.build_index(repo, tip, "ledger", base=base)
     assert sorted(read) == sorted([path_of(DEPLOY[2]), path_of(later)])
     row = built.keys.index(DEPLOY[2].entity_key)
@@ -738,3 +745,28 @@ def test_a_listing_moved_to_another_row_is_not_believed(world: World) -> None:
 def test_a_listing_is_written_as_json_writes_it(entries: list[tuple[str, str, str, str]]) -> None:
     listing = [TreeEntry(*entry) for entry in entries]
     assert ledgerindex._listing_json(listing) == ledgerindex._json([list(e) for e in listing])
+
+
+def test_a_clean_trees_rows_are_the_rows_of_the_full_read(world: World) -> None:
+    # every kind of file a clean tree may hold, each in an entity's folder
+    later = event(97, LIVE.entity_key, ("push",), follows=(LIVE.id,))
+    broken = event(98, "ops:broken", ("push",))
+    linked = event(99, "ops:linked", ("push",))
+    files = {
+        **files_of(DEPLOY[0], LIVE, later, linked),
+        path_of(broken): event_to_toml(broken).replace(b'status = "', b'status = "x', 1),
+        f"ledger/ops/named/{gid(100)}.txt": event_to_toml(DEPLOY[1]),  # no event id
+    }
+    commit = world.commit(files, modes={path_of(linked): "120000"})
+    with GitRepo.open(world.repo.path) as repo:
+        ledger_module._parsed.clear()
+        built = ledgerindex.build_index(repo, commit, "ledger")
+        listings, clean = ledgerindex._listings(repo.ls_folder(commit, "ledger"), "ledger")
+        revision = Revision("index", commit, protected=True)
+        full = ledgerindex._full_read(repo, revision, "ledger", listings)
+    assert clean and built.clean
+    assert columns(built) == columns(full)
+    events = dict(zip(built.keys, built.details.event_ids, strict=True))
+    assert events[LIVE.entity_key] == [LIVE.id, later.id]
+    # a file that is no valid event, a link, a name that is no id: no event counts
+    assert events["ops:broken"] == events["ops:linked"] == events["ops:named"] == []
