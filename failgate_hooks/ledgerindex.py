@@ -39,7 +39,7 @@ from failgate_hooks.cachefile import sources_digest, write_whole
 from failgate_hooks.collector import no_cycle_collection
 from failgate_hooks.errors import GitError
 from failgate_hooks.events import AppliesTo, Event, Problem, parse_event
-from failgate_hooks.forked import Child
+from failgate_hooks.forked import Child, both_cores
 from failgate_hooks.gates import judged_scopes
 from failgate_hooks.gitio import GitRepo, TreeEntry
 from failgate_hooks.ledger import (
@@ -413,7 +413,7 @@ def _shared_rows(at: Reading, parts: list[list[str]]) -> list[Built]:
 
     mine: dict[int, list[Built]] = {}
     theirs: dict[int, list[tuple[Row, str, list[str], bytes]]] = {}
-    with Child(from_the_first, stream=True) as child:
+    with Child(from_the_first, stream=True) as child, both_cores():
         if not child.started:
             return _read_rows(at, [key for part in parts for key in part])
         for i in reversed(range(len(parts))):

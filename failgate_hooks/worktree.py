@@ -13,7 +13,6 @@ while git walked could be missed), and anything unreadable means a walk.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
 STATE = "worktree-ledger.json"
 VERSION = 1
 RACY_NS = 2_000_000_000  # coarse file systems stamp in seconds
+_PAUSE_EVERY = 256  # folders stat'ed between two chances to let other work go first
 
 Stamp = list[list[int] | None]  # the index's paths, and (mtime, size) of the ignore files
 
@@ -58,18 +58,19 @@ def start_uncommitted(repo: GitRepo, ledger_dir: str) -> Look:
 
     The look runs in a forked child where it can (forked.Child): comparing the
     mtimes of a large ledger's folders (5,000 at 10,000 events) then costs the
-    decision nothing. Elsewhere its git processes still run beside the decision."""
+    decision nothing. While the decision has both cores (forked.both_cores: a first
+    index being built), it waits. Elsewhere its git processes still run beside the
+    decision."""
     if _folder(repo, ledger_dir) is None:
         return Look(list)  # nothing there can be uncommitted: no walk, no process
-    from failgate_hooks.forked import Child
+    from failgate_hooks.forked import Child, wait_for_a_core
 
     def look() -> list[str]:
         repo.forget_inherited()  # in the child: the parent's cat-file is not its own
         # Its answer is wanted only at the end: while the decision keeps both cores
-        # busy (a first run building the ledger index), the look yields to it.
-        with contextlib.suppress(OSError):
-            os.nice(19)
-        return start_here(repo, ledger_dir)()
+        # busy (a first run building the ledger index), the look waits for it.
+        wait_for_a_core()
+        return start_here(repo, ledger_dir, pause=wait_for_a_core)()
 
     child = Child(look)
     if not child.started:
@@ -91,8 +92,11 @@ def _folder(repo: GitRepo, ledger_dir: str) -> tuple[str, str] | None:
     return (root, folder) if os.path.isdir(folder) else None
 
 
-def start_here(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
-    """The look in this process: git works on the other core until the result is asked."""
+def start_here(
+    repo: GitRepo, ledger_dir: str, *, pause: Callable[[], None] = lambda: None
+) -> Callable[[], list[str]]:
+    """The look in this process: git works on the other core until the result is asked.
+    `pause` is called between runs of the folders' stats (to let other work go first)."""
     found = _folder(repo, ledger_dir)
     if found is None:
         return list
@@ -102,7 +106,7 @@ def start_here(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
     stamp = _stamp(repo, root, ledger_dir)
     tracked = repo.start("status", "--porcelain", "--untracked-files=no", "--", ledger_dir)
     excludes = repo.start("config", "--get", "core.excludesFile")  # while folders are read
-    kept = _kept_stamp(state, ledger_dir, folder)
+    kept = _kept_stamp(state, ledger_dir, folder, pause)
     stamp.append(_mtime_size(_excludes_file(excludes)))
     if kept is not None and kept == stamp:
         return lambda: _paths(tracked())
@@ -175,7 +179,9 @@ def _mtime_size(path: str) -> list[int] | None:
     return [found.st_mtime_ns, found.st_size]
 
 
-def _kept_stamp(state: str, ledger_dir: str, folder: str) -> Stamp | None:
+def _kept_stamp(
+    state: str, ledger_dir: str, folder: str, pause: Callable[[], None] = lambda: None
+) -> Stamp | None:
     """The stamp of the last look that found nothing, if every folder it saw is unchanged
     since (the caller compares the stamp: the index and the ignore files)."""
     import json
@@ -190,7 +196,9 @@ def _kept_stamp(state: str, ledger_dir: str, folder: str) -> Stamp | None:
             return None
         fd = os.open(folder, os.O_RDONLY)
         try:
-            for rel, mtime in folders.items():
+            for i, (rel, mtime) in enumerate(folders.items()):
+                if not i % _PAUSE_EVERY:
+                    pause()
                 # a .gitignore inside the ledger counts as a folder: its edits change what
                 # is ignored (relative to the folder's descriptor: a third of the time)
                 if os.stat(rel, dir_fd=fd).st_mtime_ns != mtime:

@@ -180,3 +180,35 @@ def test_a_frame_cut_short_is_held_back_and_a_torn_one_never_taken() -> None:
         assert child.rest() == []  # the frame was cut short: not taken, and no error
     os.close(read_end)
     os.close(write_end)
+
+
+# --------------------------------------------------------------------------- both cores
+
+
+def test_a_child_waits_while_its_parent_has_both_cores() -> None:
+    from failgate_hooks.forked import both_cores, wait_for_a_core
+
+    def when_free() -> float:
+        wait_for_a_core()
+        return time.monotonic()
+
+    with both_cores():  # the work has begun when the child asks
+        child = Child(when_free)
+        time.sleep(0.3)
+        released = time.monotonic()
+    with child:
+        began = child.result()
+    if sys.platform == "linux":
+        assert began is not None and began >= released
+
+
+def test_both_cores_is_released_when_the_work_fails() -> None:
+    from failgate_hooks.forked import _BOTH_CORES, both_cores
+
+    try:
+        with both_cores():
+            assert _BOTH_CORES[0] == 1
+            raise ValueError("the build failed")
+    except ValueError:
+        pass
+    assert _BOTH_CORES[0] == 0

@@ -189,9 +189,9 @@ def test_the_look_runs_beside_the_decision_and_finds_the_same(ledger: Repo) -> N
         ran_in: list[int] = []
         original = worktree.start_here
 
-        def noting(*args):  # type: ignore[no-untyped-def]
+        def noting(*args, **options):  # type: ignore[no-untyped-def]
             ran_in.append(os.getpid())  # the child's list is its own
-            return original(*args)
+            return original(*args, **options)
 
         worktree.start_here = noting  # type: ignore[assignment]
         try:
@@ -211,10 +211,10 @@ def test_a_look_whose_child_fails_is_made_here(
     parent = os.getpid()
     original = worktree.start_here
 
-    def failing_in_the_child(*args):  # type: ignore[no-untyped-def]
+    def failing_in_the_child(*args, **options):  # type: ignore[no-untyped-def]
         if os.getpid() != parent:
             os._exit(3)
-        return original(*args)
+        return original(*args, **options)
 
     monkeypatch.setattr(worktree, "start_here", failing_in_the_child)
     with GitRepo.open(ledger.path) as grepo:
@@ -247,3 +247,20 @@ def test_a_check_that_fails_after_starting_its_look_leaves_nothing_running(
     # nor is the look's `git status` left behind: it was stopped with its child
     running = subprocess.run(["pgrep", "-f", str(shim)], capture_output=True, text=True)
     assert running.stdout == "", running.stdout
+
+
+def test_the_looks_child_keeps_its_parents_priority(
+    ledger: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A lowered priority cannot be raised again: on a machine busy with other work a
+    # look at nice 19 waited seconds for a core. It waits for its parent instead.
+    parent = os.getpid()
+
+    def niceness(*args, **options):  # type: ignore[no-untyped-def]
+        return lambda: [f"{os.getpid() != parent} {os.getpriority(os.PRIO_PROCESS, 0)}"]
+
+    monkeypatch.setattr(worktree, "start_here", niceness)
+    with GitRepo.open(ledger.path) as grepo, worktree.start_uncommitted(grepo, "ledger") as look:
+        found = look()
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    assert found == [f"{sys.platform == 'linux'} {mine}"]
