@@ -48,9 +48,13 @@ def both_cores() -> Iterator[None]:
 
 
 def wait_for_a_core() -> None:
-    """Wait while the process that forked this one has both cores busy."""
-    while _BOTH_CORES[0]:
+    """Wait while the process that forked this one has both cores busy (a parent killed
+    midway never clears the byte: a child whose parent is gone waits no longer)."""
+    while _BOTH_CORES[0] and os.getppid() == _forked_by:
         time.sleep(_PAUSE_S)
+
+
+_forked_by = 0  # in a child: the pid of the process that forked it
 
 
 class Child:
@@ -64,6 +68,7 @@ class Child:
         self._pid = 0
         self._pipe = -1
         self._buffer = bytearray()
+        self._garbled = False  # a frame that would not unpickle: nothing after it is taken
         if sys.platform != "linux":
             return  # macOS and others: fork without exec is not safe with their libraries
         import threading
@@ -71,6 +76,7 @@ class Child:
         if threading.active_count() != 1:
             return  # a lock another thread holds would stay held in the child forever
         read_end, write_end = os.pipe()
+        parent = os.getpid()
         if stream:
             import fcntl
 
@@ -84,7 +90,7 @@ class Child:
             return
         if pid == 0:
             os.close(read_end)
-            _run_child(work, write_end, stream)  # never returns
+            _run_child(work, write_end, stream, parent)  # never returns
         os.close(write_end)
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)  # as the child does: the group exists whichever runs first
@@ -145,7 +151,10 @@ class Child:
         """The whole frames in the buffer, unpickled; a torn or bad frame ends the stream."""
         import pickle
 
-        items = []
+        items: list[Any] = []
+        if self._garbled:
+            self._buffer.clear()
+            return items
         data, at = self._buffer, 0
         while len(data) - at >= _LENGTH:
             size = int.from_bytes(data[at : at + _LENGTH], "big")
@@ -155,6 +164,7 @@ class Child:
             try:
                 items.append(pickle.loads(memoryview(data)[at + _LENGTH : end]))
             except Exception:  # a child that wrote garbage: take nothing more from it
+                self._garbled = True
                 data.clear()
                 return items
             at = end
@@ -181,7 +191,7 @@ class Child:
             self._pid = 0
 
 
-def _run_child(work: Callable[[], Any], out: int, stream: bool) -> None:
+def _run_child(work: Callable[[], Any], out: int, stream: bool, parent: int) -> None:
     """The child's whole life: work, write each pickled result, exit without cleanup.
 
     `os._exit` runs no finalizers: the parent's open handles (its cat-file's
@@ -189,6 +199,8 @@ def _run_child(work: Callable[[], Any], out: int, stream: bool) -> None:
     terminal, and it holds none of the parent's output: a child that outlives its
     parent must not keep a pipe reading failgate's output open. A failed child is
     redone by the parent, which reports what fails."""
+    global _forked_by
+    _forked_by = parent
     code = 1
     try:
         os.setpgid(0, 0)  # a group of its own, which the parent can stop whole

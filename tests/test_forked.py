@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from failgate_hooks.forked import Child
 
@@ -212,3 +213,42 @@ def test_both_cores_is_released_when_the_work_fails() -> None:
     except ValueError:
         pass
     assert _BOTH_CORES[0] == 0
+
+
+def test_a_child_whose_parent_was_killed_midway_waits_no_longer(tmp_path: Path) -> None:
+    # killed while its work had both cores, the parent never clears the byte
+    done = tmp_path / "done"
+    script = f"""
+import os, time
+from failgate_hooks import forked
+
+def work():
+    forked.wait_for_a_core()
+    open({str(done)!r}, "w").write("done")
+
+with forked.both_cores():
+    child = forked.Child(work)
+    time.sleep(0.2)
+    os.kill(os.getpid(), 9)
+"""
+    subprocess.run([sys.executable, "-c", script], check=False, timeout=60)
+    if sys.platform != "linux":
+        return  # no child there
+    deadline = time.monotonic() + 10
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert done.exists(), "the orphaned child is still waiting"
+
+
+def test_nothing_after_a_garbled_frame_is_taken() -> None:
+    import pickle
+
+    def frame(data: bytes) -> bytes:
+        return len(data).to_bytes(8, "big") + data
+
+    child = Child(lambda: iter(()), stream=True)
+    with child:
+        child._buffer += frame(pickle.dumps("first")) + frame(b"not a pickle")
+        assert child._frames() == ["first"]
+        child._buffer += frame(pickle.dumps("after"))
+        assert child._frames() == []
