@@ -577,10 +577,13 @@ HOW = """\
 - **The first run builds the index on both cores.** A clean ledger's entities resolve
   alone, so a forked child (`failgate_hooks/forked.py`: Linux, no other thread
   running) and the process share them out in parts, the child from the first, the
-  process from the last, until they meet; the child reads with its own `cat-file`,
-  and a child that fails in any way leaves its parts to the parent. Blobs are parsed
-  as git streams them (every id asked at once), a line seen before is parsed once
-  (`toml_subset`), the usual entity resolves as a chain, and the collector is off.
+  process from the last, until they meet; the child reads with its own `cat-file`
+  and sends each part as it ends it, and a child that fails in any way leaves the
+  parts it did not send to the parent. A clean tree's files are read without a
+  union's bookkeeping (one revision, no id twice: the listing checked), blobs are
+  parsed as git streams them (every id asked at once), a line seen before is parsed
+  once (`toml_subset`), a usual event file is validated in one pass, the usual entity
+  resolves as a chain, and the collector is off.
 - **Parsed events are cached by blob id** under `<git-common-dir>/failgate/parsed/`
   (`failgate_hooks/parsecache.py`) by the reads of every event that recur: a ledger
   the index cannot serve (a file outside an entity folder, an id held twice), and
@@ -601,9 +604,9 @@ HOW = """\
   and nothing that writes TOML, renders Markdown, scans for credentials or draws progress
   bars (`tests/test_performance.py` checks both, and counts git processes).
 - **`check`'s look for uncommitted ledger files** runs in a forked child while it
-  decides, and reads the ledger's folders only when one changed since a look that
-  found nothing (their mtimes are kept, as git's untracked cache keeps them;
-  `failgate_hooks/worktree.py`).
+  decides (waiting while a first index keeps both cores busy), and reads the ledger's
+  folders only when one changed since a look that found nothing (their mtimes are
+  kept, as git's untracked cache keeps them; `failgate_hooks/worktree.py`).
 - **A gate's `inputs` are keyed by their folders' tree ids** (`verify.InputKeys`):
   a push lists no folder it has seen before, and never the whole monorepo.""".splitlines()
 
