@@ -515,32 +515,9 @@ def test_a_build_split_with_a_forked_child_is_the_build_of_one_process(
         assert sum(here) < 16, here
 
 
-def test_a_child_that_fails_leaves_its_share_to_the_parent(
-    world: World, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    many = [event(60 + i, f"svc:m{i}", ("deploy",)) for i in range(30)]
-    tip = world.commit(files_of(*many))
-    with GitRepo.open(world.repo.path) as repo:
-        alone = ledgerindex.build_index(repo, tip, "ledger")
-        monkeypatch.setattr(ledgerindex, "FORK_FILES", 2)
-        parent = os.getpid()
-        original = ledgerindex._read_rows
-        here: list[int] = []
-
-        def failing_in_the_child(*args, **options):  # type: ignore[no-untyped-def]
-            if os.getpid() != parent:
-                os._exit(3)
-            here.append(len(args[-1]))
-            return original(*args, **options)
-
-        monkeypatch.setattr(ledgerindex, "_read_rows", failing_in_the_child)
-        ledger_module._parsed.clear()
-        assert columns(ledgerindex.build_index(repo, tip, "ledger")) == columns(alone)
-    assert sum(here) == 30  # its own share, then what the child claimed and never gave
-
-
-def test_a_child_that_fails_midway_gives_the_parts_it_finished(
-    world: World, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("fails_at", "read_here"), [(1, 32), (3, 28)])
+def test_a_child_that_fails_leaves_the_parts_it_did_not_give_to_the_parent(
+    world: World, monkeypatch: pytest.MonkeyPatch, fails_at: int, read_here: int
 ) -> None:
     many = [event(60 + i, f"svc:m{i}", ("deploy",)) for i in range(32)]
     tip = world.commit(files_of(*many))
@@ -552,22 +529,21 @@ def test_a_child_that_fails_midway_gives_the_parts_it_finished(
         here: list[int] = []
         theirs: list[int] = []  # the child's own copy counts its parts
 
-        def failing_at_the_childs_third_part(*args, **options):  # type: ignore[no-untyped-def]
+        def failing_at_the_childs_nth_part(*args, **options):  # type: ignore[no-untyped-def]
             if os.getpid() != parent:
                 theirs.append(1)
-                if len(theirs) == 3:
+                if len(theirs) == fails_at:
                     os._exit(3)
             else:
                 here.append(len(args[-1]))
-                time.sleep(0.1)  # a slow core: the child finishes two parts meanwhile
+                time.sleep(0.1)  # a slow core: the child finishes its first parts meanwhile
             return original(*args, **options)
 
-        monkeypatch.setattr(ledgerindex, "_read_rows", failing_at_the_childs_third_part)
+        monkeypatch.setattr(ledgerindex, "_read_rows", failing_at_the_childs_nth_part)
         ledger_module._parsed.clear()
         assert columns(ledgerindex.build_index(repo, tip, "ledger")) == columns(alone)
-    if sys.platform == "linux":
-        # the child's two parts were taken (two of 16 parts: 4 of 32 entities), the rest read here
-        assert sum(here) == 28, here
+    # of 16 parts of 2 entities: the parts the child sent are taken, the rest read here
+    assert sum(here) == (read_here if sys.platform == "linux" else 32), here
 
 
 def test_the_garbage_collector_is_as_the_build_found_it(world: World) -> None:
