@@ -620,7 +620,7 @@ def describe(counts: Counter[str]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/bench.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=11, help="timed rounds (medians)")
+    parser.add_argument("--runs", type=int, default=21, help="timed rounds (medians)")
     parser.add_argument(
         "--events", type=int, nargs="+", default=[0, 1000, 10_000], help="ledger sizes"
     )
