@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from failgate_hooks.errors import GitError
 from failgate_hooks.evaluate import Request
@@ -57,15 +57,34 @@ def run_check(
             history_errors=tuple(history),
         )
         decision = decide_with_verifiers(repo, config, request)
-        return decision, _warnings(look())
+        return decision, _warnings(look(), lambda: _committed(repo, config.ledger))
 
 
-def _warnings(paths: list[str]) -> list[str]:
+def _committed(repo: GitRepo, ledger_dir: str) -> set[str]:
+    """The ledger files HEAD holds: the commit the work tree's changes are made on."""
+    head = repo.try_resolve_commit("HEAD")
+    return set() if head is None else {e.path for e in repo.ls_folder(head, ledger_dir)}
+
+
+def _warnings(paths: list[str], committed: Callable[[], set[str]]) -> list[str]:
     # a dot-file is the temporary file of an interrupted write, never an event
     changed = [path for path in paths if not path.rsplit("/", 1)[-1].startswith(".")]
     if not changed:
         return []
-    return [
-        f"{len(changed)} ledger file(s) in the work tree are not committed and were not read "
-        f"(e.g. {changed[0]}): commit them for them to count"
-    ]
+    held = committed()  # asked only when something differs: a listing of the ledger
+    new = [path for path in changed if path not in held]
+    edited = [path for path in changed if path in held]
+    warnings = []
+    if new:
+        warnings.append(
+            f"{len(new)} ledger file(s) in the work tree are not committed and were not read "
+            f"(e.g. {new[0]}): commit them for them to count"
+        )
+    if edited:
+        # committing an edit is an append-only violation: the advice is not "commit"
+        warnings.append(
+            f"{len(edited)} committed ledger file(s) are changed or deleted in the work tree "
+            f"(e.g. {edited[0]}) and were read as committed: events are append-only, so "
+            "record a new event instead (failgate record) and restore the file (git restore)"
+        )
+    return warnings

@@ -438,3 +438,22 @@ def test_two_checks_at_once_share_cache_and_trust_store_without_corruption(
         (gate,) = [g for g in json.loads(out)["gates"] if g["entity_key"] == "ops:watch"]
         assert gate["state"] == "cleared" and gate["verifier"]["cached"] is True
     assert len(log.read_text().splitlines()) == 2
+
+
+def test_check_tells_an_edited_committed_event_from_a_new_one(repo: Repo) -> None:
+    # committing an edit would be refused as an append-only violation: no "commit them"
+    first = repo.record(KEY, "--status", "observed", "--title", "t", "--trigger", "push")
+    repo.commit("first")
+    with open(repo.path / first, "a") as handle:
+        handle.write("# edited in place\n")
+    check = repo.failgate("check", "--ref", "refs/heads/topic")
+    assert "1 committed ledger file(s) are changed or deleted in the work tree" in check.err
+    assert "append-only" in check.err and first in check.err
+    assert "commit them for them to count" not in check.err, check
+    new = repo.record(KEY, "--status", "expired")
+    check = repo.failgate("check", "--ref", "refs/heads/topic")
+    assert (
+        f"1 ledger file(s) in the work tree are not committed and were not read (e.g. {new})"
+        in check.err
+    )
+    assert "1 committed ledger file(s) are changed" in check.err, check
