@@ -356,7 +356,7 @@ def _usual_event(data: Mapping[str, Any], stem: str, folder_key: str | None) -> 
         return None
     if type(event_id) is not str or event_id != stem or not ID_RE.match(event_id):
         return None
-    if type(key) is not str or not _KEY_RE.fullmatch(key):
+    if type(key) is not str or not is_valid_entity_key(key):
         return None
     if folder_key is not None and key != folder_key:
         return None
@@ -377,7 +377,7 @@ def _usual_event(data: Mapping[str, Any], stem: str, folder_key: str | None) -> 
         return None
     triggers = data.get("triggers")
     if triggers is not None:
-        triggers = _usual_names(triggers, SEGMENT_RE)
+        triggers = _usual_names(triggers)
         if not triggers:
             return None
     if not follows and (title is None or triggers is None):
@@ -425,12 +425,12 @@ def _usual_ids(value: Any, own: str) -> tuple[str, ...] | None:
     return ids if own not in ids and len(set(ids)) == len(ids) else None
 
 
-def _usual_names(value: Any, pattern: re.Pattern[str]) -> tuple[str, ...] | None:
-    """A list of strings each matching `pattern` (which admits no NUL), as a tuple."""
+def _usual_names(value: Any) -> tuple[str, ...] | None:
+    """A list of names (triggers, environments: SEGMENT_RE, which admits no NUL)."""
     if type(value) is not list:
         return None
     for item in value:
-        if type(item) is not str or not pattern.match(item):
+        if type(item) is not str or not SEGMENT_RE.match(item):
             return None
     return tuple(value)
 
@@ -458,7 +458,7 @@ def _usual_scope(table: Any) -> AppliesTo | None:
         since=since,
         paths=None if paths is None else _usual_globs(paths, paths=True),
         refs=None if refs is None else _usual_globs(refs, paths=False),
-        environments=None if envs is None else _usual_names(envs, SEGMENT_RE),
+        environments=None if envs is None else _usual_names(envs),
     )
     given_and_refused = (
         (paths is not None and scope.paths is None)

@@ -171,13 +171,11 @@ def parse_blob(repo: GitRepo, oid: str, path: str, key: str) -> tuple[Event | No
     return cached
 
 
-def _parse_new(
-    repo: GitRepo, entries: Sequence[TreeEntry], ledger_dir: str, *, keep: bool = True
-) -> None:
+def _parse_new(repo: GitRepo, entries: Sequence[TreeEntry], ledger_dir: str) -> None:
     """Parse the event files among `entries` that this process has not parsed yet.
 
     The parse cache answers for the blobs it has seen; the rest are read in one
-    batch, parsed, and (with `keep`) cached for the next run."""
+    batch, parsed, and cached for the next run."""
     wanted: dict[tuple[str, str, str | None], None] = {}
     for entry in {(e.path, e.oid): e for e in entries}.values():
         if entry.mode not in REGULAR or entry.path.rsplit("/", 1)[-1][:1] == ".":
@@ -209,7 +207,7 @@ def _parse_new(
             for k in missing[oid]
         }
         _parsed.update(fresh)
-        if cache is not None and keep:
+        if cache is not None:
             cache.store(fresh)
 
 
@@ -229,18 +227,15 @@ def union_of(
     revisions: Sequence[Revision],
     ledger_dir: str,
     listed: Sequence[tuple[list[Revision], Sequence[TreeEntry]]],
-    *,
-    keep_parses: bool = True,
 ) -> Ledger:
     """The union of listings of the ledger folder, each with the revisions that hold it.
 
     `read_union` gives it whole listings; `ledgerindex` only the files of the
     entities it must read in full, in the same order, so each such entity comes
-    out exactly as the whole union would have it. Without `keep_parses` new
-    parses are not written to the parse cache (the caller keeps what it needs)."""
+    out exactly as the whole union would have it."""
     ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
     every = [entry for _, entries in listed for entry in entries]
-    _parse_new(repo, every, ledger_dir, keep=keep_parses)
+    _parse_new(repo, every, ledger_dir)
     for revs, entries in listed:
         for entry in entries:
             _add_entry(repo, ledger, entry.path, entry.oid, entry.mode, revs)
