@@ -50,7 +50,8 @@ FLOOR = (PY, "-c", "import click, git")
 # what `failgate check` imports before it decides anything
 IMPORTS = (
     PY, "-c",
-    "import click, git, failgate_hooks.cli, failgate_hooks.checking, failgate_hooks.render",
+    "import click, git, failgate_hooks.commands.cli, failgate_hooks.app.check,"
+    " failgate_hooks.render.text",
 )  # fmt: skip
 CHECK = (PY, "-m", "failgate_hooks", "check", "--trigger", "push", "--ref", "refs/heads/main")
 PUSH = ("git", "push", "-q", "origin", "main")
@@ -260,8 +261,8 @@ def monorepo_work(bench: Bench, world: build.World, files: int, gates: int) -> M
 
 _CHECKOUT_SCRIPT = """\
 import json, statistics, sys, time
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.verify import Checkouts
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.verify.run import Checkouts
 cold, warm = [], []
 with GitRepo.open(".") as repo:
     commit = repo.resolve_commit("HEAD")
@@ -288,10 +289,10 @@ _PHASES_SCRIPT = """\
 import json, sys, time
 start = time.perf_counter()
 from failgate_hooks import ledgerindex
-from failgate_hooks.evaluate import Evaluator, GitFacts, Request
-from failgate_hooks.gates import Context, ruled_out
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import Revision, config_at
+from failgate_hooks.app.evaluate import Evaluator, GitFacts, Request
+from failgate_hooks.core.gates import Context, ruled_out
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.union import Revision, config_at
 imported = time.perf_counter()
 with GitRepo.open(".") as repo:
     tip = repo.resolve_commit("HEAD")

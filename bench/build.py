@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from failgate_hooks.events import (
+from failgate_hooks.core.events import (
     AppliesTo,
     Event,
     Status,

@@ -7,7 +7,7 @@ path with a `.git` component at any depth, in any case, so such a path can
 only ever point at something that is not content.
 
 Runs in a clean checkout of the commit under test and imports failgate from
-it (stdlib only: events.py needs nothing else). Exit 0: refused as it must
+it (stdlib only: the events module needs nothing else). Exit 0: refused as it must
 be; 1: accepted; 125: no verdict (the checkout's failgate cannot be imported).
 """
 
@@ -16,9 +16,12 @@ import sys
 
 sys.path.insert(0, os.getcwd())
 try:
-    from failgate_hooks.events import is_safe_relative_path
+    try:
+        from failgate_hooks.core.events import is_safe_relative_path
+    except ModuleNotFoundError:  # a commit from before the package had layers
+        from failgate_hooks.events import is_safe_relative_path
 except Exception as exc:  # the commit under test predates or breaks the module
-    print(f"cannot import failgate_hooks.events from the checkout: {exc}")
+    print(f"cannot import failgate's events module from the checkout: {exc}")
     sys.exit(125)
 
 INSIDE_A_GIT_FOLDER = [

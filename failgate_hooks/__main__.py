@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from failgate_hooks.cli import run
+from failgate_hooks.commands.cli import run
 
 run()

@@ -37,12 +37,13 @@ from typing import Any, NamedTuple
 
 from failgate_hooks.cachefile import sources_digest, write_whole
 from failgate_hooks.collector import no_cycle_collection
-from failgate_hooks.errors import GitError
-from failgate_hooks.events import AppliesTo, Event, Problem, parse_event
+from failgate_hooks.core.errors import GitError
+from failgate_hooks.core.events import AppliesTo, Event, Problem, parse_event
+from failgate_hooks.core.gates import judged_scopes
+from failgate_hooks.core.resolve import EntityState, Resolution, resolve_entity
 from failgate_hooks.forked import Child, both_cores
-from failgate_hooks.gates import judged_scopes
-from failgate_hooks.gitio import GitRepo, TreeEntry
-from failgate_hooks.ledger import (
+from failgate_hooks.git.repo import GitRepo, TreeEntry
+from failgate_hooks.ledger.union import (
     REGULAR,
     Ledger,
     Revision,
@@ -55,7 +56,6 @@ from failgate_hooks.ledger import (
     read_union,
     union_of,
 )
-from failgate_hooks.resolve import EntityState, Resolution, resolve_entity
 
 FORMAT = 2
 MAGIC = b"failgate-ledger-index"
@@ -611,7 +611,10 @@ def _hash(data: bytes) -> str:
 @cache
 def format_version() -> str:
     """Changes whenever a summary could: index files of another version are rebuilt."""
-    from failgate_hooks import events, gates, gitio, ledger, parsecache, resolve, wildmatch
+    from failgate_hooks import parsecache
+    from failgate_hooks.core import events, gates, resolve, wildmatch
+    from failgate_hooks.git import repo as gitio
+    from failgate_hooks.ledger import union as ledger
 
     modules = (events, wildmatch, resolve, gates, gitio, ledger, parsecache)
     rules = sources_digest(*(m.__file__ for m in modules), __file__)

@@ -31,7 +31,7 @@ from typing import Any
 
 from failgate_hooks.cachefile import sources_digest, write_whole
 from failgate_hooks.collector import no_cycle_collection
-from failgate_hooks.events import Event, Problem
+from failgate_hooks.core.events import Event, Problem
 
 FORMAT = 1
 MAGIC = b"failgate-parsed-events"
@@ -51,7 +51,8 @@ class _Corrupt(ValueError):
 @cache
 def format_version() -> str:
     """Changes whenever what a parse gives could change: a shard of another is rebuilt."""
-    from failgate_hooks import __version__, events, toml_subset, wildmatch
+    from failgate_hooks import __version__, toml_subset
+    from failgate_hooks.core import events, wildmatch
 
     rules = sources_digest(events.__file__, wildmatch.__file__, toml_subset.__file__, __file__)
     # tomllib's messages are part of a parse (an unreadable file's problem quotes them)

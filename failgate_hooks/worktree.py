@@ -19,8 +19,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from failgate_hooks.cachefile import write_whole
-from failgate_hooks.errors import GitError
-from failgate_hooks.gitio import GitRepo
+from failgate_hooks.core.errors import GitError
+from failgate_hooks.git.repo import GitRepo
 
 if TYPE_CHECKING:
     from failgate_hooks.forked import Child

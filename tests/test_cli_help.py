@@ -6,7 +6,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from failgate_hooks.cli import main
+from failgate_hooks.commands.cli import main
 
 COMMANDS = sorted(main.commands)
 

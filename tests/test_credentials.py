@@ -1,4 +1,4 @@
-"""Tests for failgate_hooks.credentials: every rule finds its shape and spares prose."""
+"""Tests for failgate_hooks.core.credentials: every rule finds its shape and spares prose."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks import credentials
+from failgate_hooks.core import credentials
 from tests.conftest import Repo, git, make_repo
 from tests.worlds import with_remote
 
@@ -443,7 +443,7 @@ def test_a_retraction_removes_a_leaked_file_cleanly_through_real_pushes(tmp_path
     remote = with_remote(repo, tmp_path / "remote.git")
     before = repo.head()
     hook = remote / "hooks" / "pre-receive"
-    call = "from failgate_hooks.cli import pre_receive_main; pre_receive_main()"
+    call = "from failgate_hooks.commands.cli import pre_receive_main; pre_receive_main()"
     hook.write_text(f"#!/bin/sh\nexec {sys.executable} -c '{call}'\n")
     hook.chmod(0o755)
     assert repo.failgate("fsck").code == 4

@@ -12,7 +12,7 @@ import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from failgate_hooks.events import (
+from failgate_hooks.core.events import (
     AppliesTo,
     Event,
     Evidence,
@@ -314,7 +314,7 @@ def test_a_folder_names_the_entity_its_segments_name(folder: str) -> None:
 
 @given(st.text(alphabet="az09-_:A.\n", max_size=12))
 def test_an_entity_key_is_valid_when_each_of_its_segments_is(key: str) -> None:
-    from failgate_hooks.events import is_valid_entity_key
+    from failgate_hooks.core.events import is_valid_entity_key
 
     segments = key.split(":")
     valid = all(re.fullmatch(r"[a-z0-9][a-z0-9_-]*", s) for s in segments)
@@ -322,7 +322,7 @@ def test_an_entity_key_is_valid_when_each_of_its_segments_is(key: str) -> None:
 
 
 def test_a_file_name_ending_its_id_with_a_newline_is_no_event_name() -> None:
-    from failgate_hooks.ledger import classify_path
+    from failgate_hooks.ledger.union import classify_path
 
     key, problem = classify_path(f"ledger/deploy/mainnet/gas-budget/{EID}\n.toml", "ledger")
     assert key == KEY and problem is not None and problem.code == "bad-file-name"
@@ -423,7 +423,7 @@ def near_usual(draw: st.DrawFn) -> dict[str, Any]:
 def test_the_usual_event_is_the_event_validate_makes(
     doc: dict[str, Any], folder: str | None
 ) -> None:
-    from failgate_hooks.events import _Checker, _usual_event, _validate
+    from failgate_hooks.core.events import _Checker, _usual_event, _validate
 
     check = _Checker(PATH)
     full = _validate(doc, check, folder)
@@ -433,7 +433,7 @@ def test_the_usual_event_is_the_event_validate_makes(
 
 
 def test_the_usual_file_takes_the_usual_path() -> None:
-    from failgate_hooks.events import _usual_event
+    from failgate_hooks.core.events import _usual_event
 
     doc = usual_doc()
     assert _usual_event(doc, EID, KEY) is not None

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from failgate_hooks import export
-from failgate_hooks.events import (
+from failgate_hooks.app import export
+from failgate_hooks.core.events import (
     Event,
     Evidence,
     EvidenceKind,
@@ -23,9 +23,9 @@ from failgate_hooks.events import (
     entity_folder,
     event_to_toml,
 )
-from failgate_hooks.gates import GateState
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import inspection_config
+from failgate_hooks.core.gates import GateState
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.union import inspection_config
 from tests.conftest import Repo, make_repo
 from tests.worlds import with_remote
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks import trust
-from failgate_hooks.errors import LedgerError
-from failgate_hooks.events import Event, Status, Verification
-from failgate_hooks.gates import VerifierOutcome
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import Revision, read_union, write_event_file
-from failgate_hooks.verify import Checkouts, run_gate_verifier
+from failgate_hooks.core.errors import LedgerError
+from failgate_hooks.core.events import Event, Status, Verification
+from failgate_hooks.core.gates import VerifierOutcome
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.union import Revision, read_union, write_event_file
+from failgate_hooks.verify import trust
+from failgate_hooks.verify.run import Checkouts, run_gate_verifier
 from tests.conftest import Repo, git, make_repo
 from tests.worlds import KEY, budget_repo, fix_budget, record_failure, with_remote
 
@@ -157,7 +157,7 @@ def link_then_hang(*args, **kw):
     open(ready, "w").close()
     time.sleep(300)  # SIGKILLed here: after the bytes were written, before the link
 os.link = link_then_hang
-from failgate_hooks.cli import main
+from failgate_hooks.commands.cli import main
 main(["record", "deploy:mainnet:gas-budget", "--status", "observed", "--title", "t",
       "--trigger", "push", "--note", "killed mid-write"])
 """
@@ -261,7 +261,7 @@ def test_git_missing_from_path_is_a_clear_integrity_error_for_check_and_the_hook
     no_traceback(check)
     assert check.code == 4, check
     stdin = f"refs/heads/main {repo.head()} refs/heads/main {'0' * 40}\n"
-    call = "from failgate_hooks.cli import pre_push_main; pre_push_main(['origin', 'x'])"
+    call = "from failgate_hooks.commands.cli import pre_push_main; pre_push_main(['origin', 'x'])"
     hook = subprocess.run(
         [PYTHON, "-c", call], cwd=repo.path, input=stdin, capture_output=True, text=True,
         env={**os.environ, **env}, check=False, timeout=120,

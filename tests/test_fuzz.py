@@ -25,10 +25,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from failgate_hooks.events import Event, Problem, Status, event_to_toml, parse_event
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import Revision, read_union
-from failgate_hooks.resolve import Outcome, _decision_key, resolve_entity
+from failgate_hooks.core.events import Event, Problem, Status, event_to_toml, parse_event
+from failgate_hooks.core.resolve import Outcome, _decision_key, resolve_entity
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.union import Revision, read_union
 from tests.conftest import Repo, git, make_repo
 from tests.worlds import with_remote
 
@@ -214,7 +214,7 @@ def check(held: Held, commit: str) -> tuple[int, str]:
 def pre_push(held: Held, commit: str) -> tuple[int, str]:
     """The real hook program, fed what git feeds it for `git push origin <commit>:main`."""
     stdin = f"refs/heads/main {commit} refs/heads/main {held.base}\n"
-    call = "from failgate_hooks.cli import pre_push_main; pre_push_main()"
+    call = "from failgate_hooks.commands.cli import pre_push_main; pre_push_main()"
     return run(held, [sys.executable, "-c", call, "origin", str(held.remote)], stdin)
 
 

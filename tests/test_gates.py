@@ -8,8 +8,8 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
-from failgate_hooks import exitcodes, wildmatch
-from failgate_hooks.events import (
+from failgate_hooks.core import exitcodes, wildmatch
+from failgate_hooks.core.events import (
     AppliesTo,
     Event,
     Evidence,
@@ -18,7 +18,7 @@ from failgate_hooks.events import (
     Status,
     Verification,
 )
-from failgate_hooks.gates import (
+from failgate_hooks.core.gates import (
     Assessment,
     Context,
     Decision,
@@ -32,7 +32,7 @@ from failgate_hooks.gates import (
     enforces,
     verifier_reason,
 )
-from failgate_hooks.resolve import MISSING_TITLE, MISSING_TRIGGERS, resolve_entity
+from failgate_hooks.core.resolve import MISSING_TITLE, MISSING_TRIGGERS, resolve_entity
 
 KEY = "deploy:mainnet:gas-budget"
 WHEN = dt.datetime(2026, 11, 29, 23, 5, tzinfo=dt.UTC)

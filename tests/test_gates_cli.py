@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from failgate_hooks.events import (
+from failgate_hooks.core.events import (
     AppliesTo,
     Event,
     Evidence,

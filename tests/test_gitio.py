@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from failgate_hooks.errors import GitError
-from failgate_hooks.gitio import GitRepo
+from failgate_hooks.core.errors import GitError
+from failgate_hooks.git.repo import GitRepo
 from tests.conftest import Repo
 
 MANY = 400  # ids of 41 bytes: four times the 4 KiB written without the feeding thread

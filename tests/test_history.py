@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks import history
-from failgate_hooks.gitio import GitRepo
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger import appendonly as history
 from tests.conftest import Repo
 
 KEY = "deploy:mainnet:gas-budget"

@@ -20,10 +20,17 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks import export
-from failgate_hooks.events import Event, Evidence, EvidenceKind, Status, Verification, event_to_toml
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import inspection_config
+from failgate_hooks.app import export
+from failgate_hooks.core.events import (
+    Event,
+    Evidence,
+    EvidenceKind,
+    Status,
+    Verification,
+    event_to_toml,
+)
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.union import inspection_config
 from tests.conftest import Repo, git, make_repo
 
 # Each payload hides a visible word (upper case) among the sequences a terminal
@@ -229,7 +236,7 @@ def test_export_through_the_cli(world: World) -> None:
 
 
 def test_replay_receipt_text_and_json(world: World) -> None:
-    from failgate_hooks.replay import (
+    from failgate_hooks.app.replay import (
         render_receipt,
         render_replay_json,
         render_replay_text,
@@ -258,7 +265,7 @@ def test_the_pushers_terminal_through_the_server_hook(world: World) -> None:
     git(world.tmp, "clone", "-q", str(world.repo.path), str(clone))
     git(clone, "push", "-q", str(remote), f"{world.parent}:refs/heads/main")
     hook = remote / "hooks" / "pre-receive"
-    call = "from failgate_hooks.cli import pre_receive_main; pre_receive_main()"
+    call = "from failgate_hooks.commands.cli import pre_receive_main; pre_receive_main()"
     hook.write_text(f"#!/bin/sh\nexec {sys.executable} -c '{call}' --exec\n")
     hook.chmod(0o755)
     proc = subprocess.run(

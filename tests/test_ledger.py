@@ -7,9 +7,9 @@ import json
 import re
 from pathlib import Path
 
-from failgate_hooks.events import Event, Status, entity_folder, event_to_toml
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import Revision, read_union
+from failgate_hooks.core.events import Event, Status, entity_folder, event_to_toml
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.union import Revision, read_union
 from tests.conftest import Repo
 
 KEY = "deploy:mainnet:gas-budget"

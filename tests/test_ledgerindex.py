@@ -27,14 +27,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from failgate_hooks import ledger as ledger_module
 from failgate_hooks import ledgerindex
-from failgate_hooks.config import Config
-from failgate_hooks.evaluate import Evaluator, GitFacts, Request
-from failgate_hooks.events import AppliesTo, Event, Status, event_to_toml
-from failgate_hooks.gates import Context, ruled_out
-from failgate_hooks.gitio import GitRepo, TreeEntry
-from failgate_hooks.ledger import Revision, read_union
+from failgate_hooks.app.evaluate import Evaluator, GitFacts, Request
+from failgate_hooks.core.events import AppliesTo, Event, Status, event_to_toml
+from failgate_hooks.core.gates import Context, ruled_out
+from failgate_hooks.git.repo import GitRepo, TreeEntry
+from failgate_hooks.ledger import union as ledger_module
+from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.union import Revision, read_union
 from failgate_hooks.ledgerindex import LedgerView
 from tests.conftest import Repo, git, make_repo
 

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from bench import build
-from failgate_hooks import ledger as ledger_module
 from failgate_hooks import parsecache
 from failgate_hooks.collector import program_run
-from failgate_hooks.events import Status, parse_event
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import Ledger, Revision, read_union
+from failgate_hooks.core.events import Status, parse_event
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger import union as ledger_module
+from failgate_hooks.ledger.union import Ledger, Revision, read_union
 
 CHECK = ("check", "--trigger", "push", "--ref", "refs/heads/main")
 
@@ -370,11 +370,11 @@ def test_a_field_type_the_codec_cannot_hold_turns_the_cache_off(
 
 HEAVY = (
     "tomli_w",  # writes TOML
-    "failgate_hooks.credentials",  # scans for credentials
-    "failgate_hooks.export",  # renders Markdown for agents
-    "failgate_hooks.replay",  # Markdown receipts, progress bars
-    "failgate_hooks.ci",  # step summaries in Markdown
-    "failgate_hooks.lifecycle",  # writes events
+    "failgate_hooks.core.credentials",  # scans for credentials
+    "failgate_hooks.app.export",  # renders Markdown for agents
+    "failgate_hooks.app.replay",  # Markdown receipts, progress bars
+    "failgate_hooks.app.ci",  # step summaries in Markdown
+    "failgate_hooks.ledger.write",  # writes events
     "click._termui_impl",  # click's progress bars
 )
 
@@ -402,7 +402,7 @@ def test_the_hook_imports_nothing_that_writes_renders_markdown_or_scans(
     world = worlds[300]
     call = (
         # what `failgate install`'s script and the console script import
-        "from failgate_hooks.hookmain import pre_push_main\n"
+        "from failgate_hooks.commands.hooks import pre_push_main\n"
         "try:\n"
         f"    pre_push_main(['origin', {str(world.remote)!r}])\n"
         "except SystemExit as exit:\n"
@@ -410,7 +410,7 @@ def test_the_hook_imports_nothing_that_writes_renders_markdown_or_scans(
     )
     stdin = f"refs/heads/main {world.tip} refs/heads/main {world.base}\n"
     loaded = modules_after(world, call, stdin)
-    assert "failgate_hooks.evaluate" in loaded  # the hook did decide
+    assert "failgate_hooks.app.evaluate" in loaded  # the hook did decide
     assert not loaded & set(HEAVY)
     # a hook prints plain text: click is a fifth of the floor's import time
     assert "click" not in loaded
@@ -421,14 +421,14 @@ def test_check_imports_nothing_that_writes_renders_markdown_or_scans(
 ) -> None:
     world = worlds[300]
     call = (
-        "from failgate_hooks.cli import main\n"
+        "from failgate_hooks.commands.cli import main\n"
         "try:\n"
         f"    main({list(CHECK)!r}, prog_name='failgate')\n"
         "except SystemExit as exit:\n"
         "    assert not exit.code, exit.code\n"
     )
     loaded = modules_after(world, call)
-    assert "failgate_hooks.evaluate" in loaded
+    assert "failgate_hooks.app.evaluate" in loaded
     assert not loaded & set(HEAVY)
 
 
@@ -460,8 +460,8 @@ atexit.register(lambda: sys.stderr.write(f"\\nvisible={{len(gc.get_objects())}}\
     "call",
     [
         "import runpy; runpy.run_module('failgate_hooks', run_name='__main__')",
-        "from failgate_hooks.cli import run; run()",  # the console script
-        "from failgate_hooks.hookmain import pre_push_main; pre_push_main()",
+        "from failgate_hooks.commands.cli import run; run()",  # the console script
+        "from failgate_hooks.commands.hooks import pre_push_main; pre_push_main()",
     ],
 )
 def test_the_programs_exit_without_walking_their_objects(

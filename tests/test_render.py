@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from failgate_hooks.events import Problem, Status
-from failgate_hooks.gates import (
+from failgate_hooks.core.events import Problem, Status
+from failgate_hooks.core.gates import (
     Assessment,
     Context,
     Decision,
@@ -23,7 +23,7 @@ from failgate_hooks.gates import (
     VerifierResult,
     decide,
 )
-from failgate_hooks.render import render_json, render_text
+from failgate_hooks.render.text import render_json, render_text
 
 KEY = "deploy:mainnet:gas-budget"
 TITLE = "Gas budget must scale with module count"
@@ -48,7 +48,7 @@ def item(
     event_ids: tuple[str, ...] = ("20261129T230500Z-7f3a9c1e",),
     verifier: bool = True,
 ) -> Assessment:
-    from failgate_hooks.events import Verification
+    from failgate_hooks.core.events import Verification
 
     return Assessment(
         entity_key=key,

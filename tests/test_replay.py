@@ -23,10 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks import __version__, demo, exitcodes
-from failgate_hooks.errors import UsageError
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.replay import (
+from failgate_hooks import __version__
+from failgate_hooks.app import demo
+from failgate_hooks.app.replay import (
     OK_VERDICT,
     ReplayReport,
     ReplayStep,
@@ -36,6 +35,9 @@ from failgate_hooks.replay import (
     render_replay_text,
     replay,
 )
+from failgate_hooks.core import exitcodes
+from failgate_hooks.core.errors import UsageError
+from failgate_hooks.git.repo import GitRepo
 from tests.conftest import Repo, git, make_repo
 from tests.worlds import fix_budget, record_failure
 

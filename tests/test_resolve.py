@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from failgate_hooks.events import AppliesTo, Event, Problem, Status, Verification
-from failgate_hooks.resolve import (
+from failgate_hooks.core.events import AppliesTo, Event, Problem, Status, Verification
+from failgate_hooks.core.resolve import (
     CYCLE,
     DUPLICATE_ID,
     FOREIGN_EVENT,

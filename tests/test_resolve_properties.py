@@ -9,9 +9,9 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from failgate_hooks import resolve
-from failgate_hooks.events import AppliesTo, Event, Problem, Status, Verification
-from failgate_hooks.resolve import Outcome, Resolution, fold, heads_of, resolve_entity
+from failgate_hooks.core import resolve
+from failgate_hooks.core.events import AppliesTo, Event, Problem, Status, Verification
+from failgate_hooks.core.resolve import Outcome, Resolution, fold, heads_of, resolve_entity
 
 KEY = "deploy:mainnet:gas-budget"
 WHEN = dt.datetime(2026, 11, 29, 23, 5, tzinfo=dt.UTC)

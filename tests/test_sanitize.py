@@ -1,4 +1,4 @@
-"""Tests for failgate_hooks.sanitize: text that is data stays data on a terminal."""
+"""Tests for failgate_hooks.core.sanitize: text that is data stays data on a terminal."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from failgate_hooks import sanitize
+from failgate_hooks.core import sanitize
 
 ESC = "\x1b"
 C0_UNSAFE = {chr(c) for c in range(0x20)} - {"\n", "\t"}

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks import trust
-from failgate_hooks.errors import TrustError
-from failgate_hooks.trust import (
+from failgate_hooks.core.errors import TrustError
+from failgate_hooks.verify import trust
+from failgate_hooks.verify.trust import (
     PassCache,
     TrustedVerifier,
     TrustStore,
@@ -69,7 +69,7 @@ def test_concurrent_approvals_lose_nothing(tmp_path: Path) -> None:
     writer = textwrap.dedent(
         """\
         import sys
-        from failgate_hooks.trust import TrustStore, TrustedVerifier
+        from failgate_hooks.verify.trust import TrustStore, TrustedVerifier
         store = TrustStore(sys.argv[1])
         for i in range(5):
             store.approve([TrustedVerifier.new(f"e:w{sys.argv[2]}-{i}", ("true",), [], "t")])

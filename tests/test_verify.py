@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 
-from failgate_hooks import verify as verify_module
-from failgate_hooks.events import Verification, Workdir
-from failgate_hooks.gates import VerifierOutcome, VerifierResult
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.trust import TrustedVerifier, TrustStore
-from failgate_hooks.verify import (
+from failgate_hooks.core.events import Verification, Workdir
+from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.verify import run as verify_module
+from failgate_hooks.verify.run import (
     NO_VERDICT_DETAIL,
     UNTRUSTED_DETAIL,
     Checkouts,
@@ -30,6 +29,7 @@ from failgate_hooks.verify import (
     run_gate_verifier,
     run_in_worktree,
 )
+from failgate_hooks.verify.trust import TrustedVerifier, TrustStore
 from tests.conftest import Repo, git, make_repo
 
 ENTITY = "deploy:mainnet:gas-budget"
@@ -862,8 +862,8 @@ def test_a_checkout_works_inside_the_pre_receive_quarantine(world: Repo, tmp_pat
         + textwrap.dedent(
             """\
             import os, sys
-            from failgate_hooks.gitio import GitRepo
-            from failgate_hooks.verify import Checkouts
+            from failgate_hooks.git.repo import GitRepo
+            from failgate_hooks.verify.run import Checkouts
             old, new, ref = sys.stdin.readline().split()
             assert "GIT_QUARANTINE_PATH" in os.environ
             with GitRepo.open(".") as repo, Checkouts(repo) as checkouts:

@@ -1,4 +1,4 @@
-"""Tests for failgate_hooks.wildmatch: tables, a port of git's dowild(), and real git."""
+"""Tests for failgate_hooks.core.wildmatch: tables, a port of git's dowild(), and real git."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from failgate_hooks import wildmatch
+from failgate_hooks.core import wildmatch
 
 # (pattern, path, matches): the WM_PATHNAME column of git's t/t3070-wildmatch.sh,
 # minus the empty pattern (invalid here), written as raw strings.

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from failgate_hooks import worktree
-from failgate_hooks.gitio import GitRepo
+from failgate_hooks.git.repo import GitRepo
 from tests.conftest import Repo
 
 EVENT = "ledger/ops/risk/20261130T030000Z-00000001.toml"

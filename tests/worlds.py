@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from failgate_hooks import demo
+from failgate_hooks.app import demo
 from tests.conftest import Repo, git, make_repo
 
 KEY = demo.ENTITY

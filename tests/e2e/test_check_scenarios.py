@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks import demo
-from failgate_hooks.events import (
+from failgate_hooks.app import demo
+from failgate_hooks.core.events import (
     Event,
     Evidence,
     EvidenceKind,

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks import demo
-from failgate_hooks.events import (
+from failgate_hooks.app import demo
+from failgate_hooks.core.events import (
     Event,
     Status,
     Verification,
@@ -38,11 +38,11 @@ NULL = "0" * 40
 
 def _ci_argv() -> list[str]:
     """The real `failgate ci` once the CLI has it; until then, the module's own entry point."""
-    from failgate_hooks.cli import main
+    from failgate_hooks.commands.cli import main
 
     if "ci" in getattr(main, "commands", {}):
         return [sys.executable, "-m", "failgate_hooks", "ci"]
-    entry = "import sys; from failgate_hooks.ci import main; sys.exit(main())"
+    entry = "import sys; from failgate_hooks.app.ci import main; sys.exit(main())"
     return [sys.executable, "-c", entry]
 
 
@@ -569,7 +569,7 @@ def test_a_base_this_clone_lacks_is_never_a_pass(tmp_path: Path, kind: str) -> N
 
 
 def test_a_merge_group_is_compared_with_its_base() -> None:
-    from failgate_hooks.ci import find_target
+    from failgate_hooks.app.ci import find_target
 
     base = "a" * 40
     payload = {"merge_group": {"base_sha": base, "base_ref": "refs/heads/main"}}
@@ -579,7 +579,7 @@ def test_a_merge_group_is_compared_with_its_base() -> None:
 
 
 def test_explicit_failgate_variables_win_over_github() -> None:
-    from failgate_hooks.ci import find_target
+    from failgate_hooks.app.ci import find_target
 
     env = {
         "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_BASE_REF": "main",
@@ -593,8 +593,8 @@ def test_explicit_failgate_variables_win_over_github() -> None:
 
 
 def test_a_payload_value_that_is_not_a_commit_id_is_never_passed_to_git() -> None:
-    from failgate_hooks.ci import find_target
-    from failgate_hooks.errors import UsageError
+    from failgate_hooks.app.ci import find_target
+    from failgate_hooks.core.errors import UsageError
 
     env = {"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "push", "GITHUB_REF": "refs/heads/main"}
     with pytest.raises(UsageError):

@@ -89,7 +89,7 @@ def test_pre_commit_refuses_a_held_push_and_allows_the_fix(
 
 def test_the_hook_entry_refuses_when_nothing_names_the_pushed_commit(repo: Repo) -> None:
     proc = subprocess.run(
-        [sys.executable, "-c", "from failgate_hooks.cli import pre_push_main; pre_push_main()"],
+        [sys.executable, "-c", "from failgate_hooks.commands.cli import pre_push_main; pre_push_main()"],
         cwd=repo.path, capture_output=True, text=True, input="", check=False,
         env={k: v for k, v in os.environ.items() if not k.startswith("PRE_COMMIT")},
     )  # fmt: skip

@@ -15,7 +15,7 @@ RELAXERS = 'relaxers = ["alice"]\nidentity_env = "REMOTE_USER"\n'
 
 def install_pre_receive(remote: Path, *args: str) -> None:
     hook = remote / "hooks" / "pre-receive"
-    call = "from failgate_hooks.cli import pre_receive_main; pre_receive_main()"
+    call = "from failgate_hooks.commands.cli import pre_receive_main; pre_receive_main()"
     hook.write_text(f"#!/bin/sh\nexec {sys.executable} -c '{call}' {' '.join(args)}\n")
     hook.chmod(0o755)
 

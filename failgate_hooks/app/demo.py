@@ -78,7 +78,7 @@ class Story:
         self.echo(text)
 
     def git(self, *args: str, show: bool = True, cwd: str | None = None) -> tuple[int, str]:
-        from failgate_hooks.gitio import run_git
+        from failgate_hooks.git.repo import run_git
 
         code, out = run_git(cwd or self.work, *args, env=self.env)
         if show:
@@ -114,7 +114,7 @@ class Story:
     def _show(self, argv: list[str], out: str) -> None:
         import shlex
 
-        from failgate_hooks.sanitize import clean
+        from failgate_hooks.core.sanitize import clean
 
         self.echo(f"$ {shlex.join(argv)}")
         for line in clean(out).splitlines():

@@ -30,13 +30,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from failgate_hooks import wildmatch
 from failgate_hooks.cachefile import sources_digest, write_whole
-from failgate_hooks.errors import FailgateError, UsageError
-from failgate_hooks.events import Verification, Workdir, is_safe_relative_path
-from failgate_hooks.gates import VerifierOutcome, VerifierResult
-from failgate_hooks.gitio import GitRepo, TreeEntry
-from failgate_hooks.trust import PassCache, TrustStore, fingerprint, pass_key
+from failgate_hooks.core import wildmatch
+from failgate_hooks.core.errors import FailgateError, UsageError
+from failgate_hooks.core.events import Verification, Workdir, is_safe_relative_path
+from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
+from failgate_hooks.git.repo import GitRepo, TreeEntry
+from failgate_hooks.verify.trust import PassCache, TrustStore, fingerprint, pass_key
 
 CONTENT_KEY_VERSION = "ck1"
 INPUT_KEY_VERSION = "ik1"

@@ -10,10 +10,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from failgate_hooks.config import Config
-from failgate_hooks.errors import GitError
-from failgate_hooks.events import Problem, Status, Verification
-from failgate_hooks.gates import (
+from failgate_hooks.core.errors import GitError
+from failgate_hooks.core.events import Problem, Status, Verification
+from failgate_hooks.core.gates import (
     Assessment,
     Context,
     Decision,
@@ -26,10 +25,11 @@ from failgate_hooks.gates import (
     decide,
     ruled_out,
 )
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import Ledger, Revision, read_union
+from failgate_hooks.core.resolve import Resolution
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.union import Ledger, Revision, read_union
 from failgate_hooks.ledgerindex import Settled, ledger_view
-from failgate_hooks.resolve import Resolution
 
 
 class GitFacts:
@@ -49,7 +49,7 @@ class GitFacts:
 
     @cached_property
     def content_key(self) -> str:
-        from failgate_hooks.verify import content_key
+        from failgate_hooks.verify.run import content_key
 
         return content_key(self._repo, self._commit, self._ledger_dir)
 
@@ -84,7 +84,7 @@ class GitFacts:
         return self._since[since]
 
     def tree_matches(self, patterns: Sequence[str]) -> bool:
-        from failgate_hooks.wildmatch import literal_prefix, matching
+        from failgate_hooks.core.wildmatch import literal_prefix, matching
 
         # Every path a glob matches lies in the folder of its literal prefix: list
         # that folder, not the commit's whole tree (which holds the whole ledger).
@@ -115,7 +115,7 @@ class GitFacts:
     def _binds(self, evidence_commit: str, inputs: tuple[str, ...] | None) -> bool:
         if not self._repo.has_commit(evidence_commit):
             return False
-        from failgate_hooks.verify import content_key, input_key
+        from failgate_hooks.verify.run import content_key, input_key
 
         if inputs:
             here = input_key(self._repo, self._commit, inputs)

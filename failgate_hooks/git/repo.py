@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
-from failgate_hooks.errors import GitError
+from failgate_hooks.core.errors import GitError
 
 if TYPE_CHECKING:
     import git

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from failgate_hooks.errors import GitError
-from failgate_hooks.evaluate import Request
-from failgate_hooks.gates import Context, Decision
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import Revision, config_at
+from failgate_hooks.app.evaluate import Request
+from failgate_hooks.core.errors import GitError
+from failgate_hooks.core.gates import Context, Decision
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.union import Revision, config_at
 
 
 def run_check(
@@ -25,8 +25,8 @@ def run_check(
     trust_ledger: bool,
 ) -> tuple[Decision, list[str]]:
     """The decision, and warnings for the person running it."""
-    from failgate_hooks.history import check_range
-    from failgate_hooks.runner import decide_with_verifiers
+    from failgate_hooks.app.runner import decide_with_verifiers
+    from failgate_hooks.ledger.appendonly import check_range
 
     commit = repo.resolve_commit(rev)
     protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]

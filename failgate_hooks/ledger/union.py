@@ -13,9 +13,8 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from failgate_hooks.config import CONFIG_FILES, Config, parse_config
-from failgate_hooks.errors import GitError, LedgerError
-from failgate_hooks.events import (
+from failgate_hooks.core.errors import GitError, LedgerError
+from failgate_hooks.core.events import (
     ID_RE,
     Event,
     Problem,
@@ -24,8 +23,9 @@ from failgate_hooks.events import (
     event_to_toml,
     parse_event,
 )
-from failgate_hooks.gitio import GitRepo, TreeEntry
-from failgate_hooks.resolve import Resolution, resolve_entity
+from failgate_hooks.core.resolve import Resolution, resolve_entity
+from failgate_hooks.git.repo import GitRepo, TreeEntry
+from failgate_hooks.ledger.config import CONFIG_FILES, Config, parse_config
 
 
 @dataclass(frozen=True)
@@ -383,7 +383,7 @@ def working_tree_files(root: str, ledger_dir: str, entity_key: str) -> Mapping[s
 def inspection_config(repo: GitRepo) -> Config:
     """Config for commands that only write or inspect (§5): the remote default
     branch's committed config when there is one, else HEAD's, else defaults."""
-    from failgate_hooks.gitio import default_remote, remote_default_branch
+    from failgate_hooks.git.repo import default_remote, remote_default_branch
 
     remote = default_remote(repo)
     found = remote_default_branch(repo, remote) if remote else None

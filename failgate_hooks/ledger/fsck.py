@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from failgate_hooks.events import Problem
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import Ledger, Revision, inspection_config, read_union
+from failgate_hooks.core.events import Problem
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.union import Ledger, Revision, inspection_config, read_union
 
 
 @dataclass
@@ -65,7 +65,7 @@ def ledger_problems(repo: GitRepo, ledger: Ledger, commit: str) -> list[Problem]
 
 
 def _committed_credentials(repo: GitRepo, ledger: Ledger) -> list[Problem]:
-    from failgate_hooks.credentials import describe, find_credentials
+    from failgate_hooks.core.credentials import describe, find_credentials
 
     out = []
     for file in ledger.files.values():
@@ -116,7 +116,7 @@ def run_fsck(repo: GitRepo, rev: str, range_: str | None) -> FsckReport:
     ledger = read_union(repo, [Revision(rev, commit)], config.ledger)
     problems = ledger_problems(repo, ledger, commit)
     if range_:
-        from failgate_hooks.history import check_range
+        from failgate_hooks.ledger.appendonly import check_range
 
         problems.extend(check_range(repo, range_, config.ledger))
     events = sum(1 for f in ledger.files.values() if f.event is not None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from failgate_hooks import exitcodes
+from failgate_hooks.core import exitcodes
 
 
 class FailgateError(Exception):

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from failgate_hooks.errors import UsageError
-from failgate_hooks.events import Problem
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import Ledger, Revision, classify_path, read_union
+from failgate_hooks.core.errors import UsageError
+from failgate_hooks.core.events import Problem
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.union import Ledger, Revision, classify_path, read_union
 
 
 def retracted_ids(ledger: Ledger) -> dict[str, str]:
@@ -166,7 +166,7 @@ def check_range(repo: GitRepo, range_: str, ledger_dir: str) -> list[Problem]:
     if not sep or not base or not tip or tip.startswith("."):
         raise UsageError(f"--range {range_!r}: expected A..B")
     if repo.is_shallow():
-        from failgate_hooks.errors import GitError
+        from failgate_hooks.core.errors import GitError
 
         raise GitError(
             "this is a shallow clone: the append-only check needs the history of the range",

@@ -13,8 +13,8 @@ import shlex
 import stat
 import sys
 
-from failgate_hooks.errors import UsageError
-from failgate_hooks.gitio import GitRepo
+from failgate_hooks.core.errors import UsageError
+from failgate_hooks.git.repo import GitRepo
 
 MARKER = "# failgate-managed-hook v1"
 HOOK = "pre-push"
@@ -23,7 +23,7 @@ LEGACY = "pre-push.legacy"
 _RUN_FAILGATE = """\
 import sys
 try:
-    from failgate_hooks.hookmain import pre_push_main
+    from failgate_hooks.commands.hooks import pre_push_main
 except ImportError as exc:
     sys.stderr.write(
         "failgate: cannot import failgate (%s): push refused.\\n"

@@ -13,14 +13,14 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from failgate_hooks import exitcodes
 from failgate_hooks.collector import program_run
-from failgate_hooks.errors import FailgateError, UsageError
+from failgate_hooks.core import exitcodes
+from failgate_hooks.core.errors import FailgateError, UsageError
 
 if TYPE_CHECKING:
-    from failgate_hooks.config import Config
-    from failgate_hooks.hooks import PushReport
-    from failgate_hooks.runner import VerifierRunner
+    from failgate_hooks.app.push import PushReport
+    from failgate_hooks.app.runner import VerifierRunner
+    from failgate_hooks.ledger.config import Config
 
 ONE_REF_NOTE = (
     "NOTE: under pre-commit only the first pushed ref is checked ({ref}); pre-commit never "
@@ -32,9 +32,9 @@ ONE_REF_NOTE = (
 
 def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
     """`failgate-pre-push REMOTE URL`, fed git's stdin, or pre-commit's variables."""
-    from failgate_hooks.gitio import GitRepo
-    from failgate_hooks.hooks import HookRun, from_pre_commit, parse_pre_push, pre_push
-    from failgate_hooks.runner import make_runner
+    from failgate_hooks.app.push import HookRun, from_pre_commit, parse_pre_push, pre_push
+    from failgate_hooks.app.runner import make_runner
+    from failgate_hooks.git.repo import GitRepo
 
     trust_ledger = environ.get("FAILGATE_TRUST_LEDGER") == "1"
     remote = args[0] if args else environ.get("PRE_COMMIT_REMOTE_NAME", "")
@@ -68,9 +68,9 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
 
 def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
     """`failgate-pre-receive [--exec]` in a server's repository, fed `<old> <new> <ref>`."""
-    from failgate_hooks.gitio import GitRepo
-    from failgate_hooks.hooks import HookRun, parse_pre_receive, pre_receive
-    from failgate_hooks.runner import make_runner
+    from failgate_hooks.app.push import HookRun, parse_pre_receive, pre_receive
+    from failgate_hooks.app.runner import make_runner
+    from failgate_hooks.git.repo import GitRepo
 
     unknown = [a for a in args if a != "--exec"]
     if unknown:
@@ -98,8 +98,8 @@ _NO_EXEC_NOTE = (
 
 def _print_report(report: PushReport, note: str | None) -> None:
     """Everything on standard error, in order, so the verdict is what the pusher reads last."""
-    from failgate_hooks.render import render_text
-    from failgate_hooks.sanitize import clean
+    from failgate_hooks.core.sanitize import clean
+    from failgate_hooks.render.text import render_text
 
     color = sys.stderr.isatty()
     blocks = []
@@ -137,7 +137,7 @@ def say(text: str) -> None:
 
 def error_lines(error: FailgateError) -> list[str]:
     """An expected failure as people read it: what, where, and what to do."""
-    from failgate_hooks.sanitize import clean
+    from failgate_hooks.core.sanitize import clean
 
     lines = [f"failgate: {clean(error.message)}"]
     if error.hint:

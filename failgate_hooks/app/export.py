@@ -21,12 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from failgate_hooks import sanitize
-from failgate_hooks.config import Config
-from failgate_hooks.credentials import redact
-from failgate_hooks.evaluate import GitFacts
-from failgate_hooks.events import Event, Problem
-from failgate_hooks.gates import (
+from failgate_hooks.app.evaluate import GitFacts
+from failgate_hooks.core import sanitize
+from failgate_hooks.core.credentials import redact
+from failgate_hooks.core.events import Event, Problem
+from failgate_hooks.core.gates import (
     BLOCKING_STATES,
     Assessment,
     Context,
@@ -35,9 +34,10 @@ from failgate_hooks.gates import (
     assess,
     enforces,
 )
-from failgate_hooks.gitio import GitRepo, default_remote, remote_default_branch
-from failgate_hooks.ledger import Ledger, LedgerFile, Revision, read_union
-from failgate_hooks.resolve import Resolution
+from failgate_hooks.core.resolve import Resolution
+from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
+from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.union import Ledger, LedgerFile, Revision, read_union
 
 EXPORT_SCHEMA_VERSION = 1
 DIRECTIVE_RULES_VERSION = 1

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from failgate_hooks import wildmatch
+from failgate_hooks.core import wildmatch
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
@@ -186,7 +186,7 @@ class _Checker:
         self.problems: list[Problem] = []
 
     def fail(self, key: str | None, message: str, code: str = "invalid-event") -> None:
-        from failgate_hooks.credentials import redact
+        from failgate_hooks.core.credentials import redact
 
         # A message may quote the bad value back: never a credential in it, and never so
         # much of it that one pushed file makes every hook print megabytes.

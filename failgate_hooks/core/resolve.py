@@ -30,7 +30,7 @@ import heapq
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from failgate_hooks.events import ID_RE, AppliesTo, Event, Problem, Status, Verification
+from failgate_hooks.core.events import ID_RE, AppliesTo, Event, Problem, Status, Verification
 
 # Problem codes of an INVALID resolution, besides the validation problems passed in.
 UNKNOWN_REFERENCE = "unknown-reference"

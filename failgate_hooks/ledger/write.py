@@ -11,9 +11,8 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from failgate_hooks.config import Config
-from failgate_hooks.errors import GitError, LedgerError, UsageError
-from failgate_hooks.events import (
+from failgate_hooks.core.errors import GitError, LedgerError, UsageError
+from failgate_hooks.core.events import (
     AppliesTo,
     Event,
     Evidence,
@@ -27,9 +26,10 @@ from failgate_hooks.events import (
     new_event_id,
     parse_event,
 )
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import working_tree_files, write_event_file
-from failgate_hooks.resolve import heads_of
+from failgate_hooks.core.resolve import heads_of
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.union import working_tree_files, write_event_file
 
 
 @dataclass(frozen=True)
@@ -208,7 +208,7 @@ def _carried_forward(
 
 
 def _refuse_credentials(event: Event) -> None:
-    from failgate_hooks.credentials import describe, find_credentials
+    from failgate_hooks.core.credentials import describe, find_credentials
 
     for key, text in _free_text(event_to_dict(event)):
         findings = find_credentials(text)
@@ -232,7 +232,7 @@ def _free_text(doc: object, prefix: str = "") -> list[tuple[str, str]]:
 
 def _check_round_trip(event: Event) -> None:
     """Refuse to write what failgate itself would not read back as the same event."""
-    from failgate_hooks.events import event_to_toml
+    from failgate_hooks.core.events import event_to_toml
 
     path = f"{entity_folder(event.entity_key)}/{event.id}.toml"
     parsed, problems = parse_event(event_to_toml(event), path, entity_key=event.entity_key)

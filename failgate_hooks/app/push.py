@@ -12,14 +12,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from failgate_hooks import exitcodes
-from failgate_hooks.config import Config
-from failgate_hooks.errors import GitError, UsageError
-from failgate_hooks.evaluate import Evaluator, Request, ResultKey, RunVerifier
-from failgate_hooks.gates import Context, Decision, DecisionKind, VerifierResult
-from failgate_hooks.gitio import GitRepo, is_null_id, remote_default_branch
-from failgate_hooks.history import check_update
-from failgate_hooks.ledger import Revision, config_at
+from failgate_hooks.app.evaluate import Evaluator, Request, ResultKey, RunVerifier
+from failgate_hooks.core import exitcodes
+from failgate_hooks.core.errors import GitError, UsageError
+from failgate_hooks.core.gates import Context, Decision, DecisionKind, VerifierResult
+from failgate_hooks.git.repo import GitRepo, is_null_id, remote_default_branch
+from failgate_hooks.ledger.appendonly import check_update
+from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.union import Revision, config_at
 
 SEVERITY = {
     DecisionKind.ALLOWED: 0,

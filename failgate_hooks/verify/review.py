@@ -6,13 +6,13 @@ import os
 import shlex
 from dataclasses import dataclass
 
-from failgate_hooks.config import Config
-from failgate_hooks.errors import UsageError
-from failgate_hooks.events import Event, Verification
-from failgate_hooks.gitio import GitRepo, default_remote, remote_default_branch
-from failgate_hooks.ledger import Ledger, Revision, read_union
-from failgate_hooks.trust import TrustedVerifier, TrustStore, fingerprint
-from failgate_hooks.verify import PinError, resolve_pins
+from failgate_hooks.core.errors import UsageError
+from failgate_hooks.core.events import Event, Verification
+from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
+from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.union import Ledger, Revision, read_union
+from failgate_hooks.verify.run import PinError, resolve_pins
+from failgate_hooks.verify.trust import TrustedVerifier, TrustStore, fingerprint
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def inspection_ledger(repo: GitRepo, config: Config) -> tuple[Ledger, str]:
 
 def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
     """Every resolved entity's verifier, pinned as a push of HEAD would pin it."""
-    from failgate_hooks.evaluate import pinned_revision
+    from failgate_hooks.app.evaluate import pinned_revision
 
     ledger, head = inspection_ledger(repo, config)
     store = TrustStore(repo.common_dir)
@@ -130,7 +130,7 @@ def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
     A verifier that already passes on the commit that has the failure guards
     nothing; say so. Never cached, never a pass for any commit.
     """
-    from failgate_hooks.verify import Checkouts, run_command, verifier_env
+    from failgate_hooks.verify.run import Checkouts, run_command, verifier_env
 
     verification = event.verification
     root = repo.working_dir

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from failgate_hooks.errors import UsageError
-from failgate_hooks.events import is_safe_relative_path
+from failgate_hooks.core.errors import UsageError
+from failgate_hooks.core.events import is_safe_relative_path
 
 CONFIG_FILES = ("failgate.toml", "pyproject.toml")
 DEFAULT_PROTECTED_REFS = (

@@ -12,13 +12,14 @@ from typing import Any, TypeVar
 
 import click
 
-from failgate_hooks import __version__, exitcodes
+from failgate_hooks import __version__
 
 # The hooks' entry points live in hookmain, which imports no click; cli names them
-# too for hook scripts written by earlier versions (`from failgate_hooks.cli import …`).
+# too for hook scripts written by earlier versions (`from failgate_hooks.commands.cli import …`).
 from failgate_hooks.collector import no_cycle_collection, program_run
-from failgate_hooks.errors import FailgateError, UsageError
-from failgate_hooks.hookmain import error_lines, pre_push_main, pre_receive_main
+from failgate_hooks.commands.hooks import error_lines, pre_push_main, pre_receive_main
+from failgate_hooks.core import exitcodes
+from failgate_hooks.core.errors import FailgateError, UsageError
 
 __all__ = ["main", "pre_push_main", "pre_receive_main", "run"]
 
@@ -71,7 +72,7 @@ def run() -> None:
 @contextmanager
 def open_repo(ctx: click.Context) -> Iterator[Any]:
     """The repository failgate was started in (or -C DIR), closed afterwards."""
-    from failgate_hooks.gitio import GitRepo
+    from failgate_hooks.git.repo import GitRepo
 
     repo = GitRepo.open(ctx.find_root().obj or ".")
     try:
@@ -87,7 +88,7 @@ def json_option(func: F) -> F:
 def emit_json(payload: object) -> None:
     import json
 
-    from failgate_hooks.sanitize import clean_tree
+    from failgate_hooks.core.sanitize import clean_tree
 
     click.echo(json.dumps(clean_tree(payload), indent=2, sort_keys=False))
 
@@ -111,11 +112,11 @@ def parse_time(value: str | None) -> dt.datetime | None:
 
 def _write(ctx: click.Context, build: Callable[[Any], Any], *, probe: bool = False) -> None:
     """Shared tail of record/confirm/expire: write, warn, print the path last."""
-    from failgate_hooks.lifecycle import git_identity, write_event
-    from failgate_hooks.sanitize import clean
+    from failgate_hooks.core.sanitize import clean
+    from failgate_hooks.ledger.write import git_identity, write_event
 
     with open_repo(ctx) as repo:
-        from failgate_hooks.ledger import inspection_config
+        from failgate_hooks.ledger.union import inspection_config
 
         config = inspection_config(repo)
         draft = build(repo)
@@ -133,8 +134,8 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
 
     `record` also trusts the verifier it writes: the person recording it wrote it.
     """
-    from failgate_hooks import verifiers
-    from failgate_hooks.events import Status
+    from failgate_hooks.core.events import Status
+    from failgate_hooks.verify import review as verifiers
 
     event = written.event
     verification = event.verification
@@ -235,8 +236,8 @@ def record(
     no_probe: bool,
 ) -> None:
     """Record one new event for KEY; print the new file's path last."""
-    from failgate_hooks.events import Status
-    from failgate_hooks.lifecycle import EventDraft, check_paths
+    from failgate_hooks.core.events import Status
+    from failgate_hooks.ledger.write import EventDraft, check_paths
 
     argv: tuple[str, ...] = ()
     if verify is not None:
@@ -279,8 +280,8 @@ def record(
 @click.pass_context
 def confirm(ctx: click.Context, key: str, rev: str, note: str, by: str | None) -> None:
     """Record human evidence that REV's content is safe for KEY."""
-    from failgate_hooks.events import Evidence, EvidenceKind, Status
-    from failgate_hooks.lifecycle import EventDraft, git_identity
+    from failgate_hooks.core.events import Evidence, EvidenceKind, Status
+    from failgate_hooks.ledger.write import EventDraft, git_identity
 
     def build(repo: Any) -> EventDraft:
         who = by or git_identity(repo)
@@ -304,8 +305,8 @@ def confirm(ctx: click.Context, key: str, rev: str, note: str, by: str | None) -
 @click.pass_context
 def expire(ctx: click.Context, key: str, note: str) -> None:
     """Record that KEY's risk no longer exists (its gate retires)."""
-    from failgate_hooks.events import Status
-    from failgate_hooks.lifecycle import EventDraft
+    from failgate_hooks.core.events import Status
+    from failgate_hooks.ledger.write import EventDraft
 
     _write(ctx, lambda repo: EventDraft(entity_key=key, status=Status.EXPIRED, note=note))
 
@@ -316,9 +317,9 @@ def expire(ctx: click.Context, key: str, note: str) -> None:
 @click.pass_context
 def log(ctx: click.Context, key: str, as_json: bool) -> None:
     """KEY's events in resolution order, superseded and heads marked, and its state."""
-    from failgate_hooks.ledger import inspection_config
-    from failgate_hooks.render import log_json, log_lines
-    from failgate_hooks.verifiers import inspection_ledger
+    from failgate_hooks.ledger.union import inspection_config
+    from failgate_hooks.render.text import log_json, log_lines
+    from failgate_hooks.verify.review import inspection_ledger
 
     with open_repo(ctx) as repo:
         ledger, _ = inspection_ledger(repo, inspection_config(repo))
@@ -342,8 +343,8 @@ def log(ctx: click.Context, key: str, as_json: bool) -> None:
 @click.pass_context
 def fsck(ctx: click.Context, rev: str, range_: str | None, as_json: bool) -> None:
     """Validate the ledger at REV and list every problem; exit 0 or 4."""
-    from failgate_hooks.fsck import run_fsck
-    from failgate_hooks.sanitize import clean
+    from failgate_hooks.core.sanitize import clean
+    from failgate_hooks.ledger.fsck import run_fsck
 
     with open_repo(ctx) as repo:
         report = run_fsck(repo, rev, range_)
@@ -366,7 +367,7 @@ def trigger_option(func: F) -> F:
 
 
 def print_decision(decision: Any, as_json: bool, *, err: bool = False) -> None:
-    from failgate_hooks.render import render_json, render_text
+    from failgate_hooks.render.text import render_json, render_text
 
     if as_json:
         click.echo(render_json(decision), err=err)
@@ -391,9 +392,9 @@ def gates(
     as_json: bool,
 ) -> None:
     """Show each gate's state at REV, without running any verifier."""
-    from failgate_hooks.evaluate import Evaluator, Request
-    from failgate_hooks.gates import Context
-    from failgate_hooks.ledger import Revision, inspection_config
+    from failgate_hooks.app.evaluate import Evaluator, Request
+    from failgate_hooks.core.gates import Context
+    from failgate_hooks.ledger.union import Revision, inspection_config
 
     with open_repo(ctx) as repo:
         commit = repo.resolve_commit(rev)
@@ -449,7 +450,7 @@ def check(
     as_json: bool,
 ) -> None:
     """Decide whether TRIGGER may proceed for REV, running verifiers (exit 0/1/3/4)."""
-    from failgate_hooks.checking import run_check
+    from failgate_hooks.app.check import run_check
 
     with open_repo(ctx) as repo:
         decision, warnings = run_check(
@@ -464,7 +465,7 @@ def check(
             no_cache=no_cache,
             trust_ledger=trust_ledger or os.environ.get("FAILGATE_TRUST_LEDGER") == "1",
         )
-    from failgate_hooks.sanitize import clean
+    from failgate_hooks.core.sanitize import clean
 
     for warning in warnings:
         click.echo(f"warning: {clean(warning)}", err=True)
@@ -477,13 +478,13 @@ def check(
 @click.pass_context
 def try_(ctx: click.Context, key: str) -> None:
     """Run KEY's verifier on the work tree as it is (never caches, clears or records)."""
-    from failgate_hooks.gates import VerifierOutcome, verifier_reason
-    from failgate_hooks.ledger import inspection_config
-    from failgate_hooks.render import render_tail
-    from failgate_hooks.runner import progress_line
-    from failgate_hooks.sanitize import clean
-    from failgate_hooks.verifiers import entity_verification
-    from failgate_hooks.verify import run_in_worktree
+    from failgate_hooks.app.runner import progress_line
+    from failgate_hooks.core.gates import VerifierOutcome, verifier_reason
+    from failgate_hooks.core.sanitize import clean
+    from failgate_hooks.ledger.union import inspection_config
+    from failgate_hooks.render.text import render_tail
+    from failgate_hooks.verify.review import entity_verification
+    from failgate_hooks.verify.run import run_in_worktree
 
     with open_repo(ctx) as repo:
         config = inspection_config(repo)
@@ -510,10 +511,10 @@ def try_(ctx: click.Context, key: str) -> None:
 @click.pass_context
 def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
     """Review the verifiers this machine does not trust yet, and approve them."""
-    from failgate_hooks import verifiers
-    from failgate_hooks.ledger import inspection_config
-    from failgate_hooks.lifecycle import git_identity
-    from failgate_hooks.sanitize import clean
+    from failgate_hooks.core.sanitize import clean
+    from failgate_hooks.ledger.union import inspection_config
+    from failgate_hooks.ledger.write import git_identity
+    from failgate_hooks.verify import review as verifiers
 
     with open_repo(ctx) as repo:
         config = inspection_config(repo)
@@ -541,7 +542,7 @@ def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
 @click.pass_context
 def demo(ctx: click.Context) -> None:
     """Show, with real pushes in a throwaway repository, a gate refusing then allowing."""
-    from failgate_hooks.demo import run_demo
+    from failgate_hooks.app.demo import run_demo
 
     ctx.exit(run_demo(click.echo))
 
@@ -575,8 +576,8 @@ def replay(
     as_json: bool,
 ) -> None:
     """Prove a gate on history: held at PARENT, cleared at REPAIR (exit 0, else 1)."""
-    from failgate_hooks import replay as replaying
-    from failgate_hooks.ledger import inspection_config
+    from failgate_hooks.app import replay as replaying
+    from failgate_hooks.ledger.union import inspection_config
 
     expected = None
     if expect_files is not None:
@@ -621,7 +622,7 @@ def _progress_bar() -> Callable[[int, int, str], None]:
 @click.pass_context
 def ci(ctx: click.Context, as_json: bool) -> None:
     """The CI gate: decide for the commit CI tests, against its base (exit 0/1/3/4)."""
-    from failgate_hooks.ci import run_ci
+    from failgate_hooks.app.ci import run_ci
 
     with open_repo(ctx) as repo:
         code = run_ci(repo, os.environ, stdout=sys.stdout, stderr=sys.stderr, as_json=as_json)
@@ -641,8 +642,8 @@ def ci(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def export(ctx: click.Context, fmt: str, rev: str) -> None:
     """Every entity with its state, reason and lifecycle; free text fenced as data."""
-    from failgate_hooks import export as exporting
-    from failgate_hooks.ledger import inspection_config
+    from failgate_hooks.app import export as exporting
+    from failgate_hooks.ledger.union import inspection_config
 
     with open_repo(ctx) as repo:
         report = exporting.export_ledger(repo, inspection_config(repo), rev=rev)
@@ -660,7 +661,7 @@ def export(ctx: click.Context, fmt: str, rev: str) -> None:
 @click.pass_context
 def install(ctx: click.Context, chain: bool) -> None:
     """Install failgate as this repository's plain git pre-push hook."""
-    from failgate_hooks import install as installer
+    from failgate_hooks.app import install as installer
 
     with open_repo(ctx) as repo:
         path = installer.install(repo, chain=chain)
@@ -671,7 +672,7 @@ def install(ctx: click.Context, chain: bool) -> None:
 @click.pass_context
 def uninstall(ctx: click.Context) -> None:
     """Remove failgate's pre-push hook (only its own; a chained one is restored)."""
-    from failgate_hooks import install as installer
+    from failgate_hooks.app import install as installer
 
     with open_repo(ctx) as repo:
         click.echo(installer.uninstall(repo))

@@ -5,19 +5,19 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from failgate_hooks.config import Config
-from failgate_hooks.evaluate import Evaluator, Request
-from failgate_hooks.events import Verification
-from failgate_hooks.gates import Assessment, Decision, VerifierResult
-from failgate_hooks.gitio import GitRepo
+from failgate_hooks.app.evaluate import Evaluator, Request
+from failgate_hooks.core.events import Verification
+from failgate_hooks.core.gates import Assessment, Decision, VerifierResult
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.config import Config
 
 if TYPE_CHECKING:
-    from failgate_hooks.verify import Checkouts
+    from failgate_hooks.verify.run import Checkouts
 
 
 def progress_line(text: str) -> None:
     """One line per gate on standard error, so a push never looks hung."""
-    from failgate_hooks.sanitize import clean_line
+    from failgate_hooks.core.sanitize import clean_line
 
     sys.stderr.write(clean_line(text) + "\n")
     sys.stderr.flush()
@@ -39,7 +39,7 @@ class VerifierRunner:
     def checkouts(self) -> Checkouts:
         # verify, the trust store and the pass cache load with the first verifier to run
         if self._checkouts is None:
-            from failgate_hooks.verify import Checkouts
+            from failgate_hooks.verify.run import Checkouts
 
             self._checkouts = Checkouts(self.repo)
         return self._checkouts
@@ -47,7 +47,7 @@ class VerifierRunner:
     def __call__(
         self, request: Request, item: Assessment, verification: Verification, pinned_from: str
     ) -> VerifierResult:
-        from failgate_hooks.verify import run_gate_verifier
+        from failgate_hooks.verify.run import run_gate_verifier
 
         return run_gate_verifier(
             self.repo,

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import failgate_hooks
-from failgate_hooks import sanitize
-from failgate_hooks.errors import GitError, UsageError
-from failgate_hooks.events import Verification, is_valid_entity_key
-from failgate_hooks.gitio import GitRepo
-from failgate_hooks.ledger import Revision, config_at, read_union
-from failgate_hooks.resolve import Outcome
-from failgate_hooks.verify import (
+from failgate_hooks.core import sanitize
+from failgate_hooks.core.errors import GitError, UsageError
+from failgate_hooks.core.events import Verification, is_valid_entity_key
+from failgate_hooks.core.resolve import Outcome
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.union import Revision, config_at, read_union
+from failgate_hooks.verify.run import (
     DEFAULT_TIMEOUT_S,
     NO_VERDICT_DETAIL,
     NO_VERDICT_EXIT,

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from failgate_hooks.errors import TrustError
+from failgate_hooks.core.errors import TrustError
 
 TRUST_FORMAT = 1
 FINGERPRINT_VERSION = "fp1"

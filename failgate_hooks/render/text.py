@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from failgate_hooks import sanitize
-from failgate_hooks.events import Problem
-from failgate_hooks.gates import (
+from failgate_hooks.core import sanitize
+from failgate_hooks.core.events import Problem
+from failgate_hooks.core.gates import (
     Decision,
     DecisionKind,
     Gate,
@@ -22,7 +22,7 @@ from failgate_hooks.gates import (
     Relaxation,
     VerifierResult,
 )
-from failgate_hooks.resolve import Resolution
+from failgate_hooks.core.resolve import Resolution
 
 JSON_SCHEMA_VERSION = 1
 INDENT = "     "

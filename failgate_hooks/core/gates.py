@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, overload
 
-from failgate_hooks import exitcodes, resolve, wildmatch
-from failgate_hooks.events import EvidenceKind, Problem, Status, Verification
-from failgate_hooks.resolve import EntityState, Outcome, Resolution, fold, resolve_entity
+from failgate_hooks.core import exitcodes, resolve, wildmatch
+from failgate_hooks.core.events import EvidenceKind, Problem, Status, Verification
+from failgate_hooks.core.resolve import EntityState, Outcome, Resolution, fold, resolve_entity
 
 PUSH = "push"
 BLOCK_ON = ("protected", "all")

@@ -25,15 +25,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
-from failgate_hooks import exitcodes, sanitize
-from failgate_hooks.errors import FailgateError, GitError, UsageError
-from failgate_hooks.evaluate import Request
-from failgate_hooks.events import Problem
-from failgate_hooks.gates import Context, Decision, Gate, GateState, Relaxation
-from failgate_hooks.gitio import HEX_ID_RE, GitRepo, is_null_id, remote_default_branch
-from failgate_hooks.history import check_update
-from failgate_hooks.hooks import config_for
-from failgate_hooks.ledger import Revision
+from failgate_hooks.app.evaluate import Request
+from failgate_hooks.app.push import config_for
+from failgate_hooks.core import exitcodes, sanitize
+from failgate_hooks.core.errors import FailgateError, GitError, UsageError
+from failgate_hooks.core.events import Problem
+from failgate_hooks.core.gates import Context, Decision, Gate, GateState, Relaxation
+from failgate_hooks.git.repo import HEX_ID_RE, GitRepo, is_null_id, remote_default_branch
+from failgate_hooks.ledger.appendonly import check_update
+from failgate_hooks.ledger.union import Revision
 
 # actions/checkout always names its remote `origin`.
 REMOTE = "origin"
@@ -283,7 +283,7 @@ def decide_ci(repo: GitRepo, environ: Mapping[str, str]) -> CiRun:
         extra_protected_refs=extra_protected,
         history_errors=tuple(history),
     )
-    from failgate_hooks.runner import decide_with_verifiers
+    from failgate_hooks.app.runner import decide_with_verifiers
 
     decision = decide_with_verifiers(repo, config, request)
     return CiRun(target, head, base, decision, tuple(notes))
@@ -360,7 +360,7 @@ def run_ci(
 
 def render_ci_text(run: CiRun, *, color: bool = False) -> str:
     """What was compared, then the §10 text of the decision."""
-    from failgate_hooks.render import render_text
+    from failgate_hooks.render.text import render_text
 
     assert run.decision is not None
     lines = [f"CI {_line(run.target.source)}: {run.head[:7]} {_against(run)}"]
@@ -371,7 +371,7 @@ def render_ci_text(run: CiRun, *, color: bool = False) -> str:
 
 def render_ci_json(run: CiRun) -> str:
     """The §10 JSON object, with a `ci` field saying what was compared."""
-    from failgate_hooks.render import render_json
+    from failgate_hooks.render.text import render_json
 
     assert run.decision is not None
     doc = json.loads(render_json(run.decision))
@@ -449,7 +449,7 @@ def annotation_lines(decision: Decision) -> list[str]:
 
 def _gate_message(gate: Gate) -> list[str]:
     """The gate's line, why it is in that state, and its verifier's last lines."""
-    from failgate_hooks.render import render_tail
+    from failgate_hooks.render.text import render_tail
 
     head = f"{_LABELS.get(gate.state, gate.state.value.upper())} {gate.entity_key}"
     if gate.title:
@@ -483,7 +483,7 @@ def md(text: str) -> str:
 
 def step_summary(run: CiRun) -> str:
     """The Markdown for $GITHUB_STEP_SUMMARY: the gates, the relaxations, the verdict."""
-    from failgate_hooks.render import render_text
+    from failgate_hooks.render.text import render_text
 
     decision = run.decision
     assert decision is not None
@@ -550,7 +550,7 @@ def _line(text: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`failgate ci [--json]` in the current directory, until the CLI wires it."""
-    from failgate_hooks.cli import report_error
+    from failgate_hooks.commands.cli import report_error
 
     args = list(sys.argv[1:] if argv is None else argv)
     try:
