@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from failgate_hooks.core.errors import GitError
+from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.core.events import Problem, Status, Verification
 from failgate_hooks.core.gates import (
     Assessment,
@@ -19,6 +19,8 @@ from failgate_hooks.core.gates import (
     Gate,
     GateState,
     Policy,
+    Relaxation,
+    RelaxationKind,
     VerifierOutcome,
     VerifierResult,
     assess,
@@ -27,8 +29,8 @@ from failgate_hooks.core.gates import (
 )
 from failgate_hooks.core.resolve import Resolution
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.ledger.config import Config
-from failgate_hooks.ledger.union import Ledger, Revision, read_union
+from failgate_hooks.ledger.config import Config, loosened
+from failgate_hooks.ledger.union import Ledger, Revision, config_at, read_union
 from failgate_hooks.ledgerindex import Settled, ledger_view
 
 
@@ -137,6 +139,12 @@ class Request:
     pusher_is_relaxer: bool = False
     extra_protected_refs: tuple[str, ...] = ()
     history_errors: tuple[Problem, ...] = ()
+    # The commit the configuration in force was read from (None: the built-in
+    # defaults). When it is not C, C's own configuration is compared with it: what
+    # loosens enforcement or authority is a relaxation (§9).
+    config_from: str | None = None
+    # Relaxing changes found by the caller that are not events (a ref deletion).
+    other_relaxations: tuple[Relaxation, ...] = ()
 
 
 # (commit, entity, environment, verifier, pinned-from commit): what one run ran
@@ -183,6 +191,7 @@ class Evaluator:
         else:
             ledger = read_union(self.repo, request.revisions, self.config.ledger)
         policy = self.policy(request, hold_open=hold_open)
+        config_relaxations, config_problems = self._config_change(request, policy)
         protected_ids = ledger.protected_ids  # computed once: it walks the whole ledger
         assessments = [
             assess(resolution, facts, context, protected_ids=protected_ids, policy=policy)
@@ -198,11 +207,36 @@ class Evaluator:
             context=request.context,
             policy=policy,
             errors=ledger.problems,
-            history_errors=request.history_errors,
+            history_errors=request.history_errors + config_problems,
             commit=request.commit,
+            other_relaxations=request.other_relaxations + config_relaxations,
             settled=len(settled.rows) if settled else 0,
             make_settled=None if settled is None else lambda: _settled_gates(settled),
         )
+
+    def _config_change(
+        self, request: Request, policy: Policy
+    ) -> tuple[tuple[Relaxation, ...], tuple[Problem, ...]]:
+        """C's configuration against the one in force: loosening is a relaxation (§9), and a
+        configuration that does not parse is a problem that blocks where a gate would."""
+        if request.config_from == request.commit:
+            return (), ()
+        try:
+            pushed = config_at(self.repo, request.commit, "the pushed commit")
+        except UsageError as error:
+            problem = Problem(
+                code="invalid-config",
+                message=f"{error.message}: it would break every later push",
+                commit=request.commit,
+            )
+            return (), (problem,)
+        changes = loosened(self.config, pushed)
+        if not changes:
+            return (), ()
+        accepted = policy.authority == "accept" or policy.pusher_is_relaxer
+        what = f"config change at {request.commit[:12]}: {'; '.join(changes)}"
+        kind = RelaxationKind.CONFIG.value
+        return (Relaxation("", "", kind, accepted, what),), ()
 
     def _verify(
         self, request: Request, ledger: Ledger, item: Assessment, verification: Verification

@@ -13,9 +13,16 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from failgate_hooks.app.evaluate import Evaluator, Request, ResultKey, RunVerifier
-from failgate_hooks.core import exitcodes
+from failgate_hooks.core import exitcodes, wildmatch
 from failgate_hooks.core.errors import GitError, UsageError
-from failgate_hooks.core.gates import Context, Decision, DecisionKind, VerifierResult
+from failgate_hooks.core.gates import (
+    Context,
+    Decision,
+    DecisionKind,
+    Relaxation,
+    RelaxationKind,
+    VerifierResult,
+)
 from failgate_hooks.git.repo import GitRepo, is_null_id, remote_default_branch
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.config import Config
@@ -157,7 +164,15 @@ def pre_push(
     outcomes = []
     for update in updates:
         if update.is_delete:
-            outcomes.append(RefOutcome(update, None, ["deletion: allowed"]))
+            old = repo.try_resolve_commit(update.old)
+            known = [] if old is None else [Revision(f"{remote}'s {update.remote_ref}", old, True)]
+            base = [Revision(default[0], default[1], protected=True)] if default else []
+            config = config_for(repo, [*known, *base]) if known or base else Config()
+            as_remote = None
+            if default is not None:
+                as_remote = (_default_branch_as_remote_ref(default[0], remote), default[1])
+            deletion = _deletion(repo, run, config, update, old, as_remote, "accept")
+            outcomes.append(deletion)
             continue
         commit = peel(repo, update.new, update.local_ref)
         notes = []
@@ -182,6 +197,7 @@ def pre_push(
             commit=commit,
             context=Context(trigger="push", ref=update.remote_ref),
             revisions=tuple(revisions),
+            config_from=_config_source(revisions),
             authority="accept",
             trust_ledger=trust_ledger,
             extra_protected_refs=extra_protected,
@@ -201,33 +217,35 @@ def pre_receive(
 ) -> PushReport:
     """Decide every ref of a push on the server (authority protected)."""
     repo = run.repo
-    default_ref = repo.symbolic_ref("HEAD")
-    default_commit = repo.try_resolve_commit(default_ref) if default_ref else None
+    default = server_default_branch(repo)
     outcomes = []
     for update in updates:
-        if update.is_delete:
-            outcomes.append(RefOutcome(update, None, ["deletion: allowed"]))
-            continue
-        commit = peel(repo, update.new, update.remote_ref)
         old = None if update.is_create else repo.resolve_commit(update.old)
-        revisions = [Revision("new tip", commit)]
-        if old is not None:
-            revisions.append(Revision(f"old tip of {update.remote_ref}", old, protected=True))
-        if default_ref and default_commit:
-            revisions.append(Revision(default_ref, default_commit, protected=True))
-        config = config_for(repo, revisions)
+        known = [] if old is None else [Revision(f"old tip of {update.remote_ref}", old, True)]
+        base = [Revision(default[0], default[1], protected=True)] if default else []
+        # Never the pushed commit's own configuration: with no protected revision at all,
+        # the built-in defaults decide, and the pushed one is judged against them.
+        config = config_for(repo, [*known, *base]) if known or base else Config()
         pusher = pusher_identity(config.identity_env, environ)
         relaxer = pusher is not None and pusher in config.relaxers
+        if update.is_delete:
+            outcomes.append(
+                _deletion(repo, run, config, update, old, default, "protected", relaxer)
+            )
+            continue
+        commit = peel(repo, update.new, update.remote_ref)
+        revisions = [Revision("new tip", commit), *known, *base]
         history = check_update(repo, old, commit, config.ledger, exclude=["--all"])
         request = Request(
             commit=commit,
             context=Context(trigger="push", ref=update.remote_ref),
             revisions=tuple(revisions),
+            config_from=_config_source(revisions),
             authority="protected",
             run_verifiers=exec_verifiers,
             trust_ledger=True,
             pusher_is_relaxer=relaxer,
-            extra_protected_refs=(default_ref,) if default_ref else (),
+            extra_protected_refs=(default[0],) if default else (),
             history_errors=tuple(history),
         )
         decision = run.evaluator(config).evaluate(request, hold_open=exec_verifiers)
@@ -237,10 +255,85 @@ def pre_receive(
 
 def config_for(repo: GitRepo, revisions: Sequence[Revision]) -> Config:
     """From the first protected revision (§5); C's own only when none is protected."""
+    return config_at(repo, *_config_revision(revisions))
+
+
+def _config_revision(revisions: Sequence[Revision]) -> tuple[str, str]:
     for rev in revisions:
         if rev.protected:
-            return config_at(repo, rev.commit, rev.label)
-    return config_at(repo, revisions[0].commit, revisions[0].label)
+            return rev.commit, rev.label
+    return revisions[0].commit, revisions[0].label
+
+
+def _config_source(revisions: Sequence[Revision]) -> str | None:
+    """The commit `config_for` reads, or None when none is protected on the server."""
+    return _config_revision(revisions)[0] if any(r.protected for r in revisions) else None
+
+
+def server_default_branch(repo: GitRepo) -> tuple[str, str] | None:
+    """The server's default branch and its tip: HEAD's branch, else main, else master.
+
+    A stock `git init --bare` points HEAD at master; a repository whose default
+    branch is main must still protect main and read its ledger and configuration."""
+    for ref in (repo.symbolic_ref("HEAD"), "refs/heads/main", "refs/heads/master"):
+        if ref:
+            commit = repo.try_resolve_commit(ref)
+            if commit is not None:
+                return ref, commit
+    return None
+
+
+def _deletion(
+    repo: GitRepo,
+    run: HookRun,
+    config: Config,
+    update: RefUpdate,
+    old: str | None,
+    default: tuple[str, str] | None,
+    authority: str,
+    relaxer: bool = False,
+) -> RefOutcome:
+    """A deleted ref (`default`: the default branch as a ref of the side that receives the
+    push, and its tip): a relaxation when it is protected and its ledger holds events that
+    the default branch's ledger lacks (else they would leave the server with it)."""
+    protected = (*config.protected_refs, *((default[0],) if default else ()))
+    if not wildmatch.match_any(protected, update.remote_ref):
+        return RefOutcome(update, None)
+    if old is None:
+        return RefOutcome(
+            update,
+            None,
+            [
+                f"deletion of {update.remote_ref}: its tip is not in this repository, so which "
+                "ledger events it holds is unknown: fetch it to check"
+            ],
+        )
+
+    def events(commit: str) -> set[str]:
+        return {e.path for e in repo.ls_folder(commit, config.ledger) if e.path.endswith(".toml")}
+
+    kept = set() if default is None or default[0] == update.remote_ref else events(default[1])
+    lost = sorted(events(old) - kept)
+    if not lost:
+        return RefOutcome(update, None)
+    what = (
+        f"deletion of {update.remote_ref}: its ledger holds {len(lost)} event file(s) that "
+        f"the default branch lacks (e.g. {lost[0]})"
+    )
+    accepted = authority == "accept" or relaxer
+    relaxation = Relaxation("", "", RelaxationKind.REF_DELETION.value, accepted, what)
+    request = Request(
+        commit=old,
+        context=Context(trigger="push", ref=update.remote_ref),
+        revisions=(),
+        config_from=old,
+        authority=authority,
+        run_verifiers=False,
+        pusher_is_relaxer=relaxer,
+        extra_protected_refs=(default[0],) if default else (),
+        other_relaxations=(relaxation,),
+    )
+    return RefOutcome(update, run.evaluator(config).evaluate(request), [])
 
 
 def pusher_identity(config_env: str | None, environ: Mapping[str, str] = os.environ) -> str | None:

@@ -43,12 +43,16 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
     note = None
     if not updates:
         update = from_pre_commit(environ)
+        if update is None and "PRE_COMMIT" not in environ:
+            # git runs the hook with empty stdin when nothing is to be pushed (an
+            # up-to-date branch): a push with nothing to check.
+            return exitcodes.ALLOWED
         if update is None:
             raise UsageError(
-                "nothing identifies the pushed commit: stdin was empty and no "
-                "PRE_COMMIT_TO_REF or PRE_COMMIT_LOCAL_BRANCH is set",
-                hint="run failgate-pre-push as git's pre-push hook (failgate install), "
-                "or through pre-commit with --hook-type pre-push",
+                "nothing identifies the pushed commit: pre-commit set neither "
+                "PRE_COMMIT_TO_REF nor PRE_COMMIT_LOCAL_BRANCH",
+                hint="run it as a pre-push hook (pre-commit install --hook-type pre-push), or "
+                "by hand with pre-commit run --hook-stage pre-push --from-ref A --to-ref B",
             )
         updates = [update]
         note = ONE_REF_NOTE.format(ref=update.remote_ref)
@@ -104,7 +108,7 @@ def _print_report(report: PushReport, note: str | None) -> None:
     color = sys.stderr.isatty()
     blocks = []
     for outcome in report.outcomes:
-        lines = [f"NOTE {clean(n)}" for n in outcome.notes if outcome.decision is not None]
+        lines = [f"NOTE {clean(n)}" for n in outcome.notes]
         if outcome.decision is None:
             lines.append(f"DELETE {clean(outcome.update.remote_ref)}: allowed")
         else:

@@ -58,6 +58,10 @@ class RelaxationKind(enum.StrEnum):
     VERIFICATION = "verification"
     TRIGGERS = "triggers"
     APPLIES_TO = "applies_to"
+    # Two that are not events (§1): what loosens the configuration in force, and the
+    # deletion of a protected ref whose ledger holds events the default branch lacks.
+    CONFIG = "config"
+    REF_DELETION = "ref_deletion"
 
 
 class VerifierOutcome(enum.StrEnum):
@@ -149,7 +153,8 @@ class Policy:
 
 @dataclass(frozen=True)
 class Relaxation:
-    """A relaxing event (§1) not yet in a protected revision."""
+    """A relaxing event (§1) not yet in a protected revision, or a relaxing change that is
+    not an event (a configuration change, a ref deletion: `event_id` and `entity_key` "")."""
 
     event_id: str
     entity_key: str
@@ -591,6 +596,7 @@ def decide(
     errors: Iterable[Problem] = (),
     history_errors: Iterable[Problem] = (),
     commit: str | None = None,
+    other_relaxations: Iterable[Relaxation] = (),
     settled: int = 0,
     make_settled: Callable[[], Iterable[Gate]] | None = None,
 ) -> Decision:
@@ -600,6 +606,8 @@ def decide(
     integrity problems (they always block); `history_errors` are append-only
     violations (they block where a gate would, else warn). `commit` is C's id,
     needed when no entity was assessed; it must agree with every assessment.
+    `other_relaxations` are the relaxing changes that are not events (a config change,
+    a ref deletion); a pending one blocks where a gate would.
     `settled` more entities were found not applicable without assessing them;
     `make_settled` makes their gates when something reads them (Gates)."""
     assessments = tuple(assessments)
@@ -627,6 +635,10 @@ def decide(
             if not relaxation.accepted:
                 relaxation = replace(relaxation, blocking=block, warning=not block)
             relaxations.append(relaxation)
+    for relaxation in other_relaxations:
+        if not relaxation.accepted:
+            relaxation = replace(relaxation, blocking=block, warning=not block)
+        relaxations.append(relaxation)
 
     # Integrity errors follow enforcement like gates do: a branch that repairs a
     # broken ledger must be pushable for review, while protected refs stay shut.

@@ -7,6 +7,7 @@ or change who may relax a gate.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,12 +16,19 @@ from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import is_safe_relative_path
 
 CONFIG_FILES = ("failgate.toml", "pyproject.toml")
+# `**` crosses `/`: refs/tags/prod/v1 and refs/heads/release/2.0/hotfix are shipped refs too.
 DEFAULT_PROTECTED_REFS = (
     "refs/heads/main",
     "refs/heads/master",
-    "refs/heads/release/*",
-    "refs/tags/*",
+    "refs/heads/release/**",
+    "refs/tags/**",
 )
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Variables a pusher can set: git's own (push options arrive as GIT_PUSH_OPTION_*), and
+# those sshd accepts from a client by default (AcceptEnv LANG LC_*), or that a client
+# names in its command. An identity read from one of them is whatever the pusher says.
+_PUSHER_CONTROLLED = ("LANG", "LANGUAGE", "TZ", "TERM", "SSH_ORIGINAL_COMMAND")
+_PUSHER_CONTROLLED_PREFIXES = ("GIT_", "LC_")
 
 
 @dataclass(frozen=True)
@@ -88,8 +96,17 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
         raise UsageError(f"{where}: {prefix}default_timeout_s must be a positive integer")
     identity_env = table.get("identity_env")
-    if identity_env is not None and not (isinstance(identity_env, str) and identity_env):
-        raise UsageError(f"{where}: {prefix}identity_env must be a variable name")
+    if identity_env is not None:
+        if not isinstance(identity_env, str) or not _VARIABLE_NAME.match(identity_env):
+            raise UsageError(f"{where}: {prefix}identity_env must be a variable name")
+        if identity_env in _PUSHER_CONTROLLED or identity_env.startswith(
+            _PUSHER_CONTROLLED_PREFIXES
+        ):
+            raise UsageError(
+                f"{where}: {prefix}identity_env = {identity_env!r} is a variable the pusher can "
+                "set, so it cannot say who pushes; name the one your git server sets "
+                "(e.g. GL_USERNAME on GitLab, REMOTE_USER behind a web server)"
+            )
     return Config(
         ledger=ledger,
         protected_refs=strings("protected_refs", DEFAULT_PROTECTED_REFS),
@@ -111,3 +128,27 @@ def _parse_toml(raw: bytes, where: str) -> dict[str, Any]:
         return toml_subset.read(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError, TOMLDecodeError too
         raise UsageError(f"{where}: not valid TOML: {exc}") from None
+
+
+def loosened(before: Config, after: Config) -> list[str]:
+    """How `after` loosens enforcement or authority compared with `before`, key by key.
+
+    Effective values are compared, never file bytes: an edit elsewhere in
+    pyproject.toml changes nothing, and an added failgate.toml that overrides the
+    pyproject.toml table is judged by what it makes the configuration."""
+    changes = []
+    if before.mode == "enforce" and after.mode == "warn":
+        changes.append('mode "enforce" -> "warn"')
+    if before.block_on == "all" and after.block_on == "protected":
+        changes.append('block_on "all" -> "protected"')
+    removed = [ref for ref in before.protected_refs if ref not in after.protected_refs]
+    if removed:
+        changes.append(f"protected_refs no longer protects {', '.join(removed)}")
+    added = [name for name in after.relaxers if name not in before.relaxers]
+    if added:
+        changes.append(f"relaxers adds {', '.join(added)}")
+    for key in ("identity_env", "ledger", "ledger_refs"):
+        if getattr(before, key) != getattr(after, key):
+            changes.append(f"{key} {getattr(before, key)!r} -> {getattr(after, key)!r}")
+    return changes
+

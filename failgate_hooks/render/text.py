@@ -159,6 +159,10 @@ def _summary(gates: Gates) -> list[str]:
 
 
 def _relaxation_line(relaxation: Relaxation, color: bool) -> str:
+    if not relaxation.event_id:  # a change that is not an event: config, ref deletion
+        label = "RELAXED" if relaxation.accepted else "PENDING"
+        tail = "" if relaxation.accepted else " — only a relaxer may push it (config relaxers)"
+        return f"{_paint(label, color)} {_line(relaxation.what)}{tail}"
     what = f"({_line(relaxation.entity_key)}: {_line(relaxation.what or relaxation.kind)})"
     event_id = _line(relaxation.event_id)
     if relaxation.accepted:

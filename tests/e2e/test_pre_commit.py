@@ -87,11 +87,15 @@ def test_pre_commit_refuses_a_held_push_and_allows_the_fix(
     assert remote_ref(remote, "refs/heads/main") == fixed
 
 
-def test_the_hook_entry_refuses_when_nothing_names_the_pushed_commit(repo: Repo) -> None:
+def test_under_pre_commit_the_hook_refuses_when_nothing_names_the_pushed_commit(
+    repo: Repo,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRE_COMMIT")}
     proc = subprocess.run(
         [sys.executable, "-c", "from failgate_hooks.commands.cli import pre_push_main; pre_push_main()"],
         cwd=repo.path, capture_output=True, text=True, input="", check=False,
-        env={k: v for k, v in os.environ.items() if not k.startswith("PRE_COMMIT")},
+        env={**env, "PRE_COMMIT": "1"},
     )  # fmt: skip
     assert proc.returncode != 0
     assert "nothing identifies the pushed commit" in proc.stderr
+    assert "--from-ref" in proc.stderr

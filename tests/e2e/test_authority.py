@@ -1,0 +1,196 @@
+"""Authority that a push cannot route around: deletions, config changes, nested refs.
+
+Each test pushes with `--no-verify` to a real bare remote with the real
+pre-receive hook, as anyone can, and asserts on the remote's refs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import Repo, git
+from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive, push, server
+from tests.worlds import budget_repo, record_failure, remote_ref, with_remote
+
+
+def record_release_gate(repo: Repo) -> str:
+    """A gate of the release branch only, committed there: main does not have it."""
+    return repo.record(
+        "rel:x", "--status", "observed", "--title", "Release 1 must not ship the old schema",
+        "--trigger", "push", "--no-probe",
+    )  # fmt: skip
+
+
+def release_branch_with_its_own_event(repo: Repo) -> str:
+    repo.git("checkout", "-q", "-b", "release/1")
+    record_release_gate(repo)
+    tip = repo.commit("the release's own gate")
+    assert push(repo, "release/1").returncode == 0
+    repo.git("checkout", "-q", "main")
+    return tip
+
+
+def test_deleting_a_protected_branch_whose_events_main_lacks_is_pending(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    tip = release_branch_with_its_own_event(repo)
+
+    refused = push(repo, ":release/1")
+    assert refused.returncode != 0, refused.stderr
+    assert "PENDING deletion of refs/heads/release/1" in refused.stderr
+    assert "ledger/rel/x/" in refused.stderr
+    assert remote_ref(remote, "refs/heads/release/1") == tip
+
+    accepted = push(repo, ":release/1", user="alice")  # a relaxer may
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/release/1") is None
+
+
+def test_deleting_then_recreating_cannot_drop_an_event(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    tip = release_branch_with_its_own_event(repo)
+    assert push(repo, ":release/1").returncode != 0
+    clean = repo.head()  # main: without rel:x
+    recreated = push(repo, f"{clean}:refs/heads/release/1", "--force")
+    assert recreated.returncode != 0, recreated.stderr
+    assert remote_ref(remote, "refs/heads/release/1") == tip
+
+
+def test_deleting_a_merged_release_branch_is_routine(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    repo.git("branch", "release/0")
+    assert push(repo, "release/0").returncode == 0
+    deleted = push(repo, ":release/0")
+    assert deleted.returncode == 0, deleted.stderr
+    assert remote_ref(remote, "refs/heads/release/0") is None
+
+
+def test_deleting_an_unprotected_branch_is_allowed(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    repo.git("checkout", "-q", "-b", "wip")
+    record_release_gate(repo)
+    repo.commit("work in progress")
+    assert push(repo, "wip").returncode == 0
+    assert push(repo, ":wip").returncode == 0
+    assert remote_ref(remote, "refs/heads/wip") is None
+
+
+def loosen(repo: Repo, config: str, message: str = "loosen the gate") -> str:
+    repo.write("failgate.toml", RELAXERS + config)
+    return repo.commit(message)
+
+
+def test_switching_to_warn_mode_is_a_pending_relaxation(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    loosen(repo, 'mode = "warn"\n')
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "PENDING config change" in refused.stderr
+    assert 'mode "enforce" -> "warn"' in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+    assert push(repo, "main", user="alice").returncode == 0
+
+
+def test_moving_the_ledger_folder_is_a_pending_relaxation(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    loosen(repo, 'ledger = "ledger2"\n')
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "ledger 'ledger' -> 'ledger2'" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_adding_oneself_to_the_relaxers_is_a_pending_relaxation(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("failgate.toml", 'relaxers = ["alice", "bob"]\nidentity_env = "REMOTE_USER"\n')
+    repo.commit("bob relaxes too")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "relaxers adds bob" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_an_identity_the_pusher_controls_is_refused(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("failgate.toml", 'relaxers = ["."]\nidentity_env = "GIT_DIR"\n')
+    repo.commit("GIT_DIR is . inside the hook")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "identity_env = 'GIT_DIR' is a variable the pusher can set" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_an_edit_elsewhere_in_pyproject_is_no_relaxation(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    repo.write("pyproject.toml", '[project]\nname = "x"\nversion = "1.0.1"\n')
+    head = repo.commit("bump the version, as a dependency bot does")
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "PENDING" not in accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == head
+
+
+def test_a_server_whose_head_names_master_still_reads_main(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/master")  # a stock `git init --bare`
+    record_failure(repo, "push")
+    assert push(repo, "main").returncode == 0
+    install_pre_receive(remote, "--exec")
+    main = remote_ref(remote, "refs/heads/main")
+
+    # A new protected ref has no old tip: main's ledger and config must still decide,
+    # not the pushed commit's own `mode = "warn"`.
+    loosen(repo, 'mode = "warn"\n')
+    refused = push(repo, "HEAD:refs/heads/release/9")
+    assert refused.returncode != 0, refused.stderr
+    assert "remote: BLOCKED" in refused.stderr
+    assert remote_ref(remote, "refs/heads/release/9") is None
+
+    deleted = push(repo, ":main")  # main holds every event: deleting it drops them all
+    assert deleted.returncode != 0, deleted.stderr
+    assert "PENDING deletion of refs/heads/main" in deleted.stderr
+    assert remote_ref(remote, "refs/heads/main") == main
+
+
+def test_a_gated_commit_to_a_nested_tag_or_release_branch_is_refused(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path, "--exec")
+    for ref in ("refs/tags/prod/v1", "refs/heads/release/2.0/hotfix"):
+        refused = push(repo, f"HEAD:{ref}")
+        assert refused.returncode != 0, (ref, refused.stderr)
+        assert "remote: BLOCKED" in refused.stderr
+        assert remote_ref(remote, ref) is None
+
+
+def hook_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PRE_COMMIT")}
+
+
+def test_an_up_to_date_push_through_the_plain_hook_succeeds_silently(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    with_remote(repo, tmp_path / "remote.git")
+    assert repo.failgate("install").code == 0
+    pushed = subprocess.run(
+        ["git", "push", "origin", "main"], cwd=repo.path, capture_output=True, text=True,
+        check=False, env=hook_env(),
+    )  # fmt: skip
+    assert pushed.returncode == 0, pushed.stderr
+    assert "failgate" not in pushed.stderr
+    assert "Everything up-to-date" in pushed.stderr
+
+
+def test_empty_stdin_without_pre_commit_is_a_push_with_nothing_to_check(repo: Repo) -> None:
+    entry = "from failgate_hooks.commands.hooks import pre_push_main; pre_push_main()"
+    proc = subprocess.run(
+        [sys.executable, "-c", entry, "origin", "url"], cwd=repo.path, capture_output=True,
+        text=True, input="", check=False, env=hook_env(),
+    )  # fmt: skip
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")

@@ -1,0 +1,79 @@
+"""Configuration: what parses, and what counts as loosening it."""
+
+from __future__ import annotations
+
+import pytest
+
+from failgate_hooks.core import wildmatch
+from failgate_hooks.core.errors import UsageError
+from failgate_hooks.ledger.config import DEFAULT_PROTECTED_REFS, Config, loosened, parse_config
+
+
+def config(text: str, name: str = "failgate.toml") -> Config:
+    return parse_config({name: text.encode()}, "test")
+
+
+@pytest.mark.parametrize(
+    "ref",
+    ["refs/heads/main", "refs/tags/v1", "refs/tags/prod/v1", "refs/heads/release/2.0/hotfix"],
+)
+def test_the_default_protected_refs_include_nested_names(ref: str) -> None:
+    assert wildmatch.match_any(DEFAULT_PROTECTED_REFS, ref)
+
+
+@pytest.mark.parametrize("ref", ["refs/heads/feature/x", "refs/heads/releases", "refs/notes/x"])
+def test_work_in_progress_refs_are_not_protected_by_default(ref: str) -> None:
+    assert not wildmatch.match_any(DEFAULT_PROTECTED_REFS, ref)
+
+
+@pytest.mark.parametrize(
+    "name", ["GIT_DIR", "GIT_PUSH_OPTION_0", "LANG", "LANGUAGE", "LC_ALL", "TZ", "TERM",
+             "SSH_ORIGINAL_COMMAND", "NOT A NAME", ""],
+)  # fmt: skip
+def test_identity_env_may_not_name_what_the_pusher_sets(name: str) -> None:
+    with pytest.raises(UsageError, match="identity_env"):
+        config(f'identity_env = "{name}"\n')
+
+
+def test_identity_env_names_the_server_s_variable() -> None:
+    assert config('identity_env = "GL_USERNAME"\n').identity_env == "GL_USERNAME"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        ("", 'mode = "warn"', 'mode "enforce" -> "warn"'),
+        ('block_on = "all"', "", 'block_on "all" -> "protected"'),
+        ("", 'protected_refs = ["refs/heads/main"]', "no longer protects refs/heads/master"),
+        ('relaxers = ["a"]', 'relaxers = ["a", "b"]', "relaxers adds b"),
+        ("", 'identity_env = "REMOTE_USER"', "identity_env None -> 'REMOTE_USER'"),
+        ("", 'ledger = "elsewhere"', "ledger 'ledger' -> 'elsewhere'"),
+        ("", 'ledger_refs = ["refs/heads/x"]', "ledger_refs () -> ('refs/heads/x',)"),
+    ],
+)
+def test_each_loosening_key_is_found(before: str, after: str, expected: str) -> None:
+    changes = loosened(config(before), config(after))
+    assert any(expected in change for change in changes), changes
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ('mode = "warn"', ""),  # warn -> enforce tightens
+        ("", 'block_on = "all"'),
+        ("", 'protected_refs = ["refs/heads/main", "refs/heads/master", "refs/heads/release/**",'
+             ' "refs/tags/**", "refs/heads/prod"]'),
+        ('relaxers = ["a", "b"]', 'relaxers = ["a"]'),
+        ("", "default_timeout_s = 60"),
+    ],
+)  # fmt: skip
+def test_tightening_or_unrelated_changes_loosen_nothing(before: str, after: str) -> None:
+    assert loosened(config(before), config(after)) == []
+
+
+def test_an_added_failgate_toml_is_judged_by_what_it_makes_the_config() -> None:
+    pyproject = parse_config({"pyproject.toml": b'[tool.failgate]\nblock_on = "all"\n'}, "before")
+    both = parse_config(
+        {"pyproject.toml": b'[tool.failgate]\nblock_on = "all"\n', "failgate.toml": b""}, "after"
+    )
+    assert loosened(pyproject, both) == ['block_on "all" -> "protected"']
