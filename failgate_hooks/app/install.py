@@ -18,7 +18,10 @@ from failgate_hooks.git.repo import GitRepo
 
 MARKER = "# failgate-managed-hook v1"
 HOOK = "pre-push"
-LEGACY = "pre-push.legacy"
+# The hook that was here first, kept and run first. Never pre-commit's name
+# (pre-push.legacy): pre-commit's own hook runs a pre-push.legacy beside it, so a
+# pre-commit hook kept under that name ran itself in "migration mode".
+CHAINED = "pre-push.before-failgate"
 
 _RUN_FAILGATE = """\
 import sys
@@ -51,7 +54,7 @@ def hook_script(python: str, *, chained: bool) -> str:
     if chained:
         lines += [
             # the hook that was here first runs first, and sees the same stdin
-            'legacy="$(dirname "$0")/pre-push.legacy"',
+            f'legacy="$(dirname "$0")/{CHAINED}"',
             'input="$(mktemp)" || exit 1',
             "trap 'rm -f \"$input\"' EXIT",
             'cat > "$input"',
@@ -81,17 +84,18 @@ def is_ours(path: str) -> bool:
 
 
 def install(repo: GitRepo, *, chain: bool, python: str | None = None) -> str:
-    """Write the hook; refuse a foreign one unless `chain` keeps it as pre-push.legacy."""
+    """Write the hook; refuse a foreign one unless `chain` keeps it (CHAINED) to run first."""
     folder = hooks_dir(repo)
     os.makedirs(folder, exist_ok=True)
     target = os.path.join(folder, HOOK)
-    legacy = os.path.join(folder, LEGACY)
+    legacy = os.path.join(folder, CHAINED)
     chained = os.path.exists(legacy)
     if os.path.lexists(target) and not is_ours(target):
         if not chain:
             raise UsageError(
                 f"{target} exists and was not written by failgate; nothing was changed",
-                hint="run failgate install --chain to keep it as pre-push.legacy and run it first",
+                hint=f"run failgate install --chain to keep it as {CHAINED} and run it first "
+                "(under pre-commit, add failgate's hook id to .pre-commit-config.yaml instead)",
             )
         if os.path.lexists(legacy):
             raise UsageError(f"{legacy} already exists; move it away first")
@@ -105,7 +109,7 @@ def uninstall(repo: GitRepo) -> str:
     """Remove failgate's hook only, restoring a chained one; say what was done."""
     folder = hooks_dir(repo)
     target = os.path.join(folder, HOOK)
-    legacy = os.path.join(folder, LEGACY)
+    legacy = os.path.join(folder, CHAINED)
     if not os.path.lexists(target):
         return f"no pre-push hook in {folder}; nothing to do"
     if not is_ours(target):

@@ -99,3 +99,44 @@ def test_under_pre_commit_the_hook_refuses_when_nothing_names_the_pushed_commit(
     assert proc.returncode != 0
     assert "nothing identifies the pushed commit" in proc.stderr
     assert "--from-ref" in proc.stderr
+
+
+LOCAL_PRE_PUSH_HOOK = """\
+repos:
+  - repo: local
+    hooks:
+      - id: team-check
+        name: the team's own pre-push check
+        entry: "true"
+        language: system
+        stages: [pre-push]
+        always_run: true
+        pass_filenames: false
+"""
+
+
+def test_install_chain_keeps_a_pre_commit_hook_working_beside_failgate(
+    tmp_path: Path, pre_commit_home: Path
+) -> None:
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.write(".pre-commit-config.yaml", LOCAL_PRE_PUSH_HOOK)
+    repo.commit("the team's pre-commit config")
+    installed = pre_commit(repo, pre_commit_home, "install", "--hook-type", "pre-push")
+    assert installed.returncode == 0, installed.stderr
+    chained = repo.failgate("install", "--chain")
+    assert chained.code == 0, chained
+
+    clean = git_push(repo, pre_commit_home, "main")
+    output = clean.stdout + clean.stderr
+    assert clean.returncode == 0, output
+    assert "the team's own pre-push check" in output  # pre-commit's hook still ran
+    assert "migration mode" not in output
+    assert remote_ref(remote, "refs/heads/main") == repo.head()
+
+    record_failure(repo, "push")
+    held = git_push(repo, pre_commit_home, "main")
+    output = held.stdout + held.stderr
+    assert held.returncode != 0, output
+    assert "BLOCKED" in output
+    assert remote_ref(remote, "refs/heads/main") != repo.head()

@@ -193,7 +193,7 @@ def test_uninstall_restores_the_chained_hook(foreign: Repo) -> None:
     assert foreign.failgate("install", "--chain").code == 0
     assert foreign.failgate("uninstall").code == 0
     assert (foreign.path / ".git/hooks/pre-push").read_text() == FOREIGN_HOOK
-    assert not (foreign.path / ".git/hooks/pre-push.legacy").exists()
+    assert not (foreign.path / ".git/hooks/pre-push.before-failgate").exists()
 
 
 def test_the_hook_fails_closed_when_failgate_is_gone(tmp_path: Path) -> None:
