@@ -372,6 +372,11 @@ def test_install_writes_into_core_hooks_path_and_git_runs_it(tmp_path: Path) -> 
 WATCHER = """\
 import os, sys, time
 common = sys.argv[1]
+# The test says when the concurrent `trust --yes` is done: its own brief lock on the
+# trust store is not one of the check's, and seeing it made this test fail now and then.
+deadline = time.monotonic() + 60
+while not os.path.exists(sys.argv[3]) and time.monotonic() < deadline:
+    time.sleep(0.02)
 # While this verifier runs, no failgate lock may be held: a run can take minutes.
 locks = [name for base, _, names in os.walk(os.path.join(common, "failgate"))
          for name in names if name.endswith(".lock")]
@@ -388,7 +393,8 @@ def test_two_checks_at_once_share_cache_and_trust_store_without_corruption(
     repo = make_repo(tmp_path / "repo")
     common = str(repo.path / ".git")
     log = tmp_path / "runs"
-    record_verifier(repo, "ops:watch", "checks/watch.py", WATCHER, common, str(log))
+    go = tmp_path / "trust-is-done"
+    record_verifier(repo, "ops:watch", "checks/watch.py", WATCHER, common, str(log), str(go))
     # a second verifier, still untrusted, approved while the checks run
     repo.write("checks/other.py", PASSES)
     repo.commit("another verifier")
@@ -411,7 +417,9 @@ def test_two_checks_at_once_share_cache_and_trust_store_without_corruption(
     procs = [start("check", "--ref", "refs/heads/main", "--no-cache") for _ in range(2)]
     time.sleep(0.5)
     procs.append(start("trust", "--yes"))
-    outputs = [proc.communicate(timeout=120) for proc in procs]
+    trusted = procs[-1].communicate(timeout=120)
+    go.touch()
+    outputs = [proc.communicate(timeout=120) for proc in procs[:-1]] + [trusted]
     took = time.monotonic() - started
     for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, (out, err)
