@@ -13,12 +13,11 @@ import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from failgate_hooks.core import wildmatch
 
 SCHEMA_VERSION = 1
-T = TypeVar("T")
 
 ID_RE = re.compile(r"^(?P<time>\d{8}T\d{6}Z)-(?P<hex>[0-9a-f]{8})\Z")
 SEGMENT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*\Z")
@@ -31,9 +30,6 @@ class Status(enum.StrEnum):
     MITIGATED = "mitigated"
     VERIFIED = "verified"
     EXPIRED = "expired"
-
-
-_STATUSES = {status.value: status for status in Status}  # Status(v), without its exception
 
 
 class EvidenceKind(enum.StrEnum):
@@ -150,13 +146,8 @@ def entity_folder(key: str) -> str:
     return "/".join(key.split(":"))
 
 
-_FOLDER_RE = re.compile(r"[a-z0-9][a-z0-9_-]*(?:/[a-z0-9][a-z0-9_-]*)*")
-
-
 def entity_key_of_folder(folder: str) -> str | None:
     """The entity a folder (relative to the ledger root) names, or None if it names none."""
-    if _FOLDER_RE.fullmatch(folder):
-        return folder.replace("/", ":")  # the usual folder, in one match for all its segments
     segments = [s for s in folder.split("/") if s]
     if not segments or not all(SEGMENT_RE.match(s) for s in segments):
         return None
@@ -196,11 +187,9 @@ class _Checker:
         self.problems.append(Problem(code=code, message=message, path=self.path, key=key))
 
     def string(self, data: Mapping[str, Any], key: str, where: str = "") -> str | None:
-        value = data.get(key)
-        if type(value) is str and "\0" not in value:
-            return value  # the usual case, at the cost of a lookup and two checks
         if key not in data:
             return None
+        value = data[key]
         if not isinstance(value, str):
             self.fail(where + key, f"expected a string, got {_type_name(value)}")
             return None
@@ -230,8 +219,6 @@ class _Checker:
         return tuple(out) if len(out) == len(value) else None
 
     def id_list(self, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
-        if data.get(key) == []:
-            return ()  # the usual `follows = []`: nothing to check
         ids = self.string_list(data, key) or ()
         for i, ref in enumerate(ids):
             if not ID_RE.match(ref):
@@ -262,8 +249,6 @@ class _Checker:
         return patterns
 
     def unknown_keys(self, data: Mapping[str, Any], allowed: set[str], where: str) -> None:
-        if data.keys() <= allowed:
-            return  # the usual file: no key to report
         for key in data:
             if key not in allowed:
                 self.fail(
@@ -329,141 +314,8 @@ def parse_event(
         # TOMLDecodeError, or int() refusing more than 4,300 digits, as tomllib lets it
         check.fail(None, f"not valid TOML: {exc}", code="unreadable")
         return None, check.problems
-    stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
-    usual = _usual_event(data, stem, entity_key)
-    if usual is not None:
-        return usual, []
     event = _validate(data, check, entity_key)
     return (None, check.problems) if check.problems else (event, [])
-
-
-# The usual event, checked in one pass. A first run after a clone validates every
-# event file once (10,000 of them); `_validate` spends half its time on the calls that
-# let it name every problem. A file in the usual shape, without [verification] or
-# [evidence], is checked here against the same rules in fewer steps; None means only
-# "ask _validate", never "invalid". tests/test_events.py holds the two to the same
-# result on files near the usual shape.
-_USUAL_KEYS = frozenset(TOP_KEYS - {"verification", "evidence"})
-
-
-def _usual_event(data: Mapping[str, Any], stem: str, folder_key: str | None) -> Event | None:
-    if not data.keys() <= _USUAL_KEYS:
-        return None
-    schema, event_id, key = data.get("schema"), data.get("id"), data.get("entity_key")
-    if type(schema) is not int or not 1 <= schema <= SCHEMA_VERSION:
-        return None
-    if type(event_id) is not str or event_id != stem or not ID_RE.match(event_id):
-        return None
-    if type(key) is not str or not is_valid_entity_key(key):
-        return None
-    if folder_key is not None and key != folder_key:
-        return None
-    raw_status = data.get("status")
-    status = _STATUSES.get(raw_status) if type(raw_status) is str else None
-    effective_at = data.get("effective_at")
-    if status is None or not isinstance(effective_at, dt.datetime) or effective_at.tzinfo is None:
-        return None
-    follows = _usual_ids(data.get("follows"), event_id)
-    supersedes = _usual_ids(data.get("supersedes"), event_id)
-    retracts = _usual_ids(data.get("retracts"), event_id)
-    if follows is None or supersedes is None or retracts is None:
-        return None
-    title, recorded_by, note = data.get("title"), data.get("recorded_by"), data.get("note")
-    if not (_no_text_or_text(title) and _no_text_or_text(recorded_by) and _no_text_or_text(note)):
-        return None
-    if title is not None and not title.strip():
-        return None
-    triggers = data.get("triggers")
-    if triggers is not None:
-        triggers = _usual_names(triggers)
-        if not triggers:
-            return None
-    if not follows and (title is None or triggers is None):
-        return None  # an entity's first event names it and says what checks it
-    applies_to = None
-    if "applies_to" in data:
-        applies_to = _usual_scope(data["applies_to"])
-        if applies_to is None:
-            return None
-    return _made(
-        Event,
-        id=event_id,
-        entity_key=key,
-        status=status,
-        effective_at=effective_at,
-        schema=schema,
-        follows=follows,
-        title=title,
-        triggers=triggers,
-        supersedes=supersedes,
-        retracts=retracts,
-        recorded_by=recorded_by,
-        note=note,
-        applies_to=applies_to,
-        verification=None,
-        evidence=None,
-    )
-
-
-def _no_text_or_text(value: Any) -> bool:
-    """Absent, or a string without NUL (what _Checker.string lets through)."""
-    return value is None or (type(value) is str and "\0" not in value)
-
-
-def _usual_ids(value: Any, own: str) -> tuple[str, ...] | None:
-    """Distinct event ids, none of them `own`; () when absent or empty."""
-    if value is None or value == []:
-        return ()
-    if type(value) is not list:
-        return None
-    for item in value:
-        if type(item) is not str or not ID_RE.match(item):
-            return None
-    ids = tuple(value)
-    return ids if own not in ids and len(set(ids)) == len(ids) else None
-
-
-def _usual_names(value: Any) -> tuple[str, ...] | None:
-    """A list of names (triggers, environments: SEGMENT_RE, which admits no NUL)."""
-    if type(value) is not list:
-        return None
-    for item in value:
-        if type(item) is not str or not SEGMENT_RE.match(item):
-            return None
-    return tuple(value)
-
-
-def _usual_globs(value: Any, *, paths: bool) -> tuple[str, ...] | None:
-    if type(value) is not list:
-        return None
-    for item in value:
-        if type(item) is not str or "\0" in item or wildmatch.pattern_error(item):
-            return None
-        if paths and (item.startswith("/") or ".." in item.split("/")):
-            return None
-    return tuple(value)
-
-
-def _usual_scope(table: Any) -> AppliesTo | None:
-    if type(table) is not dict or not table.keys() <= APPLIES_KEYS:
-        return None
-    since, paths, refs = table.get("since"), table.get("paths"), table.get("refs")
-    envs = table.get("environments")
-    if since is not None and (type(since) is not str or not FULL_COMMIT_RE.match(since)):
-        return None
-    scope = _made(
-        AppliesTo,
-        since=since,
-        paths=None if paths is None else _usual_globs(paths, paths=True),
-        refs=None if refs is None else _usual_globs(refs, paths=False),
-        environments=None if envs is None else _usual_names(envs),
-    )
-    given_and_refused = (
-        (paths is not None and scope.paths is None)
-        or (refs is not None and scope.refs is None)
-        or (envs is not None and scope.environments is None)
-    )
-    return None if given_and_refused else scope
 
 
 def _validate(data: Mapping[str, Any], check: _Checker, folder_key: str | None) -> Event | None:
@@ -514,8 +366,9 @@ def _validate(data: Mapping[str, Any], check: _Checker, folder_key: str | None) 
     status: Status | None = None
     raw_status = check.string(data, "status")
     if raw_status is not None:
-        status = _STATUSES.get(raw_status)
-        if status is None:
+        try:
+            status = Status(raw_status)
+        except ValueError:
             check.fail(
                 "status",
                 f"expected one of {', '.join(s.value for s in Status)}, got {raw_status!r}",
@@ -566,8 +419,7 @@ def _validate(data: Mapping[str, Any], check: _Checker, folder_key: str | None) 
         return None
     assert event_id is not None and key is not None and status is not None
     assert isinstance(effective_at, dt.datetime)
-    return _made(
-        Event,
+    return Event(
         id=event_id,
         entity_key=key,
         status=status,
@@ -584,15 +436,6 @@ def _validate(data: Mapping[str, Any], check: _Checker, folder_key: str | None) 
         verification=verification,
         evidence=evidence,
     )
-
-
-def _made(cls: type[T], **fields: Any) -> T:
-    """`cls(**fields)` for a frozen dataclass given every field, as its `__init__` makes it
-    but for one `object.__setattr__` call a field: a third of validating an event file,
-    which a first run does 10,000 times. (tests/test_events.py holds the two equal.)"""
-    made = object.__new__(cls)
-    made.__dict__.update(fields)
-    return made
 
 
 def _applies_to(data: Mapping[str, Any], check: _Checker) -> AppliesTo | None:
