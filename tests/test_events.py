@@ -198,6 +198,34 @@ def test_an_id_ending_in_a_newline_is_no_id_even_in_a_file_named_so() -> None:
     assert any(p.startswith("id: expected <YYYYMMDDTHHMMSSZ>") for p in problems), problems
 
 
+# Python's `\d` also matches Arabic-Indic and other Unicode digits; an id is ASCII.
+ARABIC_INDIC_ID = "\u0662\u0660\u0662\u0666\u0661\u0661\u0662\u0669T230500Z-7f3a9c1e"
+
+
+def test_an_id_in_arabic_indic_digits_is_no_id_even_in_a_file_named_so() -> None:
+    doc = valid_doc()
+    doc["id"] = ARABIC_INDIC_ID
+    event, problems = parse(doc, f"ledger/deploy/mainnet/gas-budget/{ARABIC_INDIC_ID}.toml")
+    assert event is None
+    assert any(p.startswith("id: expected <YYYYMMDDTHHMMSSZ>") for p in problems), problems
+
+
+def test_a_file_named_by_an_id_in_arabic_indic_digits_is_no_event_name() -> None:
+    from failgate_hooks.ledger.union import classify_path
+
+    path = f"ledger/deploy/mainnet/gas-budget/{ARABIC_INDIC_ID}.toml"
+    key, problem = classify_path(path, "ledger")
+    assert key == KEY and problem is not None and problem.code == "bad-file-name"
+
+
+def test_follows_naming_an_id_in_arabic_indic_digits_is_refused() -> None:
+    doc = valid_doc()
+    doc["follows"] = [ARABIC_INDIC_ID]
+    event, problems = parse(doc)
+    assert event is None
+    assert any(p.startswith("follows[0]: expected an event id") for p in problems), problems
+
+
 def test_every_problem_of_a_file_is_listed_not_only_the_first() -> None:
     doc = valid_doc()
     doc["status"] = "fixed"

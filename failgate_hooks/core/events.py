@@ -19,7 +19,7 @@ from failgate_hooks.core import wildmatch
 
 SCHEMA_VERSION = 1
 
-ID_RE = re.compile(r"^(?P<time>\d{8}T\d{6}Z)-(?P<hex>[0-9a-f]{8})\Z")
+ID_RE = re.compile(r"^(?P<time>[0-9]{8}T[0-9]{6}Z)-(?P<hex>[0-9a-f]{8})\Z")
 SEGMENT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*\Z")
 FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
