@@ -11,7 +11,7 @@ import enum
 import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -110,7 +110,7 @@ class Event:
     note: str | None = None
     applies_to: AppliesTo | None = None
     verification: Verification | None = None
-    evidence: Evidence | None = field(default=None)
+    evidence: Evidence | None = None
 
     @property
     def replaces(self) -> tuple[str, ...]:
@@ -127,12 +127,12 @@ def new_event_id(now: dt.datetime | None = None) -> str:
     return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 
 
-_KEY_RE = re.compile(r"[a-z0-9][a-z0-9_-]*(?::[a-z0-9][a-z0-9_-]*)*")
+_ENTITY_KEY_RE = re.compile(r"[a-z0-9][a-z0-9_-]*(?::[a-z0-9][a-z0-9_-]*)*")
 
 
 def is_valid_entity_key(key: str) -> bool:
     """Segments of [a-z0-9][a-z0-9_-]* joined by ':'."""
-    return _KEY_RE.fullmatch(key) is not None
+    return _ENTITY_KEY_RE.fullmatch(key) is not None
 
 
 def entity_folder(key: str) -> str:
@@ -188,9 +188,9 @@ def event_to_dict(event: Event) -> dict[str, Any]:
         doc["applies_to"] = _drop_none(
             {
                 "since": event.applies_to.since,
-                "paths": _list(event.applies_to.paths),
-                "refs": _list(event.applies_to.refs),
-                "environments": _list(event.applies_to.environments),
+                "paths": _list_or_none(event.applies_to.paths),
+                "refs": _list_or_none(event.applies_to.refs),
+                "environments": _list_or_none(event.applies_to.environments),
             }
         )
     if event.verification is not None:
@@ -200,7 +200,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
                 "command": list(v.command),
                 "files": list(v.files),
                 "timeout_s": v.timeout_s,
-                "inputs": _list(v.inputs),
+                "inputs": _list_or_none(v.inputs),
                 "env_pass": list(v.env_pass) or None,
                 "workdir": v.workdir.value if v.workdir is not Workdir.CHECKOUT else None,
             }
@@ -225,7 +225,7 @@ def event_to_toml(event: Event) -> bytes:
     return tomli_w.dumps(event_to_dict(event)).encode("utf-8")
 
 
-def _list(value: Sequence[str] | None) -> list[str] | None:
+def _list_or_none(value: Sequence[str] | None) -> list[str] | None:
     return None if value is None else list(value)
 
 

@@ -122,8 +122,8 @@ def resolve_entity(
     of `events`."""
     found = list(problems)
     report = _Reporter(entity_key, found)
-    valid, foreign, unreadable = _collect(entity_key, events, report)
-    preds, replaced_by = _references(valid, foreign, unreadable, report)
+    valid, foreign, unusable = _collect(entity_key, events, report)
+    preds, replaced_by = _references(valid, foreign, unusable, report)
     _break_cycles(preds, report)
     order = _topological_order(preds)
     ancestors = _ancestors(order, preds)
@@ -237,20 +237,18 @@ def _collect(
     foreign: dict[str, str] = {}
     # A file that failed validation still has an id (its stem): a reference to it
     # is not unknown, and the file's own problem already makes the entity invalid.
-    unreadable = {
+    unusable = {
         match["time"] + "-" + match["hex"]
         for problem in report.found
         if problem.path
         and (match := ID_RE.match(problem.path.rsplit("/", 1)[-1].removesuffix(".toml")))
     }
     # A retracted file may be deleted (§2): what still names it is no broken reference.
-    unreadable.update(
+    unusable.update(
         target for event in events if event.entity_key == entity_key for target in event.retracts
     )
     for event_id in sorted(by_id):
-        copies = by_id[event_id]
-        if len(copies) > 1:
-            copies = list(set(copies))  # equal copies (one event at two revisions) are one
+        copies = set(by_id[event_id])  # equal copies (one event at two revisions) are one
         own = [e for e in copies if e.entity_key == entity_key]
         for other in sorted({e.entity_key for e in copies} - {entity_key}):
             foreign[event_id] = other
@@ -262,17 +260,17 @@ def _collect(
         if len(own) > 1:
             # Which copy is right cannot be told; using neither keeps the result
             # independent of the order the copies came in.
-            unreadable.add(event_id)
+            unusable.add(event_id)
             report(DUPLICATE_ID, f"event {event_id} is given {len(own)} times, differently")
         elif own:
             valid[event_id] = own[0]
-    return valid, foreign, unreadable
+    return valid, foreign, unusable
 
 
 def _references(
     valid: Mapping[str, Event],
     foreign: Mapping[str, str],
-    unreadable: Collection[str],
+    unusable: Collection[str],
     report: _Reporter,
 ) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     """The usable `follows` edges (id -> ids it follows) and `replaces` (id -> ids it drops).
@@ -301,7 +299,7 @@ def _references(
                         f"entity {foreign[target]!r}",
                         key=key,
                     )
-                elif target not in unreadable:
+                elif target not in unusable:
                     report(
                         UNKNOWN_REFERENCE,
                         f"event {event_id} names {target} in {key}, which is no event "

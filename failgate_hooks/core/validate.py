@@ -310,7 +310,7 @@ def _evidence(data: Mapping[str, Any], check: _Checker) -> Evidence | None:
     )
 
 
-# --------------------------------------------------------------------------- one value
+# --------------------------------------------------------------------------- one key
 
 
 class _Checker:
@@ -321,6 +321,7 @@ class _Checker:
         self.problems: list[Problem] = []
 
     def fail(self, key: str | None, message: str, code: str = "invalid-event") -> None:
+        # Imported here, not at the top: a hook over a valid ledger never needs the scanner.
         from failgate_hooks.core.credentials import redact
 
         # A message may quote the bad value back: never a credential in it, and never so
