@@ -38,9 +38,10 @@ from typing import Any, NamedTuple
 from failgate_hooks.cachefile import sources_digest, write_whole
 from failgate_hooks.collector import no_cycle_collection
 from failgate_hooks.core.errors import GitError
-from failgate_hooks.core.events import AppliesTo, Event, Problem, parse_event
+from failgate_hooks.core.events import AppliesTo, Event, Problem
 from failgate_hooks.core.gates import judged_scopes
 from failgate_hooks.core.resolve import EntityState, Resolution, resolve_entity
+from failgate_hooks.core.validate import parse_event
 from failgate_hooks.forked import Child, both_cores
 from failgate_hooks.git.repo import GitRepo, TreeEntry
 from failgate_hooks.ledger.union import (

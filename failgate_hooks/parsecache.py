@@ -51,10 +51,10 @@ class _Corrupt(ValueError):
 @cache
 def format_version() -> str:
     """Changes whenever what a parse gives could change: a shard of another is rebuilt."""
-    from failgate_hooks import __version__, toml_subset
-    from failgate_hooks.core import events, wildmatch
+    from failgate_hooks import __version__
+    from failgate_hooks.core import events, validate, wildmatch
 
-    rules = sources_digest(events.__file__, wildmatch.__file__, toml_subset.__file__, __file__)
+    rules = sources_digest(events.__file__, validate.__file__, wildmatch.__file__, __file__)
     # tomllib's messages are part of a parse (an unreadable file's problem quotes them)
     python = "{}.{}".format(*sys.version_info[:2])
     return f"{FORMAT}-{events.SCHEMA_VERSION}-{__version__}-py{python}-{rules}"

@@ -423,7 +423,7 @@ def test_fsck_names_each_committed_credential_with_the_rules_version_never_the_v
 def test_a_credential_that_validation_quotes_back_is_not_printed_by_fsck(tmp_path: Path) -> None:
     """`status = "<token>"` is invalid, and the message saying so must not repeat the token.
 
-    Needs the fix in events.py (`_Checker.fail` redacts credentials): see the report."""
+    Needs the fix in core/validate.py (`_Checker.fail` redacts credentials): see the report."""
     repo = _leaky_repo(tmp_path, quoted=True)
     for args in (("fsck",), ("fsck", "--json"), ("check", "--trigger", "deploy")):
         result = repo.failgate(*args)

@@ -25,8 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from failgate_hooks.core.events import Event, Problem, Status, event_to_toml, parse_event
+from failgate_hooks.core.events import Event, Problem, Status, event_to_toml
 from failgate_hooks.core.resolve import Outcome, _decision_key, resolve_entity
+from failgate_hooks.core.validate import parse_event
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Revision, read_union
 from tests.conftest import Repo, git, make_repo
@@ -139,7 +140,7 @@ def test_parse_event_reports_every_bad_file_and_never_raises(damage: tuple[str, 
 )  # fmt: skip
 def test_a_huge_bad_value_is_not_echoed_whole(line: str) -> None:
     """A message names what is wrong in a line, however big the bad value: a pushed file must
-    not make every hook print megabytes. Needs the fix in events.py (`_Checker.fail` clips)."""
+    not make every hook print megabytes. Needs the fix in core/validate.py (`_Checker.fail` clips)."""
     data = SIBLING_BYTES.replace(b'status = "diagnosed"\n', b"") + b"\n" + line.encode() + b"\n"
     if not line.startswith("status"):
         data += b'status = "diagnosed"\n'

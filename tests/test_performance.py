@@ -20,7 +20,8 @@ import pytest
 from bench import build
 from failgate_hooks import parsecache
 from failgate_hooks.collector import program_run
-from failgate_hooks.core.events import Status, parse_event
+from failgate_hooks.core.events import Status
+from failgate_hooks.core.validate import parse_event
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger import union as ledger_module
 from failgate_hooks.ledger.union import Ledger, Revision, read_union

@@ -9,8 +9,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from failgate_hooks.core import resolve
-from failgate_hooks.core.events import AppliesTo, Event, Problem, Status, Verification
+from failgate_hooks.core.events import AppliesTo, Event, Status, Verification
 from failgate_hooks.core.resolve import Outcome, Resolution, fold, heads_of, resolve_entity
 
 KEY = "deploy:mainnet:gas-budget"
@@ -229,73 +228,3 @@ def test_an_event_that_follows_every_head_is_the_only_head(events: list[Event]) 
     assert res.heads == ("zz",)
     if not res.problems:
         assert res.outcome is Outcome.RESOLVED
-
-
-# --------------------------------------------------------------------------- the chain
-
-
-@st.composite
-def near_chains(
-    draw: st.DrawFn,
-) -> tuple[list[Event], list[Problem], frozenset[str]]:
-    """Mostly the usual chain (each event follows the one before), often broken in one
-    of the ways that must take the general steps: a second first event, a branch, an
-    unknown, self or extra reference, a cycle, supersedes, retracts, a foreign or
-    duplicated event, a pending event, a problem, a missing title or trigger."""
-    n = draw(st.integers(min_value=1, max_value=6))
-    ids = draw(st.permutations([f"e{i}" for i in range(n)]))
-    events = []
-    for i, event_id in enumerate(ids):
-        follows: tuple[str, ...] = (ids[i - 1],) if i else ()
-        twist = draw(st.integers(0, 3 * n + 8))
-        if twist == 0:
-            follows = ()
-        elif twist == 1:
-            follows = (draw(st.sampled_from(ids)),)  # a branch, itself, or a cycle
-        elif twist == 2:
-            follows = (*follows, "ghost")
-        elif twist == 3 and i:
-            follows = (ids[i - 1], ids[0])
-        events.append(
-            Event(
-                id=event_id,
-                entity_key="other:risk" if twist == 4 else KEY,
-                status=draw(statuses),
-                effective_at=WHEN,
-                follows=follows,
-                title=draw(titles) if i or twist == 5 else "first",
-                triggers=draw(triggers) if i or twist == 6 else ("push",),
-                supersedes=(ids[0],) if twist == 7 else (),
-                retracts=(draw(st.sampled_from([*ids, "ghost"])),) if twist == 8 else (),
-                applies_to=draw(scopes),
-                verification=draw(checks),
-            )
-        )
-    if draw(st.integers(0, 5)) == 0:
-        events.append(draw(st.sampled_from(events)))  # the same event at two revisions
-    problems = []
-    if draw(st.integers(0, 5)) == 0:
-        problems.append(Problem(code="invalid-event", message="bad", path=f"x/{ids[-1]}.toml"))
-    pending = draw(st.sets(st.sampled_from([*ids, "elsewhere"]), max_size=1))
-    return draw(st.permutations(events)), problems, frozenset(pending)
-
-
-@given(near_chains())
-@settings(max_examples=1500)
-def test_the_chain_shortcut_resolves_exactly_as_the_general_steps(
-    entity: tuple[list[Event], list[Problem], frozenset[str]],
-) -> None:
-    events, problems, pending = entity
-    general = resolve._resolve_in_general(KEY, tuple(events), list(problems), pending)
-    assert resolve_entity(KEY, events, problems, also_dropped=pending) == general
-
-
-def test_the_usual_entity_takes_the_chain_shortcut() -> None:
-    first = Event(
-        id="e0", entity_key=KEY, status=Status.OBSERVED, effective_at=WHEN, title="t",
-        triggers=("push",),
-    )  # fmt: skip
-    later = dataclasses.replace(first, id="e1", follows=("e0",), status=Status.EXPIRED)
-    found = resolve._resolve_chain(KEY, (later, first), frozenset({"elsewhere"}))
-    assert found == resolve._resolve_in_general(KEY, (later, first), [], ())
-    assert found is not None and found.heads == ("e1",)

@@ -1,8 +1,7 @@
 """One ledger event: the typed record of a failure's lifecycle (DESIGN §2).
 
-Pure: parsing and validation take bytes and a path, never a file system or git.
-Validation is strict and exhaustive: every problem of a file is reported, each
-naming the file, the key and what was expected. Nothing is silently defaulted.
+The record types, the rules for ids, entity keys and paths, and writing an
+event as TOML. Reading and validating an event file is `core.validate`.
 """
 
 from __future__ import annotations
@@ -10,18 +9,15 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-from failgate_hooks.core import wildmatch
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 SCHEMA_VERSION = 1
-T = TypeVar("T")
 
-ID_RE = re.compile(r"^(?P<time>\d{8}T\d{6}Z)-(?P<hex>[0-9a-f]{8})\Z")
+ID_RE = re.compile(r"^(?P<time>[0-9]{8}T[0-9]{6}Z)-(?P<hex>[0-9a-f]{8})\Z")
 SEGMENT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*\Z")
-FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 
 
 class Status(enum.StrEnum):
@@ -30,9 +26,6 @@ class Status(enum.StrEnum):
     MITIGATED = "mitigated"
     VERIFIED = "verified"
     EXPIRED = "expired"
-
-
-_STATUSES = {status.value: status for status in Status}  # Status(v), without its exception
 
 
 class EvidenceKind(enum.StrEnum):
@@ -117,7 +110,7 @@ class Event:
     note: str | None = None
     applies_to: AppliesTo | None = None
     verification: Verification | None = None
-    evidence: Evidence | None = field(default=None)
+    evidence: Evidence | None = None
 
     @property
     def replaces(self) -> tuple[str, ...]:
@@ -130,18 +123,16 @@ class Event:
 
 def new_event_id(now: dt.datetime | None = None) -> str:
     """A fresh id: UTC time plus 32 random bits, so two branches never collide."""
-    import secrets  # only writers make ids: keep it off the hook's path
-
     moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 
 
-_KEY_RE = re.compile(r"[a-z0-9][a-z0-9_-]*(?::[a-z0-9][a-z0-9_-]*)*")
+_ENTITY_KEY_RE = re.compile(r"[a-z0-9][a-z0-9_-]*(?::[a-z0-9][a-z0-9_-]*)*")
 
 
 def is_valid_entity_key(key: str) -> bool:
-    """Segments of [a-z0-9][a-z0-9_-]* joined by ':' (one match: asked of every event)."""
-    return _KEY_RE.fullmatch(key) is not None
+    """Segments of [a-z0-9][a-z0-9_-]* joined by ':'."""
+    return _ENTITY_KEY_RE.fullmatch(key) is not None
 
 
 def entity_folder(key: str) -> str:
@@ -149,13 +140,8 @@ def entity_folder(key: str) -> str:
     return "/".join(key.split(":"))
 
 
-_FOLDER_RE = re.compile(r"[a-z0-9][a-z0-9_-]*(?:/[a-z0-9][a-z0-9_-]*)*")
-
-
 def entity_key_of_folder(folder: str) -> str | None:
     """The entity a folder (relative to the ledger root) names, or None if it names none."""
-    if _FOLDER_RE.fullmatch(folder):
-        return folder.replace("/", ":")  # the usual folder, in one match for all its segments
     segments = [s for s in folder.split("/") if s]
     if not segments or not all(SEGMENT_RE.match(s) for s in segments):
         return None
@@ -173,549 +159,6 @@ def is_safe_relative_path(path: str) -> bool:
     # or `.git ` where file systems drop the tail): a nested repository's git
     # folder is never content.
     return not any(p.lower().rstrip(". ") == ".git" for p in parts)
-
-
-# --------------------------------------------------------------------------- validation
-
-
-class _Checker:
-    """Collects every problem of one file instead of stopping at the first."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.problems: list[Problem] = []
-
-    def fail(self, key: str | None, message: str, code: str = "invalid-event") -> None:
-        from failgate_hooks.core.credentials import redact
-
-        # A message may quote the bad value back: never a credential in it, and never so
-        # much of it that one pushed file makes every hook print megabytes.
-        message = redact(_clip(message, 500))
-        key = None if key is None else _clip(key, 120)
-        self.problems.append(Problem(code=code, message=message, path=self.path, key=key))
-
-    def string(self, data: Mapping[str, Any], key: str, where: str = "") -> str | None:
-        value = data.get(key)
-        if type(value) is str and "\0" not in value:
-            return value  # the usual case, at the cost of a lookup and two checks
-        if key not in data:
-            return None
-        if not isinstance(value, str):
-            self.fail(where + key, f"expected a string, got {_type_name(value)}")
-            return None
-        if "\0" in value:
-            self.fail(where + key, "must not contain a NUL character")
-            return None
-        return value
-
-    def string_list(
-        self, data: Mapping[str, Any], key: str, where: str = ""
-    ) -> tuple[str, ...] | None:
-        if key not in data:
-            return None
-        value = data[key]
-        name = where + key
-        if not isinstance(value, list):
-            self.fail(name, f"expected a list of strings, got {_type_name(value)}")
-            return None
-        out: list[str] = []
-        for i, item in enumerate(value):
-            if not isinstance(item, str):
-                self.fail(f"{name}[{i}]", f"expected a string, got {_type_name(item)}")
-            elif "\0" in item:
-                self.fail(f"{name}[{i}]", "must not contain a NUL character")
-            else:
-                out.append(item)
-        return tuple(out) if len(out) == len(value) else None
-
-    def id_list(self, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
-        if data.get(key) == []:
-            return ()  # the usual `follows = []`: nothing to check
-        ids = self.string_list(data, key) or ()
-        for i, ref in enumerate(ids):
-            if not ID_RE.match(ref):
-                self.fail(
-                    f"{key}[{i}]",
-                    f"expected an event id like 20261129T230500Z-7f3a9c1e, got {ref!r}",
-                )
-        if len(set(ids)) != len(ids):
-            self.fail(key, "lists the same id twice")
-        return ids
-
-    def commit(self, data: Mapping[str, Any], key: str, where: str) -> str | None:
-        value = self.string(data, key, where)
-        if value is not None and not FULL_COMMIT_RE.match(value):
-            self.fail(
-                where + key,
-                f"expected a full commit id (40 or 64 lowercase hex), got {value!r}",
-            )
-            return None
-        return value
-
-    def globs(self, data: Mapping[str, Any], key: str, where: str) -> tuple[str, ...] | None:
-        patterns = self.string_list(data, key, where)
-        for i, pattern in enumerate(patterns or ()):
-            error = wildmatch.pattern_error(pattern)
-            if error:
-                self.fail(f"{where}{key}[{i}]", f"not a valid wildmatch glob: {error}")
-        return patterns
-
-    def unknown_keys(self, data: Mapping[str, Any], allowed: set[str], where: str) -> None:
-        if data.keys() <= allowed:
-            return  # the usual file: no key to report
-        for key in data:
-            if key not in allowed:
-                self.fail(
-                    where + key,
-                    f"unknown key; expected one of {', '.join(sorted(allowed))}",
-                    code="unknown-key",
-                )
-
-    def table(self, data: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
-        if key not in data:
-            return None
-        value = data[key]
-        if not isinstance(value, dict):
-            self.fail(key, f"expected a table [{key}], got {_type_name(value)}")
-            return None
-        return value
-
-
-TOP_KEYS = {
-    "schema", "id", "entity_key", "status", "follows", "effective_at", "title", "triggers",
-    "supersedes", "retracts", "recorded_by", "note", "applies_to", "verification", "evidence",
-}  # fmt: skip
-APPLIES_KEYS = {"since", "paths", "refs", "environments"}
-VERIFICATION_KEYS = {"command", "files", "timeout_s", "inputs", "env_pass", "workdir"}
-EVIDENCE_KEYS = {"kind", "commit", "exit_code", "output_tail", "confirmed_by"}
-ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-def _clip(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, saying how many were left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
-
-
-def _type_name(value: object) -> str:
-    return {
-        str: "a string", int: "an integer", float: "a float", bool: "a boolean",
-        list: "a list", dict: "a table",
-    }.get(type(value), type(value).__name__)  # fmt: skip
-
-
-def parse_event(
-    raw: bytes, path: str, *, entity_key: str | None = None
-) -> tuple[Event | None, list[Problem]]:
-    """Parse and validate one event file; return the event or every problem found.
-
-    `path` is used for messages and for the id == file stem rule; `entity_key`,
-    when given, is the key the file's folder names and must match.
-    """
-    check = _Checker(path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        check.fail(None, f"not UTF-8 text (byte {exc.start})", code="unreadable")
-        return None, check.problems
-    # The shape failgate writes has a parser five times faster than tomllib's.
-    from failgate_hooks import toml_subset
-
-    try:
-        data = toml_subset.read(text)
-    except RecursionError:
-        check.fail(None, "not valid TOML: nested too deeply", code="unreadable")
-        return None, check.problems
-    except ValueError as exc:
-        # TOMLDecodeError, or int() refusing more than 4,300 digits, as tomllib lets it
-        check.fail(None, f"not valid TOML: {exc}", code="unreadable")
-        return None, check.problems
-    stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
-    usual = _usual_event(data, stem, entity_key)
-    if usual is not None:
-        return usual, []
-    event = _validate(data, check, entity_key)
-    return (None, check.problems) if check.problems else (event, [])
-
-
-# The usual event, checked in one pass. A first run after a clone validates every
-# event file once (10,000 of them); `_validate` spends half its time on the calls that
-# let it name every problem. A file in the usual shape, without [verification] or
-# [evidence], is checked here against the same rules in fewer steps; None means only
-# "ask _validate", never "invalid". tests/test_events.py holds the two to the same
-# result on files near the usual shape.
-_USUAL_KEYS = frozenset(TOP_KEYS - {"verification", "evidence"})
-
-
-def _usual_event(data: Mapping[str, Any], stem: str, folder_key: str | None) -> Event | None:
-    if not data.keys() <= _USUAL_KEYS:
-        return None
-    schema, event_id, key = data.get("schema"), data.get("id"), data.get("entity_key")
-    if type(schema) is not int or not 1 <= schema <= SCHEMA_VERSION:
-        return None
-    if type(event_id) is not str or event_id != stem or not ID_RE.match(event_id):
-        return None
-    if type(key) is not str or not is_valid_entity_key(key):
-        return None
-    if folder_key is not None and key != folder_key:
-        return None
-    raw_status = data.get("status")
-    status = _STATUSES.get(raw_status) if type(raw_status) is str else None
-    effective_at = data.get("effective_at")
-    if status is None or not isinstance(effective_at, dt.datetime) or effective_at.tzinfo is None:
-        return None
-    follows = _usual_ids(data.get("follows"), event_id)
-    supersedes = _usual_ids(data.get("supersedes"), event_id)
-    retracts = _usual_ids(data.get("retracts"), event_id)
-    if follows is None or supersedes is None or retracts is None:
-        return None
-    title, recorded_by, note = data.get("title"), data.get("recorded_by"), data.get("note")
-    if not (_no_text_or_text(title) and _no_text_or_text(recorded_by) and _no_text_or_text(note)):
-        return None
-    if title is not None and not title.strip():
-        return None
-    triggers = data.get("triggers")
-    if triggers is not None:
-        triggers = _usual_names(triggers)
-        if not triggers:
-            return None
-    if not follows and (title is None or triggers is None):
-        return None  # an entity's first event names it and says what checks it
-    applies_to = None
-    if "applies_to" in data:
-        applies_to = _usual_scope(data["applies_to"])
-        if applies_to is None:
-            return None
-    return _made(
-        Event,
-        id=event_id,
-        entity_key=key,
-        status=status,
-        effective_at=effective_at,
-        schema=schema,
-        follows=follows,
-        title=title,
-        triggers=triggers,
-        supersedes=supersedes,
-        retracts=retracts,
-        recorded_by=recorded_by,
-        note=note,
-        applies_to=applies_to,
-        verification=None,
-        evidence=None,
-    )
-
-
-def _no_text_or_text(value: Any) -> bool:
-    """Absent, or a string without NUL (what _Checker.string lets through)."""
-    return value is None or (type(value) is str and "\0" not in value)
-
-
-def _usual_ids(value: Any, own: str) -> tuple[str, ...] | None:
-    """Distinct event ids, none of them `own`; () when absent or empty."""
-    if value is None or value == []:
-        return ()
-    if type(value) is not list:
-        return None
-    for item in value:
-        if type(item) is not str or not ID_RE.match(item):
-            return None
-    ids = tuple(value)
-    return ids if own not in ids and len(set(ids)) == len(ids) else None
-
-
-def _usual_names(value: Any) -> tuple[str, ...] | None:
-    """A list of names (triggers, environments: SEGMENT_RE, which admits no NUL)."""
-    if type(value) is not list:
-        return None
-    for item in value:
-        if type(item) is not str or not SEGMENT_RE.match(item):
-            return None
-    return tuple(value)
-
-
-def _usual_globs(value: Any, *, paths: bool) -> tuple[str, ...] | None:
-    if type(value) is not list:
-        return None
-    for item in value:
-        if type(item) is not str or "\0" in item or wildmatch.pattern_error(item):
-            return None
-        if paths and (item.startswith("/") or ".." in item.split("/")):
-            return None
-    return tuple(value)
-
-
-def _usual_scope(table: Any) -> AppliesTo | None:
-    if type(table) is not dict or not table.keys() <= APPLIES_KEYS:
-        return None
-    since, paths, refs = table.get("since"), table.get("paths"), table.get("refs")
-    envs = table.get("environments")
-    if since is not None and (type(since) is not str or not FULL_COMMIT_RE.match(since)):
-        return None
-    scope = _made(
-        AppliesTo,
-        since=since,
-        paths=None if paths is None else _usual_globs(paths, paths=True),
-        refs=None if refs is None else _usual_globs(refs, paths=False),
-        environments=None if envs is None else _usual_names(envs),
-    )
-    given_and_refused = (
-        (paths is not None and scope.paths is None)
-        or (refs is not None and scope.refs is None)
-        or (envs is not None and scope.environments is None)
-    )
-    return None if given_and_refused else scope
-
-
-def _validate(data: Mapping[str, Any], check: _Checker, folder_key: str | None) -> Event | None:
-    schema = data.get("schema")
-    if "schema" not in data:
-        check.fail("schema", "required key is missing", code="missing-key")
-    elif not isinstance(schema, int) or isinstance(schema, bool):
-        check.fail("schema", f"expected the integer {SCHEMA_VERSION}, got {_type_name(schema)}")
-    elif schema > SCHEMA_VERSION:
-        check.fail(
-            "schema",
-            f"schema {schema} is newer than this failgate reads ({SCHEMA_VERSION}): "
-            f"upgrade failgate to a version that reads schema {schema}",
-            code="schema-too-new",
-        )
-        return None
-    elif schema < 1:
-        check.fail("schema", f"expected {SCHEMA_VERSION}, got {schema}")
-
-    check.unknown_keys(data, TOP_KEYS, "")
-
-    for required in ("id", "entity_key", "status", "effective_at"):
-        if required not in data:
-            check.fail(required, "required key is missing", code="missing-key")
-
-    event_id = check.string(data, "id")
-    stem = check.path.rsplit("/", 1)[-1].removesuffix(".toml")
-    if event_id is not None:
-        if not ID_RE.match(event_id):
-            check.fail("id", f"expected <YYYYMMDDTHHMMSSZ>-<8 lowercase hex>, got {event_id!r}")
-        elif event_id != stem:
-            check.fail("id", f"must equal the file name's stem {stem!r}, got {event_id!r}")
-
-    key = check.string(data, "entity_key")
-    if key is not None:
-        if not is_valid_entity_key(key):
-            check.fail(
-                "entity_key",
-                f"expected segments of [a-z0-9][a-z0-9_-]* joined by ':', got {key!r}",
-            )
-        elif folder_key is not None and key != folder_key:
-            check.fail(
-                "entity_key",
-                f"must match its folder ({entity_folder(folder_key)}/ is {folder_key!r}), "
-                f"got {key!r}",
-            )
-
-    status: Status | None = None
-    raw_status = check.string(data, "status")
-    if raw_status is not None:
-        status = _STATUSES.get(raw_status)
-        if status is None:
-            check.fail(
-                "status",
-                f"expected one of {', '.join(s.value for s in Status)}, got {raw_status!r}",
-            )
-
-    effective_at = data.get("effective_at")
-    if "effective_at" in data and not (
-        isinstance(effective_at, dt.datetime) and effective_at.tzinfo is not None
-    ):
-        check.fail(
-            "effective_at",
-            "expected a TOML offset date-time such as 2026-11-29T23:05:00Z, "
-            f"got {_type_name(effective_at)}",
-        )
-        effective_at = None
-
-    follows = check.id_list(data, "follows")
-    supersedes = check.id_list(data, "supersedes")
-    retracts = check.id_list(data, "retracts")
-    if event_id is not None:
-        for name, ids in (("follows", follows), ("supersedes", supersedes), ("retracts", retracts)):
-            if event_id in ids:
-                check.fail(name, "an event cannot name itself")
-
-    title = check.string(data, "title")
-    if title is not None and not title.strip():
-        check.fail("title", "must not be empty")
-    triggers = check.string_list(data, "triggers")
-    for i, trig in enumerate(triggers or ()):
-        if not SEGMENT_RE.match(trig):
-            check.fail(f"triggers[{i}]", f"expected a name like push or deploy, got {trig!r}")
-    if triggers is not None and not triggers:
-        check.fail("triggers", "must not be empty: name at least one trigger such as push")
-    if not data.get("follows"):
-        # The first event of an entity names it and says what must check it.
-        if "title" not in data:
-            check.fail("title", "required on an entity's first event (empty follows)")
-        if "triggers" not in data:
-            check.fail("triggers", "required on an entity's first event (empty follows)")
-
-    recorded_by = check.string(data, "recorded_by")
-    note = check.string(data, "note")
-    applies_to = _applies_to(data, check)
-    verification = _verification(data, check)
-    evidence = _evidence(data, check)
-
-    if check.problems:
-        return None
-    assert event_id is not None and key is not None and status is not None
-    assert isinstance(effective_at, dt.datetime)
-    return _made(
-        Event,
-        id=event_id,
-        entity_key=key,
-        status=status,
-        effective_at=effective_at,
-        schema=int(data["schema"]),
-        follows=follows,
-        title=title,
-        triggers=triggers,
-        supersedes=supersedes,
-        retracts=retracts,
-        recorded_by=recorded_by,
-        note=note,
-        applies_to=applies_to,
-        verification=verification,
-        evidence=evidence,
-    )
-
-
-def _made(cls: type[T], **fields: Any) -> T:
-    """`cls(**fields)` for a frozen dataclass given every field, as its `__init__` makes it
-    but for one `object.__setattr__` call a field: a third of validating an event file,
-    which a first run does 10,000 times. (tests/test_events.py holds the two equal.)"""
-    made = object.__new__(cls)
-    made.__dict__.update(fields)
-    return made
-
-
-def _applies_to(data: Mapping[str, Any], check: _Checker) -> AppliesTo | None:
-    table = check.table(data, "applies_to")
-    if table is None:
-        return None
-    where = "applies_to."
-    check.unknown_keys(table, APPLIES_KEYS, where)
-    envs = check.string_list(table, "environments", where)
-    for i, env in enumerate(envs or ()):
-        if not SEGMENT_RE.match(env):
-            check.fail(f"{where}environments[{i}]", f"expected a name like mainnet, got {env!r}")
-    paths = check.globs(table, "paths", where)
-    for i, pattern in enumerate(paths or ()):
-        if pattern.startswith("/") or ".." in pattern.split("/"):
-            check.fail(f"{where}paths[{i}]", "expected a relative path glob inside the repository")
-    return AppliesTo(
-        since=check.commit(table, "since", where),
-        paths=paths,
-        refs=check.globs(table, "refs", where),
-        environments=envs,
-    )
-
-
-def _verification(data: Mapping[str, Any], check: _Checker) -> Verification | None:
-    table = check.table(data, "verification")
-    if table is None:
-        return None
-    where = "verification."
-    check.unknown_keys(table, VERIFICATION_KEYS, where)
-    command: tuple[str, ...] | None = None
-    if "command" not in table:
-        check.fail(where + "command", "required in [verification]", code="missing-key")
-    elif isinstance(table["command"], str):
-        check.fail(
-            where + "command",
-            'expected an argv list such as ["python", "checks/check.py"], got a string '
-            "(a shell string is never run)",
-        )
-    else:
-        command = check.string_list(table, "command", where)
-        if command is not None and (not command or not command[0]):
-            check.fail(where + "command", "expected a non-empty argv list")
-    files = check.string_list(table, "files", where) or ()
-    for i, path in enumerate(files):
-        if not is_safe_relative_path(path):
-            check.fail(
-                f"{where}files[{i}]",
-                f"expected a relative, normalised path inside the repository, got {path!r}",
-            )
-    inputs = check.globs(table, "inputs", where)
-    for i, pattern in enumerate(inputs or ()):
-        if pattern.startswith("/") or ".." in pattern.split("/"):
-            check.fail(f"{where}inputs[{i}]", "expected a relative path glob inside the repository")
-    timeout = table.get("timeout_s")
-    if "timeout_s" in table and (
-        not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0
-    ):
-        check.fail(where + "timeout_s", f"expected a positive integer, got {timeout!r}")
-        timeout = None
-    env_pass = check.string_list(table, "env_pass", where) or ()
-    for i, name in enumerate(env_pass):
-        if not ENV_NAME_RE.match(name):
-            check.fail(f"{where}env_pass[{i}]", f"expected a variable name, got {name!r}")
-    workdir = Workdir.CHECKOUT
-    raw_workdir = check.string(table, "workdir", where)
-    if raw_workdir is not None:
-        try:
-            workdir = Workdir(raw_workdir)
-        except ValueError:
-            check.fail(where + "workdir", f"expected checkout or inplace, got {raw_workdir!r}")
-    if command is None:
-        return None
-    return Verification(
-        command=command,
-        files=files,
-        timeout_s=timeout if isinstance(timeout, int) else None,
-        inputs=inputs,
-        env_pass=env_pass,
-        workdir=workdir,
-    )
-
-
-def _evidence(data: Mapping[str, Any], check: _Checker) -> Evidence | None:
-    table = check.table(data, "evidence")
-    if table is None:
-        return None
-    where = "evidence."
-    check.unknown_keys(table, EVIDENCE_KEYS, where)
-    kind: EvidenceKind | None = None
-    raw_kind = check.string(table, "kind", where)
-    if raw_kind is None:
-        if "kind" not in table:
-            check.fail(where + "kind", "required in [evidence]", code="missing-key")
-    else:
-        try:
-            kind = EvidenceKind(raw_kind)
-        except ValueError:
-            check.fail(where + "kind", f"expected command, human or note, got {raw_kind!r}")
-    exit_code = table.get("exit_code")
-    if "exit_code" in table and (not isinstance(exit_code, int) or isinstance(exit_code, bool)):
-        check.fail(where + "exit_code", f"expected an integer, got {_type_name(exit_code)}")
-        exit_code = None
-    commit = check.commit(table, "commit", where)
-    confirmed_by = check.string(table, "confirmed_by", where)
-    if kind is EvidenceKind.HUMAN:
-        if commit is None and "commit" not in table:
-            check.fail(where + "commit", "human evidence must name the commit it confirms")
-        if confirmed_by is None and "confirmed_by" not in table:
-            check.fail(where + "confirmed_by", "human evidence must say who confirmed it")
-    elif confirmed_by is not None:
-        check.fail(where + "confirmed_by", "only human evidence has confirmed_by")
-    if kind is None:
-        return None
-    return Evidence(
-        kind=kind,
-        commit=commit,
-        exit_code=exit_code if isinstance(exit_code, int) else None,
-        output_tail=check.string(table, "output_tail", where),
-        confirmed_by=confirmed_by,
-    )
 
 
 # --------------------------------------------------------------------------- writing
@@ -745,9 +188,9 @@ def event_to_dict(event: Event) -> dict[str, Any]:
         doc["applies_to"] = _drop_none(
             {
                 "since": event.applies_to.since,
-                "paths": _list(event.applies_to.paths),
-                "refs": _list(event.applies_to.refs),
-                "environments": _list(event.applies_to.environments),
+                "paths": _list_or_none(event.applies_to.paths),
+                "refs": _list_or_none(event.applies_to.refs),
+                "environments": _list_or_none(event.applies_to.environments),
             }
         )
     if event.verification is not None:
@@ -757,7 +200,7 @@ def event_to_dict(event: Event) -> dict[str, Any]:
                 "command": list(v.command),
                 "files": list(v.files),
                 "timeout_s": v.timeout_s,
-                "inputs": _list(v.inputs),
+                "inputs": _list_or_none(v.inputs),
                 "env_pass": list(v.env_pass) or None,
                 "workdir": v.workdir.value if v.workdir is not Workdir.CHECKOUT else None,
             }
@@ -782,7 +225,7 @@ def event_to_toml(event: Event) -> bytes:
     return tomli_w.dumps(event_to_dict(event)).encode("utf-8")
 
 
-def _list(value: Sequence[str] | None) -> list[str] | None:
+def _list_or_none(value: Sequence[str] | None) -> list[str] | None:
     return None if value is None else list(value)
 
 

@@ -120,74 +120,10 @@ def resolve_entity(
     Ids in `also_dropped` that are not events of this entity are ignored, so a caller
     may pass every pending id of the ledger. The result does not depend on the order
     of `events`."""
-    events = tuple(events)
     found = list(problems)
-    if not found:
-        chain = _resolve_chain(entity_key, events, also_dropped)
-        if chain is not None:
-            return chain
-    return _resolve_in_general(entity_key, events, found, also_dropped)
-
-
-def _resolve_chain(
-    entity_key: str, events: tuple[Event, ...], also_dropped: Collection[str]
-) -> Resolution | None:
-    """The usual entity, resolved without the general steps; None for any other.
-
-    Usual: every event its own and given once, none superseding or retracting and
-    none pending, the first following nothing and each other following exactly the
-    one before it. Its order is the chain, each event comes after all before it, the
-    last is the one head, and nothing is dropped: what the general steps give, which
-    a property test holds this to (a fifth of a first run at 10,000 events)."""
-    by_id: dict[str, Event] = {}
-    next_of: dict[str, str] = {}
-    first = None
-    for event in events:
-        if event.entity_key != entity_key or event.supersedes or event.retracts:
-            return None
-        if event.id in by_id or len(event.follows) > 1:
-            return None
-        by_id[event.id] = event
-        if not event.follows:
-            if first is not None:
-                return None
-            first = event.id
-        elif next_of.setdefault(event.follows[0], event.id) != event.id:
-            return None  # two events follow one: a branch
-    if first is None or (also_dropped and not by_id.keys().isdisjoint(also_dropped)):
-        return None
-    order = [first]
-    while order[-1] in next_of and len(order) <= len(by_id):
-        order.append(next_of[order[-1]])
-    if len(order) != len(by_id) or len(set(order)) != len(order):
-        return None  # a reference outside the chain: unknown, to itself, or a cycle
-    state = fold(by_id[event_id] for event_id in order)
-    head = order[-1]
-    found: list[Problem] = []
-    _report_missing(state, (head,), {head: state}, _Reporter(entity_key, found))
-    return Resolution(
-        entity_key=entity_key,
-        outcome=Outcome.INVALID if found else Outcome.RESOLVED,
-        state=state,
-        heads=(head,),
-        head_states={head: state},
-        order=tuple(order),
-        dropped=frozenset(),
-        ancestors={event_id: frozenset(order[:i]) for i, event_id in enumerate(order)},
-        events={event_id: by_id[event_id] for event_id in order},
-        problems=tuple(found),
-    )
-
-
-def _resolve_in_general(
-    entity_key: str,
-    events: tuple[Event, ...],
-    found: list[Problem],
-    also_dropped: Collection[str],
-) -> Resolution:
     report = _Reporter(entity_key, found)
-    valid, foreign, unreadable = _collect(entity_key, events, report)
-    preds, replaced_by = _references(valid, foreign, unreadable, report)
+    valid, foreign, unusable = _collect(entity_key, events, report)
+    preds, replaced_by = _references(valid, foreign, unusable, report)
     _break_cycles(preds, report)
     order = _topological_order(preds)
     ancestors = _ancestors(order, preds)
@@ -301,20 +237,18 @@ def _collect(
     foreign: dict[str, str] = {}
     # A file that failed validation still has an id (its stem): a reference to it
     # is not unknown, and the file's own problem already makes the entity invalid.
-    unreadable = {
+    unusable = {
         match["time"] + "-" + match["hex"]
         for problem in report.found
         if problem.path
         and (match := ID_RE.match(problem.path.rsplit("/", 1)[-1].removesuffix(".toml")))
     }
     # A retracted file may be deleted (§2): what still names it is no broken reference.
-    unreadable.update(
+    unusable.update(
         target for event in events if event.entity_key == entity_key for target in event.retracts
     )
     for event_id in sorted(by_id):
-        copies = by_id[event_id]
-        if len(copies) > 1:
-            copies = list(set(copies))  # equal copies (one event at two revisions) are one
+        copies = set(by_id[event_id])  # equal copies (one event at two revisions) are one
         own = [e for e in copies if e.entity_key == entity_key]
         for other in sorted({e.entity_key for e in copies} - {entity_key}):
             foreign[event_id] = other
@@ -326,17 +260,17 @@ def _collect(
         if len(own) > 1:
             # Which copy is right cannot be told; using neither keeps the result
             # independent of the order the copies came in.
-            unreadable.add(event_id)
+            unusable.add(event_id)
             report(DUPLICATE_ID, f"event {event_id} is given {len(own)} times, differently")
         elif own:
             valid[event_id] = own[0]
-    return valid, foreign, unreadable
+    return valid, foreign, unusable
 
 
 def _references(
     valid: Mapping[str, Event],
     foreign: Mapping[str, str],
-    unreadable: Collection[str],
+    unusable: Collection[str],
     report: _Reporter,
 ) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     """The usable `follows` edges (id -> ids it follows) and `replaces` (id -> ids it drops).
@@ -365,7 +299,7 @@ def _references(
                         f"entity {foreign[target]!r}",
                         key=key,
                     )
-                elif target not in unreadable:
+                elif target not in unusable:
                     report(
                         UNKNOWN_REFERENCE,
                         f"event {event_id} names {target} in {key}, which is no event "

@@ -21,9 +21,9 @@ from failgate_hooks.core.events import (
     entity_folder,
     entity_key_of_folder,
     event_to_toml,
-    parse_event,
 )
 from failgate_hooks.core.resolve import Resolution, resolve_entity
+from failgate_hooks.core.validate import parse_event
 from failgate_hooks.git.repo import GitRepo, TreeEntry
 from failgate_hooks.ledger.config import CONFIG_FILES, Config, parse_config
 

@@ -24,9 +24,9 @@ from failgate_hooks.core.events import (
     is_safe_relative_path,
     is_valid_entity_key,
     new_event_id,
-    parse_event,
 )
 from failgate_hooks.core.resolve import heads_of
+from failgate_hooks.core.validate import parse_event
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import working_tree_files, write_event_file

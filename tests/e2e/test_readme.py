@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks.core.events import parse_event
+from failgate_hooks.core.validate import parse_event
 from tests.conftest import Repo, git
 from tests.worlds import budget_repo, remote_ref, with_remote
 
