@@ -269,6 +269,22 @@ def test_a_pinned_file_replaces_a_symlink_in_the_checkout_without_writing_throug
     assert victim.read_text() == "untouched\n"
 
 
+def test_a_pinned_file_replaces_a_symlinked_folder_without_writing_through_it(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    outside = tmp_path / "real"
+    outside.mkdir()
+    reviewed = world.head()
+    world.git("rm", "-q", "-r", "checks")
+    (world.path / "checks").symlink_to(outside)
+    pushed = world.commit("the verifier's folder swapped for a link out of the checkout")
+    result = verify(world, check(marker), pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED  # the reviewed check ran
+    assert "budget 50" in result.output_tail
+    assert list(outside.iterdir()) == []
+
+
 def test_a_pinned_file_keeps_its_exec_bit(world: Repo, tmp_path: Path) -> None:
     world.write("checks/run.sh", "#!/bin/sh\necho pinned-ran\n")
     os.chmod(world.path / "checks/run.sh", 0o755)

@@ -304,10 +304,13 @@ def write_pins(repo: GitRepo, root: str, pins: Sequence[Pin]) -> None:
     """Write each pinned file over the checkout at `root`: a regular file, never through a link."""
     blobs = repo.read_blobs(pin.oid for pin in pins)
     for pin in pins:
-        _write_regular_file(root, pin.path, blobs[pin.oid], pin.executable)
+        write_regular_file(root, pin.path, blobs[pin.oid], pin.executable)
 
 
-def _write_regular_file(root: str, path: str, data: bytes, executable: bool) -> None:
+def write_regular_file(root: str, path: str, data: bytes, executable: bool) -> None:
+    """Write `data` as a regular file at `path` under `root`, never through a link.
+
+    Whatever stands in the way (a link, a file where a folder goes) is replaced."""
     parts = path.split("/")
     folder = root
     for part in parts[:-1]:
