@@ -825,6 +825,17 @@ def test_each_verifier_starts_from_the_pristine_tree(world: Repo) -> None:
             assert not (Path(second) / "leftover.txt").exists()
 
 
+def test_a_checkout_leaves_the_users_index_as_it_was(world: Repo) -> None:
+    commit = world.head()
+    world.write("budget.txt", "120\n")
+    world.git("add", "budget.txt")
+    staged = world.git("diff", "--cached")
+    with GitRepo.open(world.path) as grepo, Checkouts(grepo) as checkouts:
+        root = checkouts.fresh(commit)
+        assert (Path(root) / "budget.txt").read_text() == "50\n"
+    assert world.git("diff", "--cached") == staged
+
+
 def test_a_checkout_that_cannot_be_made_is_cannot_start(world: Repo, tmp_path: Path) -> None:
     marker = tmp_path / "marker"
     not_a_folder = tmp_path / "tmpdir-is-a-file"

@@ -13,7 +13,7 @@ import operator
 import os
 import re
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from failgate_hooks.core.errors import GitError
@@ -107,24 +107,36 @@ class GitRepo:
 
     # ------------------------------------------------------------------ plain commands
 
-    def run(self, *args: str, strip: bool = True, stdin: str | None = None) -> str:
-        """Run `git ARGS` (feeding `stdin`) and return its output; a failure is a GitError."""
+    def run(
+        self,
+        *args: str,
+        strip: bool = True,
+        stdin: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> str:
+        """Run `git ARGS` (feeding `stdin`) and return its output; a failure is a GitError.
+
+        `env` adds variables to this one command's environment (GIT_INDEX_FILE
+        for a temporary index), never to the repository's later commands."""
         import git
 
+        extra = None if env is None else dict(env)
         try:
             if stdin is not None:
-                return self._run_with_input(args, stdin)
-            return str(self._git.execute(["git", *args], strip_newline_in_stdout=strip))
+                return self._run_with_input(args, stdin, extra)
+            return str(self._git.execute(["git", *args], strip_newline_in_stdout=strip, env=extra))
         except git.GitCommandError as exc:
             detail = _first_line(exc.stderr) or f"exit {exc.status}"
             raise GitError(f"git {' '.join(args[:3])} failed: {detail}") from None
         except git.GitCommandNotFound:
             raise GitError("git is not installed or not on PATH") from None
 
-    def _run_with_input(self, args: Sequence[str], stdin: str) -> str:
+    def _run_with_input(self, args: Sequence[str], stdin: str, env: dict[str, str] | None) -> str:
         import git
 
-        handle = self._git.execute(["git", *args], as_process=True, istream=subprocess.PIPE)
+        handle = self._git.execute(
+            ["git", *args], as_process=True, istream=subprocess.PIPE, env=env
+        )
         proc = handle.proc
         assert proc is not None
         out, err = proc.communicate(stdin.encode())

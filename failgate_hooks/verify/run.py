@@ -381,10 +381,16 @@ class Checkouts:
         self._count += 1
         path = os.path.join(self._base_dir(), f"{_short(commit)}-{self._count}")
         os.mkdir(path)
-        with self._repo._git.custom_environment(GIT_INDEX_FILE=index, GIT_LFS_SKIP_SMUDGE="1"):
-            # --work-tree, not --prefix: checkout-index refuses a bare repository otherwise.
-            # export-ignore does not apply here, and gitlinks stay empty folders.
-            self._repo.run(*_NO_HOOKS, f"--work-tree={path}", "checkout-index", "--all", "--force")
+        # --work-tree, not --prefix: checkout-index refuses a bare repository otherwise.
+        # export-ignore does not apply here, and gitlinks stay empty folders.
+        self._repo.run(
+            *_NO_HOOKS,
+            f"--work-tree={path}",
+            "checkout-index",
+            "--all",
+            "--force",
+            env={"GIT_INDEX_FILE": index, "GIT_LFS_SKIP_SMUDGE": "1"},
+        )
         return path
 
     def _base_dir(self) -> str:
@@ -397,8 +403,7 @@ class Checkouts:
         if index is None:
             index = os.path.join(self._base_dir(), f"index-{len(self._indexes)}")
             # A temporary index leaves the user's own index, and a quarantine, untouched.
-            with self._repo._git.custom_environment(GIT_INDEX_FILE=index):
-                self._repo.run(*_NO_HOOKS, "read-tree", commit)
+            self._repo.run(*_NO_HOOKS, "read-tree", commit, env={"GIT_INDEX_FILE": index})
             self._indexes[commit] = index
         return index
 
