@@ -14,13 +14,8 @@ import pytest
 
 from failgate_hooks.core.errors import TrustError
 from failgate_hooks.verify import trust
-from failgate_hooks.verify.trust import (
-    PassCache,
-    TrustedVerifier,
-    TrustStore,
-    fingerprint,
-    pass_key,
-)
+from failgate_hooks.verify.passcache import PassCache, pass_key
+from failgate_hooks.verify.trust import TrustedVerifier, TrustStore, fingerprint
 
 ARGV = ("python", "checks/check.py")
 PINS = [("checks/check.py", "a" * 40), ("checks/lib.py", "b" * 40)]

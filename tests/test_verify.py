@@ -18,14 +18,13 @@ import pytest
 from failgate_hooks.core.events import Verification, Workdir
 from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.verify import run as verify_module
+from failgate_hooks.verify import keys as keys_module
+from failgate_hooks.verify.checkout import Checkouts
+from failgate_hooks.verify.keys import content_key, input_key
+from failgate_hooks.verify.pins import resolve_pins
 from failgate_hooks.verify.run import (
     NO_VERDICT_DETAIL,
     UNTRUSTED_DETAIL,
-    Checkouts,
-    content_key,
-    input_key,
-    resolve_pins,
     run_gate_verifier,
     run_in_worktree,
 )
@@ -759,9 +758,9 @@ def test_input_key_by_folders_equals_the_key_of_the_whole_tree(
 ) -> None:
     commit = commit_inputs(repo)
     with GitRepo.open(repo.path) as grepo:
-        whole = verify_module._input_key(grepo.sorted_files(commit)[0], patterns)
+        whole = keys_module._input_key(grepo.sorted_files(commit)[0], patterns)
         assert input_key(grepo, commit, patterns) == whole
-        verify_module.InputKeys._open.clear()  # as the next process: read back from the file
+        keys_module.InputKeys._open.clear()  # as the next process: read back from the file
         assert input_key(grepo, commit, patterns) == whole
 
 
@@ -774,7 +773,7 @@ def test_an_input_key_is_kept_by_folder_tree_ids(
     patterns = ("a/b/**", "deploy/*.json")
     with GitRepo.open(repo.path) as grepo:
         first = input_key(grepo, base, patterns)
-    verify_module.InputKeys._open.clear()
+    keys_module.InputKeys._open.clear()
     with GitRepo.open(repo.path) as grepo:
 
         def never(*args: object) -> None:
@@ -786,7 +785,7 @@ def test_an_input_key_is_kept_by_folder_tree_ids(
     # a damaged file is a miss, never a key
     keys = repo.path / ".git" / "failgate" / "inputs.json"
     keys.write_text(keys.read_text().replace("ik1:", "ik1:0"))
-    verify_module.InputKeys._open.clear()
+    keys_module.InputKeys._open.clear()
     with GitRepo.open(repo.path) as grepo:
         assert input_key(grepo, later, patterns) == first
 
@@ -890,7 +889,7 @@ def test_a_checkout_works_inside_the_pre_receive_quarantine(world: Repo, tmp_pat
             """\
             import os, sys
             from failgate_hooks.git.repo import GitRepo
-            from failgate_hooks.verify.run import Checkouts
+            from failgate_hooks.verify.checkout import Checkouts
             old, new, ref = sys.stdin.readline().split()
             assert "GIT_QUARANTINE_PATH" in os.environ
             with GitRepo.open(".") as repo, Checkouts(repo) as checkouts:
@@ -919,8 +918,8 @@ def test_an_input_key_kept_under_other_matching_rules_is_not_used(
     patterns = ("a/b/**",)
     with GitRepo.open(repo.path) as grepo:
         input_key(grepo, commit, patterns)
-    verify_module.InputKeys._open.clear()
-    monkeypatch.setattr(verify_module, "_matching_rules", lambda: "another-wildmatch")
+    keys_module.InputKeys._open.clear()
+    monkeypatch.setattr(keys_module, "_matching_rules", lambda: "another-wildmatch")
     listed: list[str] = []
     with GitRepo.open(repo.path) as grepo:
         original = grepo.ls_folder

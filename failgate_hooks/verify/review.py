@@ -12,7 +12,7 @@ from failgate_hooks.core.events import Event, Verification
 from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Ledger, Revision, read_union
-from failgate_hooks.verify.run import PinError, resolve_pins
+from failgate_hooks.verify.pins import PinError, resolve_pins, write_regular_file
 from failgate_hooks.verify.trust import TrustedVerifier, TrustStore, fingerprint
 
 
@@ -131,12 +131,8 @@ def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
     A verifier that already passes on the commit that has the failure guards
     nothing; say so. Never cached, never a pass for any commit.
     """
-    from failgate_hooks.verify.run import (
-        Checkouts,
-        run_command,
-        verifier_env,
-        write_regular_file,
-    )
+    from failgate_hooks.verify.checkout import Checkouts
+    from failgate_hooks.verify.process import run_command, verifier_env
 
     verification = event.verification
     root = repo.working_dir
