@@ -45,7 +45,7 @@ class GitRepo:
     def __init__(self, repo: git.Repo) -> None:
         self._repo = repo
         self._git = repo.git
-        self.cat_file = CatFile(repo.git)
+        self.cat_file = CatFile(repo.git)  # objects are read through the methods below
         self._common_dir: str | None = None
         self._listings: dict[tuple[str, str | None, bool], list[TreeEntry]] = {}
         self._folders: dict[tuple[str, str], list[TreeEntry]] = {}  # by tree id and path
