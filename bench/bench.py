@@ -262,7 +262,7 @@ def monorepo_work(bench: Bench, world: build.World, files: int, gates: int) -> M
 _CHECKOUT_SCRIPT = """\
 import json, statistics, sys, time
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.verify.run import Checkouts
+from failgate_hooks.verify.checkout import Checkouts
 cold, warm = [], []
 with GitRepo.open(".") as repo:
     commit = repo.resolve_commit("HEAD")

@@ -20,8 +20,9 @@ from failgate_hooks.core.events import Event, Status, Verification
 from failgate_hooks.core.gates import VerifierOutcome
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Revision, read_union, write_event_file
-from failgate_hooks.verify import trust
-from failgate_hooks.verify.run import Checkouts, run_gate_verifier
+from failgate_hooks.verify import passcache
+from failgate_hooks.verify.checkout import Checkouts
+from failgate_hooks.verify.run import run_gate_verifier
 from tests.conftest import Repo, git, make_repo
 from tests.worlds import KEY, budget_repo, fix_budget, record_failure, with_remote
 
@@ -222,10 +223,10 @@ def test_a_cache_folder_that_cannot_be_made_degrades_to_running_the_verifier(
 def test_a_full_disk_under_the_cache_degrades_to_running_the_verifier(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def full(path: str, data: bytes) -> None:
+    def full(path: str, data: bytes, *, durable: bool) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(trust, "_write_atomically", full)
+    monkeypatch.setattr(passcache, "write_atomically", full)
     repo.write("checks/ok.py", PASSES)
     commit = repo.commit("a passing verifier")
     check = Verification(command=("python3", "checks/ok.py"), files=("checks/ok.py",))

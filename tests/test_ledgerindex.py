@@ -490,12 +490,12 @@ def test_a_build_split_with_a_forked_child_is_the_build_of_one_process(
         here: list[int] = []  # the parts read in this process; the child's list is its own
         original = ledgerindex._read_rows
 
-        parents_cat_file = repo._batch_process().proc.pid
+        repo.read_object(tip)  # starts this process's cat-file
+        parents_cat_file = repo.cat_file.pid
 
         def noting(*args, **options):  # type: ignore[no-untyped-def]
             if os.getpid() != parent:
-                batch = args[0].repo._batch
-                if batch is not None and batch.proc.pid == parents_cat_file:
+                if args[0].repo.cat_file.pid == parents_cat_file:
                     os._exit(5)  # two processes on one pipe: answers would cross
             else:
                 here.append(len(args[-1]))

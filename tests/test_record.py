@@ -242,3 +242,21 @@ def test_record_is_quiet_when_the_verifier_fails_on_head_and_no_probe_skips_it(
     assert "already passes" not in result.err
     assert not (repo.path / "probed").exists()  # it ran in a clean checkout, not here
     assert repo.failgate(*args, "--no-probe").code == 0
+
+
+def test_the_probe_replaces_a_symlinked_folder_without_writing_through_it(
+    repo: Repo, tmp_path: Path
+) -> None:
+    outside = tmp_path / "real"
+    outside.mkdir()
+    (repo.path / "checks").symlink_to(outside)  # HEAD holds checks -> a folder outside
+    repo.commit("checks is a link")
+    (repo.path / "checks").unlink()
+    repo.write("checks/check.py", "print('fine')\n")  # the work tree's verifier, not committed
+    result = repo.failgate(
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", "python3 checks/check.py", "--verify-file", "checks/check.py",
+    )  # fmt: skip
+    assert result.code == 0, result
+    assert "already passes on HEAD" in result.err  # the probe ran the work tree's file
+    assert list(outside.iterdir()) == []

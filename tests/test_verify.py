@@ -11,21 +11,17 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from failgate_hooks.core.events import Verification, Workdir
 from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.verify import run as verify_module
+from failgate_hooks.verify.checkout import Checkouts
+from failgate_hooks.verify.pins import resolve_pins
 from failgate_hooks.verify.run import (
     NO_VERDICT_DETAIL,
     UNTRUSTED_DETAIL,
-    Checkouts,
-    content_key,
-    input_key,
-    resolve_pins,
     run_gate_verifier,
     run_in_worktree,
 )
@@ -267,6 +263,22 @@ def test_a_pinned_file_replaces_a_symlink_in_the_checkout_without_writing_throug
     assert result.outcome is VerifierOutcome.FAILED  # the reviewed check ran
     assert "budget 50" in result.output_tail
     assert victim.read_text() == "untouched\n"
+
+
+def test_a_pinned_file_replaces_a_symlinked_folder_without_writing_through_it(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    outside = tmp_path / "real"
+    outside.mkdir()
+    reviewed = world.head()
+    world.git("rm", "-q", "-r", "checks")
+    (world.path / "checks").symlink_to(outside)
+    pushed = world.commit("the verifier's folder swapped for a link out of the checkout")
+    result = verify(world, check(marker), pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED  # the reviewed check ran
+    assert "budget 50" in result.output_tail
+    assert list(outside.iterdir()) == []
 
 
 def test_a_pinned_file_keeps_its_exec_bit(world: Repo, tmp_path: Path) -> None:
@@ -622,159 +634,6 @@ def test_a_cached_pass_still_needs_trust(world: Repo, tmp_path: Path) -> None:
     assert result.outcome is VerifierOutcome.UNTRUSTED
 
 
-# --------------------------------------------------------------------------- content key
-
-
-def _content_key(repo: Repo, commit: str, ledger_dir: str = "ledger") -> str:
-    with GitRepo.open(repo.path) as grepo:
-        return content_key(grepo, commit, ledger_dir)
-
-
-def test_content_key_ignores_only_the_ledger(any_repo: Repo) -> None:
-    repo = any_repo
-    repo.write("src/app.py", "print(1)\n")
-    base = repo.commit("code")
-    key = _content_key(repo, base)
-    assert key.startswith("ck1:")
-    repo.write("ledger/deploy/gas/20261129T230500Z-7f3a9c1e.toml", "schema = 1\n")
-    first_event = repo.commit("first ledger event")
-    repo.write("ledger/deploy/gas/20261130T230500Z-00000000.toml", "schema = 1\n")
-    second_event = repo.commit("second ledger event")
-    assert _content_key(repo, first_event) == key
-    assert _content_key(repo, second_event) == key
-    repo.write("src/app.py", "print(2)\n")
-    changed = repo.commit("code change")
-    assert _content_key(repo, changed) != key
-    repo.git("rm", "-q", "-r", "ledger")
-    repo.write("src/app.py", "print(1)\n")
-    restored = repo.commit("ledger gone, code back")
-    assert _content_key(repo, restored) == key
-    os.chmod(repo.path / "README", 0o755)  # at the root, where only the entry's mode says it
-    assert _content_key(repo, repo.commit("mode change")) != key
-    os.chmod(repo.path / "README", 0o644)
-    assert _content_key(repo, repo.commit("mode back")) == key
-    repo.write("ledgers.txt", "a sibling of the ledger is content\n")
-    assert _content_key(repo, repo.commit("sibling")) != key
-
-
-def test_content_key_with_a_nested_ledger(any_repo: Repo) -> None:
-    repo = any_repo
-    repo.write("a/other.txt", "content\n")
-    base = repo.commit("code")
-    key = _content_key(repo, base, "a/b/ledger")
-    repo.write("a/b/ledger/x/20261129T230500Z-7f3a9c1e.toml", "schema = 1\n")
-    event = repo.commit("first event in new folders")
-    assert _content_key(repo, event, "a/b/ledger") == key
-    assert _content_key(repo, event, "ledger") != key  # under the default name it is content
-    repo.write("a/b/notes.txt", "beside the ledger\n")
-    assert _content_key(repo, repo.commit("sibling in a/b"), "a/b/ledger") != key
-
-
-def test_content_key_differs_between_object_formats(tmp_path: Path) -> None:
-    sha1 = make_repo(tmp_path / "one", "sha1")
-    sha256 = make_repo(tmp_path / "two", "sha256")
-    assert _content_key(sha1, sha1.head()) != _content_key(sha256, sha256.head())
-
-
-def test_content_key_reads_one_tree_per_level_of_the_ledger_path(repo: Repo) -> None:
-    for i in range(30):
-        repo.write(f"dir{i}/sub/file.txt", f"{i}\n")
-    repo.write("a/b/ledger/x.toml", "schema = 1\n")
-    commit = repo.commit("many folders")
-    with GitRepo.open(repo.path) as grepo:
-        reads: list[str] = []
-        original = grepo.read_object
-
-        def counting(oid: str) -> tuple[str, bytes] | None:
-            reads.append(oid)
-            return original(oid)
-
-        grepo.read_object = counting  # type: ignore[method-assign]
-        content_key(grepo, commit, "a/b/ledger")
-    assert len(reads) == 1 + 3  # the commit, then the root, a and a/b
-
-
-def test_input_key_follows_the_matching_files_only(any_repo: Repo) -> None:
-    repo = any_repo
-    repo.write("deploy/main.json", "{}\n")
-    repo.write("src/budget/x.py", "x = 1\n")
-    base = repo.commit("inputs")
-    patterns = ("deploy/*.json", "src/budget/**")
-
-    def key(commit: str) -> str:
-        with GitRepo.open(repo.path) as grepo:
-            return input_key(grepo, commit, patterns)
-
-    assert key(base).startswith("ik1:")
-    repo.write("README", "unrelated\n")
-    assert key(repo.commit("outside")) == key(base)
-    repo.write("deploy/sub/deep.json", "{}\n")  # `*` stays within one segment
-    assert key(repo.commit("not matched")) == key(base)
-    repo.write("src/budget/x.py", "x = 2\n")
-    assert key(repo.commit("inside")) != key(base)
-
-
-INPUT_FILES = {
-    "a/x.py": "1", "a/b/y.py": "2", "a/b/c/z.txt": "3", "a/c/w.py": "4", "a*b": "5",
-    "deploy/main.json": "6", "deploy/sub/deep.json": "7", "README": "8", "src/m.py": "9",
-}  # fmt: skip
-PATTERN_SETS = [
-    ("a/*.py",),
-    ("a/b/**",),
-    ("a/**/*.py", "deploy/*.json"),
-    ("a/[bc]/*",),
-    ("**/*.py",),  # the root: keyed by nothing, listed whole
-    ("a\\*b",),
-    ("deploy/main.json", "src/**"),
-    ("nowhere/**",),
-    ("a/b/**", "a/b/c/*"),  # overlapping: each file once
-]
-
-
-def commit_inputs(repo: Repo) -> str:
-    for path, text in INPUT_FILES.items():
-        repo.write(path, text + "\n")
-    return repo.commit("inputs")
-
-
-@pytest.mark.parametrize("patterns", PATTERN_SETS, ids=lambda p: ",".join(p))
-def test_input_key_by_folders_equals_the_key_of_the_whole_tree(
-    repo: Repo, patterns: tuple[str, ...]
-) -> None:
-    commit = commit_inputs(repo)
-    with GitRepo.open(repo.path) as grepo:
-        whole = verify_module._input_key(grepo.sorted_files(commit)[0], patterns)
-        assert input_key(grepo, commit, patterns) == whole
-        verify_module.InputKeys._open.clear()  # as the next process: read back from the file
-        assert input_key(grepo, commit, patterns) == whole
-
-
-def test_an_input_key_is_kept_by_folder_tree_ids(
-    repo: Repo, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    base = commit_inputs(repo)
-    repo.write("README", "elsewhere\n")
-    later = repo.commit("outside the inputs")
-    patterns = ("a/b/**", "deploy/*.json")
-    with GitRepo.open(repo.path) as grepo:
-        first = input_key(grepo, base, patterns)
-    verify_module.InputKeys._open.clear()
-    with GitRepo.open(repo.path) as grepo:
-
-        def never(*args: object) -> None:
-            raise AssertionError("listed a folder whose tree id has a key")
-
-        monkeypatch.setattr(grepo, "ls_folder", never)
-        monkeypatch.setattr(grepo, "sorted_files", never)
-        assert input_key(grepo, later, patterns) == first  # same folder trees
-    # a damaged file is a miss, never a key
-    keys = repo.path / ".git" / "failgate" / "inputs.json"
-    keys.write_text(keys.read_text().replace("ik1:", "ik1:0"))
-    verify_module.InputKeys._open.clear()
-    with GitRepo.open(repo.path) as grepo:
-        assert input_key(grepo, later, patterns) == first
-
-
 # --------------------------------------------------------------------------- checkouts
 
 
@@ -807,6 +666,17 @@ def test_each_verifier_starts_from_the_pristine_tree(world: Repo) -> None:
         with checkouts.checkout(commit) as second:
             assert (Path(second) / "budget.txt").read_text() == "50\n"
             assert not (Path(second) / "leftover.txt").exists()
+
+
+def test_a_checkout_leaves_the_users_index_as_it_was(world: Repo) -> None:
+    commit = world.head()
+    world.write("budget.txt", "120\n")
+    world.git("add", "budget.txt")
+    staged = world.git("diff", "--cached")
+    with GitRepo.open(world.path) as grepo, Checkouts(grepo) as checkouts:
+        root = checkouts.fresh(commit)
+        assert (Path(root) / "budget.txt").read_text() == "50\n"
+    assert world.git("diff", "--cached") == staged
 
 
 def test_a_checkout_that_cannot_be_made_is_cannot_start(world: Repo, tmp_path: Path) -> None:
@@ -863,7 +733,7 @@ def test_a_checkout_works_inside_the_pre_receive_quarantine(world: Repo, tmp_pat
             """\
             import os, sys
             from failgate_hooks.git.repo import GitRepo
-            from failgate_hooks.verify.run import Checkouts
+            from failgate_hooks.verify.checkout import Checkouts
             old, new, ref = sys.stdin.readline().split()
             assert "GIT_QUARANTINE_PATH" in os.environ
             with GitRepo.open(".") as repo, Checkouts(repo) as checkouts:
@@ -883,25 +753,3 @@ def test_a_checkout_works_inside_the_pre_receive_quarantine(world: Repo, tmp_pat
     )
     assert push.returncode != 0  # the hook refuses, so nothing lands: only the checkout is tested
     assert "CHECKOUT ['.gitignore', 'README', 'budget.txt', 'checks']" in push.stderr
-
-
-def test_an_input_key_kept_under_other_matching_rules_is_not_used(
-    repo: Repo, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    commit = commit_inputs(repo)
-    patterns = ("a/b/**",)
-    with GitRepo.open(repo.path) as grepo:
-        input_key(grepo, commit, patterns)
-    verify_module.InputKeys._open.clear()
-    monkeypatch.setattr(verify_module, "_matching_rules", lambda: "another-wildmatch")
-    listed: list[str] = []
-    with GitRepo.open(repo.path) as grepo:
-        original = grepo.ls_folder
-
-        def counting(commit: str, path: str) -> list[Any]:
-            listed.append(path)
-            return original(commit, path)
-
-        monkeypatch.setattr(grepo, "ls_folder", counting)
-        input_key(grepo, commit, patterns)
-    assert listed == ["a/b"]  # worked out again, not taken from the file

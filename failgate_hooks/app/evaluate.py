@@ -51,7 +51,7 @@ class GitFacts:
 
     @cached_property
     def content_key(self) -> str:
-        from failgate_hooks.verify.run import content_key
+        from failgate_hooks.verify.keys import content_key
 
         return content_key(self._repo, self._commit, self._ledger_dir)
 
@@ -117,7 +117,7 @@ class GitFacts:
     def _binds(self, evidence_commit: str, inputs: tuple[str, ...] | None) -> bool:
         if not self._repo.has_commit(evidence_commit):
             return False
-        from failgate_hooks.verify.run import content_key, input_key
+        from failgate_hooks.verify.keys import content_key, input_key
 
         if inputs:
             here = input_key(self._repo, self._commit, inputs)

@@ -25,19 +25,10 @@ from failgate_hooks.core.events import Verification, is_valid_entity_key
 from failgate_hooks.core.resolve import Outcome
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Revision, config_at, read_union
-from failgate_hooks.verify.run import (
-    DEFAULT_TIMEOUT_S,
-    NO_VERDICT_DETAIL,
-    NO_VERDICT_EXIT,
-    Checkouts,
-    CommandRun,
-    Pin,
-    PinError,
-    resolve_pins,
-    run_command,
-    verifier_env,
-    write_pins,
-)
+from failgate_hooks.verify.checkout import Checkouts
+from failgate_hooks.verify.pins import Pin, PinError, resolve_pins, write_pins
+from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
+from failgate_hooks.verify.run import DEFAULT_TIMEOUT_S, NO_VERDICT_DETAIL, NO_VERDICT_EXIT
 
 JSON_SCHEMA_VERSION = 1
 OK_VERDICT = "REPLAY OK: held at parent, cleared at repair"

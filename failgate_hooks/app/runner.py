@@ -12,7 +12,7 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 
 if TYPE_CHECKING:
-    from failgate_hooks.verify.run import Checkouts
+    from failgate_hooks.verify.checkout import Checkouts
 
 
 def progress_line(text: str) -> None:
@@ -39,7 +39,7 @@ class VerifierRunner:
     def checkouts(self) -> Checkouts:
         # verify, the trust store and the pass cache load with the first verifier to run
         if self._checkouts is None:
-            from failgate_hooks.verify.run import Checkouts
+            from failgate_hooks.verify.checkout import Checkouts
 
             self._checkouts = Checkouts(self.repo)
         return self._checkouts

@@ -2,29 +2,27 @@
 
 Through GitPython's command interface (`Repo.git`), never its object database:
 that cannot read SHA-256 repositories. Objects are read through one persistent
-`git cat-file --batch` whose output is parsed here, so ids of 40 and 64 hex
+`git cat-file --batch` (catfile.py) and parsed here, so ids of 40 and 64 hex
 both work. Every failure becomes a `GitError` that says what and where.
 """
 
 from __future__ import annotations
 
-import contextlib
 import operator
 import os
 import re
 import subprocess
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import IO, TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from failgate_hooks.core.errors import GitError
+from failgate_hooks.git.catfile import CatFile
 
 if TYPE_CHECKING:
     import git
 
 HEX_ID_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 NULL_ID_RE = re.compile(r"^0+\Z")
-_INHERITED: list[Any] = []  # a forked child's copies of its parent's cat-file handles
-_BATCH_BYTES = 4096  # ids written to `cat-file --batch` before reading their answers
 
 
 def is_null_id(oid: str) -> bool:
@@ -47,7 +45,7 @@ class GitRepo:
     def __init__(self, repo: git.Repo) -> None:
         self._repo = repo
         self._git = repo.git
-        self._batch: Any = None
+        self.cat_file = CatFile(repo.git)  # objects are read through the methods below
         self._common_dir: str | None = None
         self._listings: dict[tuple[str, str | None, bool], list[TreeEntry]] = {}
         self._folders: dict[tuple[str, str], list[TreeEntry]] = {}  # by tree id and path
@@ -89,14 +87,7 @@ class GitRepo:
 
     def close(self) -> None:
         """Stop the persistent `cat-file`, if it was started."""
-        if self._batch is not None:
-            proc = self._batch.proc
-            self._batch = None
-            try:
-                proc.stdin.close()
-                proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):  # pragma: no cover
-                proc.kill()
+        self.cat_file.close()
         self._repo.close()
 
     def __enter__(self) -> GitRepo:
@@ -107,24 +98,36 @@ class GitRepo:
 
     # ------------------------------------------------------------------ plain commands
 
-    def run(self, *args: str, strip: bool = True, stdin: str | None = None) -> str:
-        """Run `git ARGS` (feeding `stdin`) and return its output; a failure is a GitError."""
+    def run(
+        self,
+        *args: str,
+        strip: bool = True,
+        stdin: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> str:
+        """Run `git ARGS` (feeding `stdin`) and return its output; a failure is a GitError.
+
+        `env` adds variables to this one command's environment (GIT_INDEX_FILE
+        for a temporary index), never to the repository's later commands."""
         import git
 
+        extra = None if env is None else dict(env)
         try:
             if stdin is not None:
-                return self._run_with_input(args, stdin)
-            return str(self._git.execute(["git", *args], strip_newline_in_stdout=strip))
+                return self._run_with_input(args, stdin, extra)
+            return str(self._git.execute(["git", *args], strip_newline_in_stdout=strip, env=extra))
         except git.GitCommandError as exc:
             detail = _first_line(exc.stderr) or f"exit {exc.status}"
             raise GitError(f"git {' '.join(args[:3])} failed: {detail}") from None
         except git.GitCommandNotFound:
             raise GitError("git is not installed or not on PATH") from None
 
-    def _run_with_input(self, args: Sequence[str], stdin: str) -> str:
+    def _run_with_input(self, args: Sequence[str], stdin: str, env: dict[str, str] | None) -> str:
         import git
 
-        handle = self._git.execute(["git", *args], as_process=True, istream=subprocess.PIPE)
+        handle = self._git.execute(
+            ["git", *args], as_process=True, istream=subprocess.PIPE, env=env
+        )
         proc = handle.proc
         assert proc is not None
         out, err = proc.communicate(stdin.encode())
@@ -216,7 +219,7 @@ class GitRepo:
         if not rev or rev.startswith("-") or "\n" in rev:
             raise GitError(f"unknown revision {rev!r}")
         # The running cat-file resolves names as rev-parse does, without a process each.
-        oid = self._resolve_name(f"{rev}^{{commit}}")
+        oid = self.cat_file.resolve(f"{rev}^{{commit}}")
         if oid is None:
             raise GitError(
                 f"unknown revision {rev!r}: no commit by that name in this repository",
@@ -368,109 +371,25 @@ class GitRepo:
 
     # ------------------------------------------------------------------ objects
 
-    def _batch_process(self) -> Any:
-        if self._batch is None:
-            import git
-
-            try:
-                # Keep GitPython's handle itself: dropping it kills the process.
-                self._batch = self._git.execute(
-                    ["git", "cat-file", "--batch"],
-                    as_process=True,
-                    istream=subprocess.PIPE,
-                )
-            except git.GitCommandNotFound:
-                raise GitError("git is not installed or not on PATH") from None
-        return self._batch
-
     def read_object(self, oid: str) -> tuple[str, bytes] | None:
         """(type, content) of an object, or None when it is missing."""
-        proc = self._batch_process().proc
-        stdin: IO[bytes] = proc.stdin
-        try:
-            stdin.write(oid.encode("ascii") + b"\n")
-            stdin.flush()
-        except (OSError, UnicodeEncodeError) as exc:
-            raise GitError(f"git cat-file stopped answering: {exc}") from None
-        return _read_answer(proc.stdout, oid)
-
-    def _resolve_name(self, name: str) -> str | None:
-        """The id `cat-file --batch` gives for an object name, or None when it has none."""
-        stdin: IO[bytes] = self._batch_process().proc.stdin
-        stdout: IO[bytes] = self._batch_process().proc.stdout
-        try:
-            stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
-            stdin.flush()
-            header = stdout.readline()
-        except OSError as exc:
-            raise GitError(f"git cat-file stopped answering: {exc}") from None
-        fields = header.rstrip(b"\n").split(b" ")
-        if len(fields) != 3 or not fields[2].isdigit():
-            return None  # "<name> missing" or "<name> ambiguous", whatever the name holds
-        size = int(fields[2]) + 1  # the object and its newline, not needed here
-        if len(stdout.read(size)) != size:
-            raise GitError(f"git cat-file returned a short read for {name!r}")
-        return fields[0].decode("ascii")
+        return self.cat_file.read(oid)
 
     def iter_blobs(
         self, oids: Iterable[str], *, missing_ok: bool = False
     ) -> Iterator[tuple[str, bytes]]:
         """Many blobs through the one `cat-file`, each given as soon as git answers.
 
-        Every id is asked at once: a few fit in the pipe, more are written by a
-        thread while this one reads, so git never waits for a round trip and the
-        caller's work on one blob overlaps git's on the next ones. (Writing them
-        all before reading would deadlock once both pipes are full.) With
-        `missing_ok`, a blob git lacks is left out instead of failing. A reader that
-        stops early leaves the pipe out of step: that `cat-file` is then stopped,
-        and the next question starts another."""
-        wanted = list(dict.fromkeys(oids))
+        With `missing_ok`, a blob git lacks is left out instead of failing."""
+        wanted = list(oids)
         for oid in wanted:
             if not HEX_ID_RE.match(oid):
                 raise GitError(f"not a full object id: {oid[:80]!r}")
-        if not wanted:
-            return
-        handle = self._batch_process()
-        request = "".join(f"{oid}\n" for oid in wanted).encode("ascii")
-        writer = None
-        if len(request) <= _BATCH_BYTES:
-            _feed(handle.proc.stdin, request)
-        else:
-            import threading
-
-            writer = threading.Thread(target=_feed, args=(handle.proc.stdin, request), daemon=True)
-            writer.start()
-        answered = 0
-        stdout: IO[bytes] = handle.proc.stdout  # asked once, not once an object
-        try:
-            for oid in wanted:
-                found = _read_answer(stdout, oid)
-                answered += 1
-                if found is not None and found[0] == "blob":
-                    yield oid, found[1]
-                elif not missing_ok:
-                    raise GitError(f"blob {oid} is missing from the object database")
-        finally:
-            if answered < len(wanted):
-                self._stop_batch()
-            if writer is not None:
-                writer.join()
+        yield from self.cat_file.iter_blobs(wanted, missing_ok=missing_ok)
 
     def forget_inherited(self) -> None:
-        """In a forked child: the `cat-file` running is the parent's; start another.
-
-        Its handle is kept, never collected: collecting it kills the process."""
-        if self._batch is not None:
-            _INHERITED.append(self._batch)
-            self._batch = None
-
-    def _stop_batch(self) -> None:
-        """Stop `cat-file` (its pipe is out of step); the next question starts another."""
-        if self._batch is not None:
-            proc = self._batch.proc
-            self._batch = None
-            proc.kill()
-            proc.wait()
+        """In a forked child: the `cat-file` running is the parent's; start another."""
+        self.cat_file.forget_inherited()
 
     def object_type(self, oid: str) -> str | None:
         """`commit`, `tree`, `blob` or `tag`; None when missing."""
@@ -517,27 +436,6 @@ class GitRepo:
 _path_of = operator.attrgetter("path")
 
 
-def _read_answer(stdout: IO[bytes], oid: str) -> tuple[str, bytes] | None:
-    """Read `cat-file --batch`'s answer for `oid`, asked already."""
-    try:
-        header = stdout.readline()
-    except OSError as exc:
-        raise GitError(f"git cat-file stopped answering: {exc}") from None
-    if not header:
-        raise GitError("git cat-file stopped answering (no header)")
-    fields = header.rstrip(b"\n").split(b" ")
-    if len(fields) == 2 and fields[1] in (b"missing", b"ambiguous"):
-        return None
-    if len(fields) != 3:
-        raise GitError(f"git cat-file gave an unexpected header: {header[:80]!r}")
-    _, kind, size_text = fields
-    size = int(size_text)
-    data = stdout.read(size + 1)  # the object, and the newline after every object
-    if len(data) != size + 1:
-        raise GitError(f"git cat-file returned a short read for {oid}")
-    return kind.decode("ascii"), data[:size]
-
-
 def _parse_ls_tree(out: str, prefix: str = "") -> Iterator[TreeEntry]:
     """`ls-tree -z` output as entries, each path after `prefix`."""
     for record in out.split("\0"):
@@ -546,13 +444,6 @@ def _parse_ls_tree(out: str, prefix: str = "") -> Iterator[TreeEntry]:
         meta, _, path = record.partition("\t")
         mode, kind, oid = meta.split(" ")
         yield TreeEntry(mode, kind, oid, prefix + path)
-
-
-def _feed(stdin: IO[bytes], request: bytes) -> None:
-    """Write `request` to `cat-file`; a git that stopped is reported by the reader."""
-    with contextlib.suppress(OSError, ValueError):
-        stdin.write(request)
-        stdin.flush()
 
 
 def _first_line(text: object) -> str:

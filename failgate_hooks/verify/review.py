@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 from dataclasses import dataclass
 
 from failgate_hooks.core.errors import UsageError
@@ -11,7 +12,7 @@ from failgate_hooks.core.events import Event, Verification
 from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Ledger, Revision, read_union
-from failgate_hooks.verify.run import PinError, resolve_pins
+from failgate_hooks.verify.pins import PinError, resolve_pins, write_regular_file
 from failgate_hooks.verify.trust import TrustedVerifier, TrustStore, fingerprint
 
 
@@ -130,7 +131,8 @@ def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
     A verifier that already passes on the commit that has the failure guards
     nothing; say so. Never cached, never a pass for any commit.
     """
-    from failgate_hooks.verify.run import Checkouts, run_command, verifier_env
+    from failgate_hooks.verify.checkout import Checkouts
+    from failgate_hooks.verify.process import run_command, verifier_env
 
     verification = event.verification
     root = repo.working_dir
@@ -152,7 +154,8 @@ def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
             return f"verifier not probed: pinned file {path} is not a regular file in the work tree"
     with Checkouts(repo) as checkouts, checkouts.checkout(head) as checkout:
         for path in verification.files:
-            _copy_pinned(root, checkout, path)
+            data, executable = _work_tree_file(root, path)
+            write_regular_file(checkout, path, data, executable)
         run = run_command(
             verification.command,
             cwd=checkout,
@@ -167,15 +170,11 @@ def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
     return None
 
 
-def _copy_pinned(root: str, checkout: str, path: str) -> None:
-    source = os.path.join(root, *path.split("/"))
-    target = os.path.join(checkout, *path.split("/"))
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    if os.path.lexists(target):
-        os.unlink(target)
-    with open(source, "rb") as src, open(target, "wb") as dst:
-        dst.write(src.read())
-    os.chmod(target, os.stat(source).st_mode & 0o777)
+def _work_tree_file(root: str, path: str) -> tuple[bytes, bool]:
+    """A work-tree file's bytes, and whether git would record it as executable."""
+    full = os.path.join(root, *path.split("/"))
+    with open(full, "rb") as handle:
+        return handle.read(), bool(os.fstat(handle.fileno()).st_mode & stat.S_IXUSR)
 
 
 def entity_verification(repo: GitRepo, config: Config, key: str) -> Verification:

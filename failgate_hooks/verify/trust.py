@@ -1,16 +1,13 @@
-"""This machine's trust store and pass cache, both under `<git-common-dir>/failgate/` (§6).
+"""This machine's trust store: the verifiers approved here (§6).
 
-Neither is ever committed: trust is a fact about this machine, and a cached pass
-is a fact about what ran here. Linked worktrees share both through the common
-git dir. Every write is a temp file renamed into place, so a reader never sees
-half a file, and the trust store is rewritten only under its lock file, so two
-approvals at once lose nothing.
+Trust is a fact about this machine, never committed: it lives in
+`<git-common-dir>/failgate/trust.json`, shared by linked worktrees. It is
+rewritten only under its lock file, so two approvals at once lose nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import hashlib
 import json
 import os
@@ -20,40 +17,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from failgate_hooks.core.errors import TrustError
+from failgate_hooks.verify.localfiles import (
+    Pinned,
+    canonical_json,
+    local_folder,
+    pins_json,
+    read_quietly,
+    utc_now,
+    write_atomically,
+)
 
 TRUST_FORMAT = 1
 FINGERPRINT_VERSION = "fp1"
-PASS_KEY_VERSION = "pc1"
 
-# Holding the lock is a read, a merge and a rename of a small file: milliseconds.
-# A lock older than this was left by a process that died holding it.
+# Holding the lock is only a read, a merge and a rename of a small file:
+# a lock older than this was left by a process that died holding it.
 LOCK_STALE_S = 30.0
 LOCK_WAIT_S = 10.0
 _LOCK_POLL_S = 0.05
 
-Pinned = tuple[str, str]  # (path, blob id)
-
-
-def _canonical(value: object) -> bytes:
-    """One byte string per value: what every hash here is taken over."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def _pinned_list(pinned: Iterable[Pinned]) -> list[list[str]]:
-    return [[path, blob] for path, blob in sorted(pinned)]
-
 
 def fingerprint(argv: Sequence[str], pinned: Iterable[Pinned]) -> str:
     """sha256 of a verifier's argv and its sorted pinned (path, blob) pairs: what trust names."""
-    payload = [FINGERPRINT_VERSION, list(argv), _pinned_list(pinned)]
-    return hashlib.sha256(_canonical(payload)).hexdigest()
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# --------------------------------------------------------------------------- trust store
+    payload = [FINGERPRINT_VERSION, list(argv), pins_json(pinned)]
+    return hashlib.sha256(canonical_json(payload)).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -84,7 +71,7 @@ class TrustedVerifier:
             argv=tuple(argv),
             pinned=pins,
             approved_by=approved_by,
-            approved_at=approved_at or _now(),
+            approved_at=approved_at or utc_now(),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -92,7 +79,7 @@ class TrustedVerifier:
             "fingerprint": self.fingerprint,
             "entity_key": self.entity_key,
             "argv": list(self.argv),
-            "pinned": _pinned_list(self.pinned),
+            "pinned": pins_json(self.pinned),
             "approved_by": self.approved_by,
             "approved_at": self.approved_at,
         }
@@ -102,7 +89,7 @@ class TrustStore:
     """`<git-common-dir>/failgate/trust.json`: the verifiers this machine has approved."""
 
     def __init__(self, common_dir: str) -> None:
-        self.path = os.path.join(common_dir, "failgate", "trust.json")
+        self.path = os.path.join(local_folder(common_dir), "trust.json")
         self._entries: list[TrustedVerifier] | None = None
 
     def entries(self) -> list[TrustedVerifier]:
@@ -137,7 +124,8 @@ class TrustStore:
                     current.append(entry)
             data = {"format": TRUST_FORMAT, "verifiers": [e.to_json() for e in current]}
             try:
-                _write_atomically(self.path, json.dumps(data, indent=2).encode("utf-8") + b"\n")
+                body = json.dumps(data, indent=2).encode("utf-8") + b"\n"
+                write_atomically(self.path, body, durable=True)
             except OSError as exc:
                 raise self._write_error(exc) from None
             self._entries = current
@@ -242,14 +230,14 @@ def _locked(lock_path: str) -> Iterator[None]:
     finally:
         # Remove only our own lock: if ours was judged stale and broken, the
         # file there now belongs to someone else.
-        if _read_quietly(lock_path) == token:
+        if read_quietly(lock_path) == token:
             with contextlib.suppress(OSError):
                 os.unlink(lock_path)
 
 
 def _break_if_stale(lock_path: str) -> bool:
     """Remove a lock left by a dead process (or older than LOCK_STALE_S); True if removed."""
-    seen = _read_quietly(lock_path)
+    seen = read_quietly(lock_path)
     try:
         age = time.time() - os.stat(lock_path).st_mtime
     except FileNotFoundError:
@@ -267,7 +255,7 @@ def _break_if_stale(lock_path: str) -> bool:
         return True
     except OSError:
         return False
-    if _read_quietly(grave) != seen:
+    if read_quietly(grave) != seen:
         with contextlib.suppress(OSError):
             os.link(grave, lock_path)
     with contextlib.suppress(OSError):
@@ -294,85 +282,3 @@ def _is_stale(content: bytes | None, age: float) -> bool:
     except OSError:
         return False  # alive, owned by someone else
     return False
-
-
-def _read_quietly(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError:
-        return None
-
-
-def _write_atomically(path: str, data: bytes) -> None:
-    """Write a temp file beside `path`, then rename it over `path`."""
-    tmp = f"{path}.{os.getpid()}-{os.urandom(4).hex()}.tmp"
-    try:
-        with open(tmp, "xb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-# --------------------------------------------------------------------------- pass cache
-
-
-def pass_key(
-    argv: Sequence[str],
-    pinned: Iterable[Pinned],
-    entity_key: str,
-    environment: str | None,
-    content: str,
-) -> str:
-    """The cache key of one pass; `content` is a content key or an input key (both versioned)."""
-    payload = [PASS_KEY_VERSION, list(argv), _pinned_list(pinned), entity_key, environment, content]
-    return f"{PASS_KEY_VERSION}-{hashlib.sha256(_canonical(payload)).hexdigest()}"
-
-
-@dataclass(frozen=True)
-class CachedPass:
-    """A pass recorded earlier: the commit it ran on, and how long it took."""
-
-    commit: str
-    duration_s: float | None
-    recorded_at: str
-
-
-class PassCache:
-    """`<git-common-dir>/failgate/cache/`: one small file per pass, named by its key."""
-
-    def __init__(self, common_dir: str) -> None:
-        self.folder = os.path.join(common_dir, "failgate", "cache")
-
-    def lookup(self, key: str) -> CachedPass | None:
-        """The pass recorded under `key`, or None; an unreadable entry is a miss, never an error."""
-        raw = _read_quietly(os.path.join(self.folder, key))
-        if raw is None:
-            return None
-        try:
-            data = json.loads(raw.decode("utf-8"))
-            if data["key"] != key or not isinstance(data["commit"], str):
-                return None
-            duration = data.get("duration_s")
-            return CachedPass(
-                commit=data["commit"],
-                duration_s=float(duration) if isinstance(duration, int | float) else None,
-                recorded_at=str(data.get("recorded_at", "")),
-            )
-        except (UnicodeDecodeError, ValueError, KeyError, TypeError):
-            return None
-
-    def record(self, key: str, *, commit: str, duration_s: float | None) -> str | None:
-        """Remember a pass; None when stored, else why it could not be (never raises)."""
-        data = {"key": key, "commit": commit, "duration_s": duration_s, "recorded_at": _now()}
-        try:
-            os.makedirs(self.folder, exist_ok=True)
-            _write_atomically(os.path.join(self.folder, key), _canonical(data) + b"\n")
-        except OSError as exc:
-            return f"the pass cache could not be used ({self.folder}: {exc.strerror or exc})"
-        return None

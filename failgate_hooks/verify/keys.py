@@ -1,0 +1,193 @@
+"""The keys a pass is cached under: what of commit C a verifier's verdict depends on.
+
+The content key is C's tree without the ledger folder; the input key, for a
+verifier that names its `inputs`, the files those globs match. Tree objects are
+parsed here, so the content key costs one object read per level of the
+ledger's path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from failgate_hooks.core import wildmatch
+from failgate_hooks.core.errors import FailgateError, UsageError
+from failgate_hooks.core.events import is_safe_relative_path
+from failgate_hooks.git.repo import GitRepo, TreeEntry
+from failgate_hooks.verify.localfiles import local_folder, read_quietly, write_atomically
+
+CONTENT_KEY_VERSION = "ck1"
+INPUT_KEY_VERSION = "ik1"
+
+_TREE = b"40000"
+
+
+def _raw(entry: TreeEntry) -> tuple[bytes, bytes, bytes]:
+    """An entry as git stores it (mode without padding, name bytes, raw id): what is hashed."""
+    return (
+        entry.mode.lstrip("0").encode("ascii"),
+        entry.path.encode("utf-8", "surrogateescape"),
+        bytes.fromhex(entry.oid),
+    )
+
+
+_Triple = tuple[bytes, bytes, bytes]  # mode, name, tagged id
+
+
+def _serialise(entries: Sequence[_Triple]) -> bytes:
+    """Entries as `<mode> <name>\\0<tag><id>`: the tag tells a git id from one of our digests."""
+    return b"".join(mode + b" " + name + b"\0" + ident for mode, name, ident in entries)
+
+
+def _entries_without(repo: GitRepo, tree: str, parts: Sequence[str]) -> list[_Triple]:
+    """`tree`'s entries with the path `parts` removed, rewriting only the trees along it."""
+    out: list[_Triple] = []
+    for entry in repo.tree_entries(tree):
+        mode, name, raw_id = _raw(entry)
+        if entry.path != parts[0]:
+            out.append((mode, name, b"g" + raw_id))
+            continue
+        if len(parts) == 1:
+            continue  # the ledger itself: whatever it holds, it is not content
+        if mode != _TREE:
+            out.append((mode, name, b"g" + raw_id))
+            continue
+        inner = _entries_without(repo, entry.oid, parts[1:])
+        # A folder left empty is as if absent: git stores no empty trees, so the
+        # commit that adds the first ledger event must keep the key of the one before.
+        if inner:
+            digest = hashlib.sha256(_serialise(inner)).digest()
+            out.append((mode, name, b"k" + digest))
+    return out
+
+
+def _ledger_parts(ledger_dir: str) -> list[str]:
+    path = ledger_dir.strip("/")
+    if not is_safe_relative_path(path):
+        raise UsageError(
+            f"ledger folder {ledger_dir!r} is not a relative path inside the repository"
+        )
+    return path.split("/")
+
+
+def content_key(repo: GitRepo, commit: str, ledger_dir: str) -> str:
+    """C's content without the ledger folder: equal for commits that differ only in ledger files."""
+    parts = _ledger_parts(ledger_dir)
+    entries = _entries_without(repo, repo.commit_tree(commit), parts)
+    payload = CONTENT_KEY_VERSION.encode() + b"\0" + _serialise(entries)
+    return f"{CONTENT_KEY_VERSION}:{hashlib.sha256(payload).hexdigest()}"
+
+
+def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str:
+    """The sorted (path, mode, blob) of C's files that match any `inputs` glob, hashed.
+
+    Every file a glob matches lies in the folder its literal prefix names, so the
+    key is a function of those folders' tree ids: it is kept by them (InputKeys),
+    and a folder not seen before is listed alone, never the commit's whole tree
+    (50,000 files in a monorepo, for each of its gates)."""
+    folders = sorted({wildmatch.literal_prefix(p).rpartition("/")[0] for p in patterns})
+    if not patterns or "" in folders:
+        return _input_key(repo.sorted_files(commit)[0], patterns)  # the root: keyed by nothing
+    where = []
+    for folder in folders:
+        entry = repo.tree_entry(commit, folder)
+        where.append([folder, None if entry is None else [entry.mode, entry.oid]])
+    memo = json.dumps(
+        [INPUT_KEY_VERSION, _matching_rules(), sorted(set(patterns)), where], separators=(",", ":")
+    )
+    keys = InputKeys.of(repo)
+    found = keys.get(memo)
+    if found is None:
+        entries = {e.path: e for folder in folders for e in repo.ls_folder(commit, folder)}
+        found = _input_key(sorted(entries.values(), key=lambda e: e.path), patterns)
+        keys.put(memo, found)
+    return found
+
+
+@functools.cache
+def _matching_rules() -> str:
+    """A hash of the glob matcher's source: a key kept under other rules is never used."""
+    try:
+        with open(wildmatch.__file__, "rb") as handle:
+            source = handle.read()
+    except OSError:
+        source = b"?"
+    return hashlib.sha256(source).hexdigest()[:16]
+
+
+def _input_key(entries: Sequence[TreeEntry], patterns: Sequence[str]) -> str:
+    """The key of the entries (sorted by path) that match any of `patterns`."""
+    paths = [e.path for e in entries]
+    matched = [
+        [entries[i].path, entries[i].mode, entries[i].oid]
+        for i in wildmatch.matching(patterns, paths)
+    ]
+    # The mode is kept too: a file turned into a symlink to the same text is not the same input.
+    payload = json.dumps([INPUT_KEY_VERSION, matched], separators=(",", ":")).encode("utf-8")
+    return f"{INPUT_KEY_VERSION}:{hashlib.sha256(payload).hexdigest()}"
+
+
+class InputKeys:
+    """Input keys by the tree ids of their folders, in `<git-common-dir>/failgate/inputs.json`.
+
+    A tree id names its files forever, so a key never goes stale. The file is
+    data another process can write: a value that is not an input key is a miss,
+    and an unreadable or unwritable file is no cache. At most KEEP keys are kept."""
+
+    KEEP = 4096
+    _open: ClassVar[dict[str, InputKeys]] = {}  # one per file in a process
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self._keys: dict[str, str] | None = None
+
+    @classmethod
+    def of(cls, repo: GitRepo) -> InputKeys:
+        try:
+            folder: str | None = local_folder(repo.common_dir)
+        except FailgateError:
+            folder = None
+        path = None if folder is None else os.path.join(folder, "inputs.json")
+        if str(path) not in cls._open:
+            cls._open[str(path)] = cls(path)
+        return cls._open[str(path)]
+
+    def _load(self) -> dict[str, str]:
+        if self._keys is None:
+            self._keys = {}
+            if self.path is None:
+                return self._keys
+            data: Any = None
+            raw = read_quietly(self.path)
+            with contextlib.suppress(ValueError, RecursionError):
+                data = None if raw is None else json.loads(raw)
+            ours = type(data) is list and len(data) == 2 and data[0] == INPUT_KEY_VERSION
+            if ours and type(data[1]) is dict:
+                prefix = f"{INPUT_KEY_VERSION}:"
+                self._keys = {
+                    k: v
+                    for k, v in data[1].items()
+                    if type(v) is str and v.startswith(prefix) and len(v) == len(prefix) + 64
+                }
+        return self._keys
+
+    def get(self, memo: str) -> str | None:
+        return self._load().get(memo)
+
+    def put(self, memo: str, key: str) -> None:
+        keys = self._load()
+        keys[memo] = key
+        while len(keys) > self.KEEP:
+            del keys[next(iter(keys))]  # the oldest first
+        if self.path is None:
+            return
+        body = json.dumps([INPUT_KEY_VERSION, keys], separators=(",", ":")).encode("utf-8")
+        with contextlib.suppress(OSError):  # unwritable: the key is worked out again next time
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            write_atomically(self.path, body, durable=False)

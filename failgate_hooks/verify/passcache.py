@@ -1,0 +1,83 @@
+"""This machine's pass cache: a verifier that passed on some content need not run again on it.
+
+A cached pass is a fact about what ran here, never committed: one small file
+per pass in `<git-common-dir>/failgate/cache/`, named by its key. An entry that
+cannot be read is a miss, and a cache that cannot be written is no cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from failgate_hooks.verify.localfiles import (
+    Pinned,
+    canonical_json,
+    local_folder,
+    pins_json,
+    read_quietly,
+    utc_now,
+    write_atomically,
+)
+
+PASS_KEY_VERSION = "pc1"
+
+
+def pass_key(
+    argv: Sequence[str],
+    pinned: Iterable[Pinned],
+    entity_key: str,
+    environment: str | None,
+    content: str,
+) -> str:
+    """The cache key of one pass; `content` is a content key or an input key (both versioned)."""
+    payload = [PASS_KEY_VERSION, list(argv), pins_json(pinned), entity_key, environment, content]
+    return f"{PASS_KEY_VERSION}-{hashlib.sha256(canonical_json(payload)).hexdigest()}"
+
+
+@dataclass(frozen=True)
+class CachedPass:
+    """A pass recorded earlier: the commit it ran on, and how long it took."""
+
+    commit: str
+    duration_s: float | None
+    recorded_at: str
+
+
+class PassCache:
+    """`<git-common-dir>/failgate/cache/`: one small file per pass, named by its key."""
+
+    def __init__(self, common_dir: str) -> None:
+        self.folder = os.path.join(local_folder(common_dir), "cache")
+
+    def lookup(self, key: str) -> CachedPass | None:
+        """The pass recorded under `key`, or None; an unreadable entry is a miss, never an error."""
+        raw = read_quietly(os.path.join(self.folder, key))
+        if raw is None:
+            return None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            if data["key"] != key or not isinstance(data["commit"], str):
+                return None
+            duration = data.get("duration_s")
+            return CachedPass(
+                commit=data["commit"],
+                duration_s=float(duration) if isinstance(duration, int | float) else None,
+                recorded_at=str(data.get("recorded_at", "")),
+            )
+        except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+            return None
+
+    def record(self, key: str, *, commit: str, duration_s: float | None) -> str | None:
+        """Remember a pass; None when stored, else why it could not be (never raises)."""
+        data = {"key": key, "commit": commit, "duration_s": duration_s, "recorded_at": utc_now()}
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+            body = canonical_json(data) + b"\n"
+            write_atomically(os.path.join(self.folder, key), body, durable=True)
+        except OSError as exc:
+            return f"the pass cache could not be used ({self.folder}: {exc.strerror or exc})"
+        return None

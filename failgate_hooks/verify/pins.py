@@ -1,0 +1,120 @@
+"""Pinned verifier files: taken from a reviewed revision, written over a checkout.
+
+A verifier's pinned files come from the revision its event was read from, not
+from the commit under check, and only as regular files: a symlink on the way
+is refused in the revision, and replaced, never followed, in the checkout.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from failgate_hooks.core.events import is_safe_relative_path
+from failgate_hooks.git.repo import GitRepo, TreeEntry
+from failgate_hooks.verify.checkout import remove_tree
+
+# Tree entry modes without leading zeros (a TreeEntry pads them to six digits).
+_TREE = "40000"
+_SYMLINK = "120000"
+_GITLINK = "160000"
+
+
+class PinError(Exception):
+    """A pinned verifier file cannot be taken from its revision; the verifier does not run."""
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One pinned verifier file as its revision holds it."""
+
+    path: str
+    mode: str
+    oid: str
+
+    @property
+    def executable(self) -> bool:
+        return self.mode == "100755"
+
+
+def short_id(rev: str) -> str:
+    """A commit id shortened for a message."""
+    return rev[:12]
+
+
+def pinned_entry(repo: GitRepo, rev: str, path: str) -> TreeEntry | str:
+    """The entry at `path` in `rev`'s tree, or why there is no file there.
+
+    Walks the path one tree at a time instead of asking `ls-tree`, whose path
+    argument is a pathspec: `checks/*.py` would match other files."""
+    where = f"pinned verifier file {path}"
+    tree = repo.commit_tree(rev)
+    parts = path.split("/")
+    for depth, part in enumerate(parts):
+        entry = next((e for e in repo.tree_entries(tree) if e.path == part), None)
+        so_far = "/".join(parts[: depth + 1])
+        last = depth == len(parts) - 1
+        if entry is None:
+            return f"{where} is missing at {short_id(rev)}"
+        mode = entry.mode.lstrip("0")
+        if mode == _SYMLINK:
+            what = "is a symlink" if last else f"lies under {so_far}, a symlink"
+            return f"{where} {what} at {short_id(rev)}; symlinks are never followed"
+        if last:
+            if mode == _TREE:
+                return f"{where} is a folder at {short_id(rev)}, not a file"
+            if mode == _GITLINK:
+                return f"{where} is a submodule at {short_id(rev)}, not a file"
+            return entry
+        if mode != _TREE:
+            return f"{where} is missing at {short_id(rev)} ({so_far} is not a folder)"
+        tree = entry.oid
+    raise AssertionError("unreachable: a path has at least one part")
+
+
+def resolve_pins(repo: GitRepo, rev: str, files: Sequence[str]) -> list[Pin]:
+    """Each pinned path's regular-file entry at `rev`; PinError naming the path and why not."""
+    pins = []
+    for path in files:
+        if not is_safe_relative_path(path):
+            raise PinError(f"pinned verifier file {path!r} is not a safe relative path")
+        found = pinned_entry(repo, rev, path)
+        if isinstance(found, str):
+            raise PinError(found)
+        pins.append(
+            Pin(path=path, mode="100755" if found.mode == "100755" else "100644", oid=found.oid)
+        )
+    return pins
+
+
+def write_pins(repo: GitRepo, root: str, pins: Sequence[Pin]) -> None:
+    """Write each pinned file over the checkout at `root`: a regular file, never through a link."""
+    blobs = repo.read_blobs(pin.oid for pin in pins)
+    for pin in pins:
+        write_regular_file(root, pin.path, blobs[pin.oid], pin.executable)
+
+
+def write_regular_file(root: str, path: str, data: bytes, executable: bool) -> None:
+    """Write `data` as a regular file at `path` under `root`, never through a link.
+
+    Whatever stands in the way (a link, a file where a folder goes) is replaced."""
+    parts = path.split("/")
+    folder = root
+    for part in parts[:-1]:
+        folder = os.path.join(folder, part)
+        # The checkout is C's, and C may hold a symlink where the pinned revision has
+        # a folder: replace it, so nothing is written outside the checkout.
+        if os.path.islink(folder) or (os.path.lexists(folder) and not os.path.isdir(folder)):
+            os.unlink(folder)
+        if not os.path.lexists(folder):
+            os.mkdir(folder)
+    target = os.path.join(folder, parts[-1])
+    remove_tree(target)  # a symlink is unlinked, never followed
+    mode = 0o755 if executable else 0o644
+    # O_EXCL fails on anything still there, a symlink included: never write through one.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(target, flags, mode)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.chmod(target, mode)  # the umask must not take the exec bit away

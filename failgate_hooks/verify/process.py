@@ -1,0 +1,224 @@
+"""One verifier process: its allow-listed environment, its process group, its output's tail.
+
+It runs with no shell and stdin closed, in a process group of its own that is
+killed whole, on timeout and after it exits, and its output is read without
+ever blocking on a pipe a grandchild may hold open.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+OUTPUT_TAIL_LINES = 20
+OUTPUT_TAIL_CHARS = 4096
+# After SIGTERM, how long the group gets to exit before SIGKILL. Short, because a
+# killed orphan stays a member (a zombie) until PID 1 reaps it, and some never hurry.
+KILL_GRACE_S = 1.0
+# After the verifier exits, how long a grandchild holding its pipe may keep us reading.
+DRAIN_S = 0.5
+# How often the exit is checked while a grandchild keeps the pipe open and silent.
+_POLL_S = 0.05
+
+_ALLOWED_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TERM")
+
+
+def _path_without_our_venv(path: str) -> str:
+    """PATH minus failgate's own virtualenv, so `python` in a verifier is the project's."""
+    if sys.prefix == sys.base_prefix:
+        return path
+    ours = {
+        os.path.normcase(os.path.abspath(folder))
+        for folder in (
+            os.path.dirname(sys.executable),
+            os.path.join(sys.prefix, "bin"),
+            os.path.join(sys.prefix, "Scripts"),
+        )
+    }
+    kept = [
+        folder
+        for folder in path.split(os.pathsep)
+        if not folder or os.path.normcase(os.path.abspath(folder)) not in ours
+    ]
+    return os.pathsep.join(kept)
+
+
+def verifier_env(
+    environ: Mapping[str, str],
+    *,
+    env_pass: Sequence[str],
+    commit: str,
+    entity_key: str,
+    trigger: str,
+    ref: str | None,
+    environment: str | None,
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The verifier's whole environment, and the `env_pass` names refused (git's own).
+
+    An allow-list: nothing else reaches the verifier. No `GIT_*` variable ever
+    does, even when `env_pass` names one: inside pre-receive they point into a
+    quarantine, and in any hook they name the repository rather than the checkout.
+    """
+    refused = tuple(name for name in env_pass if name.upper().startswith("GIT_"))
+    wanted = [*_ALLOWED_ENV, *(n for n in env_pass if n not in refused)]
+    env = {name: environ[name] for name in wanted if name in environ}
+    env.update({name: value for name, value in environ.items() if name.startswith("LC_")})
+    if "PATH" in env:
+        env["PATH"] = _path_without_our_venv(env["PATH"])
+    env.update(
+        FAILGATE_COMMIT=commit,
+        FAILGATE_ENTITY_KEY=entity_key,
+        FAILGATE_TRIGGER=trigger,
+        FAILGATE_REF=ref or "",
+        FAILGATE_ENVIRONMENT=environment or "",
+    )
+    return env, refused
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """What one run of a command gave."""
+
+    exit_code: int | None  # None: it timed out or never started
+    duration_s: float
+    output_tail: str = ""
+    timed_out: bool = False
+    start_error: str | None = None
+
+
+class _Tail:
+    """The last few KB of a stream: all a person reads under a gate."""
+
+    def __init__(self, keep: int = 2 * OUTPUT_TAIL_CHARS) -> None:
+        self._keep = keep
+        self._data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        self._data += chunk
+        if len(self._data) > self._keep:
+            del self._data[: len(self._data) - self._keep]
+
+    def text(self) -> str:
+        lines = self._data.decode("utf-8", "replace").rstrip("\n").split("\n")
+        return "\n".join(lines[-OUTPUT_TAIL_LINES:])[-OUTPUT_TAIL_CHARS:]
+
+
+def run_command(
+    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout_s: float
+) -> CommandRun:
+    """Run `argv` (no shell, stdin closed) in its own process group, killed whole on timeout."""
+    if not argv:
+        return CommandRun(None, 0.0, start_error="the command is empty")
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError as exc:
+        return CommandRun(None, 0.0, start_error=_start_error(argv[0], exc))
+    assert proc.stdout is not None
+    tail = _Tail()
+    try:
+        ended = _pump(proc, tail, started + timeout_s)
+        # Kill the group in both cases: on timeout, everything it started; on exit,
+        # whatever it left behind, which would outlive the checkout it runs in.
+        _kill_group(proc, KILL_GRACE_S)
+    except BaseException:  # Ctrl-C: its session escapes the terminal's SIGINT, so kill it here
+        _kill_group(proc, 0.0)
+        raise
+    finally:
+        proc.stdout.close()
+        proc.wait()
+    if ended is None:
+        return CommandRun(None, float(timeout_s), tail.text(), timed_out=True)
+    return CommandRun(proc.returncode, ended - started, tail.text())
+
+
+def _pump(proc: subprocess.Popen[bytes], tail: _Tail, deadline: float) -> float | None:
+    """Read output until the process exits (then briefly more), or the deadline passes.
+
+    Returns when the process exited, or None on timeout. Never blocks on the pipe:
+    a grandchild may hold it open long after the verifier itself is gone."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    exited: float | None = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        is_open = True
+        while True:
+            now = time.monotonic()
+            if exited is None and proc.poll() is not None:
+                exited = now
+            if exited is not None:
+                if not is_open or now >= exited + DRAIN_S:
+                    return exited
+                wait = exited + DRAIN_S - now
+            elif now >= deadline:
+                return None
+            else:
+                wait = deadline - now
+            if not is_open:
+                try:
+                    proc.wait(timeout=wait)
+                except subprocess.TimeoutExpired:
+                    return None
+                continue
+            if selector.select(min(wait, _POLL_S)):
+                try:
+                    chunk = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if chunk:
+                    tail.add(chunk)
+                else:
+                    is_open = False
+                    selector.unregister(fd)
+
+
+def _kill_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
+    """SIGTERM the process group, give it `grace_s`, then SIGKILL what is left."""
+    group = proc.pid  # start_new_session: the leader's pid names the group
+    if grace_s > 0:
+        if not _signal_group(group, signal.SIGTERM):
+            return
+        end = time.monotonic() + grace_s
+        while time.monotonic() < end:
+            proc.poll()  # reap the leader, or it stays a member of the group
+            if not _signal_group(group, 0):
+                return
+            time.sleep(0.02)
+    _signal_group(group, signal.SIGKILL)
+
+
+def _signal_group(group: int, sig: int) -> bool:
+    """Send `sig` to the group; False when no process is left in it."""
+    try:
+        os.killpg(group, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _start_error(program: str, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, FileNotFoundError):
+        if "/" not in program:
+            return f"cannot start {program!r}: not found on the verifier's PATH"
+        return f"cannot start {program!r}: {reason} (or its #! interpreter is missing)"
+    if isinstance(exc, PermissionError):
+        return f"cannot start {program!r}: {reason} (is it executable?)"
+    return f"cannot start {program!r}: {reason}"
