@@ -156,7 +156,7 @@ def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:
         code = error.exit_code if error.exit_code != exitcodes.USAGE else exitcodes.INTEGRITY
     except KeyboardInterrupt:
         say(f"{name}: interrupted: push refused.")
-        code = 130
+        code = exitcodes.INTERRUPTED
     sys.exit(code)
 
 
