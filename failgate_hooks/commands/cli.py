@@ -17,6 +17,7 @@ from failgate_hooks import __version__
 # The hooks' entry points live in hookmain, which imports no click; cli names them
 # too for hook scripts written by earlier versions (`from failgate_hooks.commands.cli import …`).
 from failgate_hooks.collector import no_cycle_collection, program_run
+from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.commands.hooks import error_lines, pre_push_main, pre_receive_main
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
@@ -463,7 +464,7 @@ def check(
             range_=range_,
             authority=authority,
             no_cache=no_cache,
-            trust_ledger=trust_ledger or os.environ.get("FAILGATE_TRUST_LEDGER") == "1",
+            trust_ledger=trust_ledger or trust_ledger_requested(os.environ),
         )
     from failgate_hooks.core.sanitize import clean
 
