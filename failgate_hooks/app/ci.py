@@ -31,6 +31,7 @@ from failgate_hooks.core import exitcodes, sanitize
 from failgate_hooks.core.errors import FailgateError, GitError, UsageError
 from failgate_hooks.core.events import Problem
 from failgate_hooks.core.gates import Context, Decision, Gate, GateState, Relaxation
+from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import HEX_ID_RE, GitRepo, is_null_id, remote_default_branch
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.union import Revision
@@ -247,8 +248,8 @@ def decide_ci(repo: GitRepo, environ: Mapping[str, str]) -> CiRun:
         history.append(
             Problem(
                 code="append-only",
-                message=f"the base {target.base_label} ({target.bases[0][:12]}) is not in this "
-                "clone (a force push?): failgate cannot check that no event was dropped",
+                message=f"the base {target.base_label} ({short_id(target.bases[0])}) is not in "
+                "this clone (a force push?): failgate cannot check that no event was dropped",
                 commit=head,
             )
         )
@@ -363,7 +364,7 @@ def render_ci_text(run: CiRun, *, color: bool = False) -> str:
     from failgate_hooks.render.text import render_text
 
     assert run.decision is not None
-    lines = [f"CI {_line(run.target.source)}: {run.head[:7]} {_against(run)}"]
+    lines = [f"CI {_line(run.target.source)}: {short_id(_line(run.head))} {_against(run)}"]
     lines += [f"NOTE {_line(note)}" for note in run.notes]
     lines.append(render_text(run.decision, color=color))
     return "\n".join(lines)
@@ -389,7 +390,7 @@ def render_ci_json(run: CiRun) -> str:
 def _against(run: CiRun) -> str:
     """What the commit was compared with and where it goes, for people."""
     if run.base:
-        base = f"against {_line(run.target.base_label)} {run.base[:7]}"
+        base = f"against {_line(run.target.base_label)} {short_id(_line(run.base))}"
     elif run.target.new_ref:
         base = "against nothing (a new ref)"
     else:
@@ -492,7 +493,7 @@ def step_summary(run: CiRun) -> str:
     lines = [
         f"## failgate: {md(label)}",
         "",
-        f"`{run.head[:12]}` {md(_against(run))} ({md(run.target.source)})",
+        f"`{short_id(_line(run.head))}` {md(_against(run))} ({md(run.target.source)})",
         "",
     ]
     if decision.gates:

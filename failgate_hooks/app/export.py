@@ -34,6 +34,7 @@ from failgate_hooks.core.gates import (
     assess,
     enforces,
 )
+from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.resolve import Resolution
 from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
 from failgate_hooks.ledger.config import Config
@@ -435,7 +436,7 @@ def counts_line(report: ExportReport) -> str:
     counts = report.counts
     states = " / ".join(f"{counts[s.value]} {s.value.replace('_', ' ')}" for s in STATE_ORDER)
     line = (
-        f"failgate export @ {_token(report.commit)[:12]} for "
+        f"failgate export @ {short_id(_token(report.commit))} for "
         f'"{_token(report.trigger)}", ref unknown, verifiers not run: '
         f"{counts['entities']} entities: {states}"
     )
@@ -453,7 +454,8 @@ def render_export_markdown(report: ExportReport) -> str:
         "",
         "Read from: "
         + ", ".join(
-            f"{_code(r.label)} {_code(r.commit[:12])}" + (" (protected)" if r.protected else "")
+            f"{_code(r.label)} {_code(short_id(r.commit))}"
+            + (" (protected)" if r.protected else "")
             for r in report.revisions
         ),
     ]

@@ -22,6 +22,7 @@ import failgate_hooks
 from failgate_hooks.core import sanitize
 from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.core.events import Verification, is_valid_entity_key
+from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.resolve import Outcome
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Revision, config_at, read_union
@@ -41,7 +42,6 @@ from failgate_hooks.verify.run import (
 
 JSON_SCHEMA_VERSION = 1
 OK_VERDICT = "REPLAY OK: held at parent, cleared at repair"
-SHORT = 12  # long enough to stay unambiguous in a big history
 
 # (position from 1, number of steps, full commit id), called before each step runs.
 Progress = Callable[[int, int, str], None]
@@ -219,7 +219,7 @@ def _entity(
     ledger_dir: str,
 ) -> tuple[str, Verification]:
     """The entity's title and verification as the ledger at `ledger_commit` resolves them."""
-    where = f"the ledger at {ledger_rev} ({ledger_commit[:SHORT]})"
+    where = f"the ledger at {ledger_rev} ({short_id(ledger_commit)})"
     if not is_valid_entity_key(entity_key):
         raise UsageError(
             f"{entity_key!r} is not an entity key (segments of [a-z0-9][a-z0-9_-]* joined by ':')"
@@ -259,26 +259,26 @@ def _check_direct(repo: GitRepo, parent: str, repair: str) -> None:
     """`--direct`: REPAIR's first parent must be PARENT itself."""
     parents = repo.commit_parents(repair)
     if not parents or parents[0] != parent:
-        first = parents[0][:SHORT] if parents else "none: it is a root commit"
+        first = short_id(parents[0]) if parents else "none: it is a root commit"
         raise UsageError(
-            f"--direct: the first parent of REPAIR {repair[:SHORT]} is {first}, "
-            f"not PARENT {parent[:SHORT]}"
+            f"--direct: the first parent of REPAIR {short_id(repair)} is {first}, "
+            f"not PARENT {short_id(parent)}"
         )
 
 
 def first_parent_chain(repo: GitRepo, parent: str, repair: str) -> list[str]:
     """REPAIR's first-parent chain back to PARENT, oldest first, both ends included."""
     if parent == repair:
-        raise UsageError(f"PARENT and REPAIR are the same commit {parent[:SHORT]}")
+        raise UsageError(f"PARENT and REPAIR are the same commit {short_id(parent)}")
     if not repo.is_ancestor(parent, repair):
         if repo.is_shallow():
             raise GitError(
-                f"this is a shallow clone: cannot tell whether {parent[:SHORT]} "
-                f"is an ancestor of {repair[:SHORT]}",
+                f"this is a shallow clone: cannot tell whether {short_id(parent)} "
+                f"is an ancestor of {short_id(repair)}",
                 hint="fetch full history (git fetch --unshallow)",
             )
         raise UsageError(
-            f"PARENT {parent[:SHORT]} is not an ancestor of REPAIR {repair[:SHORT]}: "
+            f"PARENT {short_id(parent)} is not an ancestor of REPAIR {short_id(repair)}: "
             "it must be on REPAIR's first-parent chain"
         )
     # The commits that descend from PARENT and lead to REPAIR: one walk, not one per step.
@@ -292,9 +292,9 @@ def first_parent_chain(repo: GitRepo, parent: str, repair: str) -> list[str]:
             return chain[::-1]
         if first is None or first not in between:
             raise UsageError(
-                f"PARENT {parent[:SHORT]} is not on REPAIR {repair[:SHORT]}'s first-parent "
+                f"PARENT {short_id(parent)} is not on REPAIR {short_id(repair)}'s first-parent "
                 f"chain: it came in through another parent of a merge at or before "
-                f"{chain[-1][:SHORT]}",
+                f"{short_id(chain[-1])}",
                 hint="replay from a commit on the first-parent chain (git log --first-parent)",
             )
         chain.append(first)
@@ -394,18 +394,18 @@ def _reasons(
     first, last = steps[0], steps[-1]
     if first.state is StepState.NO_VERDICT:
         reasons.append(
-            f"no verdict at the parent {first.commit[:SHORT]} ({first.detail}): "
+            f"no verdict at the parent {short_id(first.commit)} ({first.detail}): "
             "a gate held for the wrong reason proves nothing"
         )
     elif first.state is StepState.CLEARED:
         reasons.append(
-            f"cleared at the parent {first.commit[:SHORT]}: the verifier does not see the failure"
+            f"cleared at the parent {short_id(first.commit)}: the verifier does not see the failure"
         )
     if last.state is StepState.NO_VERDICT:
-        reasons.append(f"no verdict at the repair {last.commit[:SHORT]} ({last.detail})")
+        reasons.append(f"no verdict at the repair {short_id(last.commit)} ({last.detail})")
     elif last.state is StepState.HELD:
         reasons.append(
-            f"still held at the repair {last.commit[:SHORT]} (exit {last.exit_code}): "
+            f"still held at the repair {short_id(last.commit)} (exit {last.exit_code}): "
             "the repair does not repair"
         )
     if expected is not None and set(expected) != set(changed):
@@ -426,7 +426,7 @@ def _line(text: str) -> str:
 
 
 def _short(commit: str) -> str:
-    return _line(commit)[:SHORT]
+    return short_id(_line(commit))
 
 
 def _exit(step: ReplayStep) -> str:
