@@ -579,6 +579,7 @@ def replay(
     """Prove a gate on history: held at PARENT, cleared at REPAIR (exit 0, else 1)."""
     from failgate_hooks.app import replay as replaying
     from failgate_hooks.ledger.union import inspection_config
+    from failgate_hooks.render.replay import render_receipt, render_replay_json, render_replay_text
 
     expected = None
     if expect_files is not None:
@@ -599,10 +600,8 @@ def replay(
         click.echo("", err=True)
     if receipt:
         with open(receipt, "w", encoding="utf-8") as handle:
-            handle.write(replaying.render_receipt(report))
-    click.echo(
-        replaying.render_replay_json(report) if as_json else replaying.render_replay_text(report)
-    )
+            handle.write(render_receipt(report))
+    click.echo(render_replay_json(report) if as_json else render_replay_text(report))
     ctx.exit(exitcodes.ALLOWED if report.ok else exitcodes.HELD)
 
 
@@ -645,13 +644,14 @@ def export(ctx: click.Context, fmt: str, rev: str) -> None:
     """Every entity with its state, reason and lifecycle; free text fenced as data."""
     from failgate_hooks.app import export as exporting
     from failgate_hooks.ledger.union import inspection_config
+    from failgate_hooks.render.export import render_export_json, render_export_markdown
 
     with open_repo(ctx) as repo:
         report = exporting.export_ledger(repo, inspection_config(repo), rev=rev)
     if fmt == "json":
-        click.echo(exporting.render_export_json(report))
+        click.echo(render_export_json(report))
     else:
-        click.echo(exporting.render_export_markdown(report))
+        click.echo(render_export_markdown(report))
 
 
 # ---------------------------------------------------------------------------- hooks
