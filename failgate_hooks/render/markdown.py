@@ -16,10 +16,13 @@ from failgate_hooks.core import sanitize
 # Markdown syntax inside a line: backslash, code, emphasis, links, raw HTML and
 # entities, table cells, strikethrough, and the #123 references GitHub links.
 _INLINE_SYNTAX = re.compile(r"([\\`*_\[\]<>|~&#])")
-# What makes a line a list item, a thematic break or a heading's underline when
-# it starts the line; `>`, `#`, `*` and backticks are escaped anywhere already.
-_BULLET = re.compile(r"^([-+=])")
+# What makes a line a list item or a thematic break when it starts the line;
+# `>`, `#`, `*` and backticks are escaped anywhere already.
+_BULLET = re.compile(r"^([-+])")
 _NUMBERED = re.compile(r"^(\d+)([.)])")
+# GFM makes a link of a bare URL from the raw text, backslashes and all; data
+# links nothing, so the `:` of `://` and the dot of `www.` are escaped too.
+_BARE_URL = re.compile(r"(?=://)|(?<=www)(?=\.)", re.IGNORECASE)
 
 
 def text(value: str) -> str:
@@ -27,6 +30,7 @@ def text(value: str) -> str:
     # A backslash before ASCII punctuation makes it literal, `\|` in a table cell
     # too; leading spaces would make a code block of a paragraph and show nothing.
     line = _INLINE_SYNTAX.sub(r"\\\1", sanitize.clean_line(value).strip())
+    line = _BARE_URL.sub(r"\\", line)
     return _NUMBERED.sub(r"\1\\\2", _BULLET.sub(r"\\\1", line))
 
 
@@ -43,7 +47,7 @@ def code(value: str, *, in_table: bool = False) -> str:
     # Markdown strips one space from each end of a span that has one at both; a
     # span needs that space beside a backtick, and keeps its own spaces with it.
     beside_backtick = line.startswith("`") or line.endswith("`")
-    spaced = line.startswith(" ") and line.endswith(" ") and line.strip() != ""
+    spaced = line.startswith(" ") and line.endswith(" ") and line.strip(" ") != ""
     pad = " " if beside_backtick or spaced else ""
     return f"{fence}{pad}{line}{pad}{fence}"
 
