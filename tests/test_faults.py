@@ -274,6 +274,20 @@ def test_git_missing_from_path_is_a_clear_integrity_error_for_check_and_the_hook
         assert len(output.splitlines()) <= 4, output
 
 
+def test_an_interrupted_hook_refuses_the_push_with_the_shells_interrupt_code() -> None:
+    call = (
+        "from failgate_hooks.commands import hooks\n"
+        "def interrupted():\n"
+        "    raise KeyboardInterrupt\n"
+        "hooks._hook_exit('failgate-pre-push', interrupted)\n"
+    )
+    hook = subprocess.run(
+        [PYTHON, "-c", call], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert hook.returncode == 130, hook.stderr
+    assert hook.stderr == "failgate-pre-push: interrupted: push refused.\n"
+
+
 def _loose_object(repo: Repo, oid: str) -> Path:
     return repo.path / ".git" / "objects" / oid[:2] / oid[2:]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks.app import export
+from failgate_hooks.app.export import export_ledger
 from failgate_hooks.core.events import (
     Event,
     Evidence,
@@ -31,6 +31,7 @@ from failgate_hooks.core.events import (
 )
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import inspection_config
+from failgate_hooks.render.export import render_export_json, render_export_markdown
 from tests.conftest import Repo, git, make_repo
 
 # Each payload hides a visible word (upper case) among the sequences a terminal
@@ -216,13 +217,13 @@ def test_trust_listing(world: World) -> None:
 
 def test_export_markdown(world: World) -> None:
     with GitRepo.open(world.repo.path) as repo:
-        text = export.render_export_markdown(export.export_ledger(repo, inspection_config(repo)))
+        text = render_export_markdown(export_ledger(repo, inspection_config(repo)))
     assert_clean(text, visible=("Title A", "Note A", "Mallory A", "NAME", "FOLDER", *VISIBLE))
 
 
 def test_export_json(world: World) -> None:
     with GitRepo.open(world.repo.path) as repo:
-        raw = export.render_export_json(export.export_ledger(repo, inspection_config(repo)))
+        raw = render_export_json(export_ledger(repo, inspection_config(repo)))
     assert_clean_json(raw, visible=("Title A", "Note A", "Mallory A", "NAME", *VISIBLE))
 
 
@@ -236,12 +237,8 @@ def test_export_through_the_cli(world: World) -> None:
 
 
 def test_replay_receipt_text_and_json(world: World) -> None:
-    from failgate_hooks.app.replay import (
-        render_receipt,
-        render_replay_json,
-        render_replay_text,
-        replay,
-    )
+    from failgate_hooks.app.replay import replay
+    from failgate_hooks.render.replay import render_receipt, render_replay_json, render_replay_text
 
     with GitRepo.open(world.repo.path) as repo:
         report = replay(repo, f"{world.parent}..{world.repair}", KEY)

@@ -101,7 +101,7 @@ def decision(
 def test_golden_held() -> None:
     got = render_text(decision([item()], {KEY: failed()}))
     assert got == (
-        'GATES for "push" @ 9f2a1c4 -> refs/heads/main: 1 open / 0 cleared / 0 conflict\n'
+        'GATES for "push" @ 9f2a1c4e0000 -> refs/heads/main: 1 open / 0 cleared / 0 conflict\n'
         "OPEN deploy:mainnet:gas-budget — Gas budget must scale with module count\n"
         "     verifier python checks/check_gas_budget.py exited 1 in 0.12 s\n"
         "     | budget 50M < required 120M\n"
@@ -112,7 +112,7 @@ def test_golden_held() -> None:
 def test_golden_cleared() -> None:
     got = render_text(decision([item(commit=CLEARED_AT)], {KEY: PASSED}))
     assert got == (
-        'GATES for "push" @ 4d1e0b2 -> refs/heads/main: 0 open / 1 cleared / 0 conflict\n'
+        'GATES for "push" @ 4d1e0b2a0000 -> refs/heads/main: 0 open / 1 cleared / 0 conflict\n'
         "CLEARED deploy:mainnet:gas-budget — Gas budget must scale with module count\n"
         'OK: all gates cleared. "push" may proceed.'
     )
@@ -121,7 +121,7 @@ def test_golden_cleared() -> None:
 def test_unknown_ref_and_environment_in_the_header() -> None:
     got = render_text(decision([item()], context=Context("deploy", None, "mainnet")))
     assert got.splitlines()[0] == (
-        'GATES for "deploy" @ 9f2a1c4 -> (no ref), environment "mainnet": '
+        'GATES for "deploy" @ 9f2a1c4e0000 -> (no ref), environment "mainnet": '
         "1 open / 0 cleared / 0 conflict"
     )
     assert got.splitlines()[2] == "     verifier python checks/check_gas_budget.py not run"
@@ -136,7 +136,7 @@ def test_not_applicable_and_retired_entities_are_counted_in_one_line() -> None:
     ]
     got = render_text(decision(items))
     assert got.splitlines() == [
-        'GATES for "push" @ 9f2a1c4 -> refs/heads/main: 0 open / 0 cleared / 0 conflict',
+        'GATES for "push" @ 9f2a1c4e0000 -> refs/heads/main: 0 open / 0 cleared / 0 conflict',
         "(2 not applicable, 1 retired)",
         'OK: no gate applies. "push" may proceed.',
     ]

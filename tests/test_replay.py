@@ -25,19 +25,17 @@ import pytest
 
 from failgate_hooks import __version__
 from failgate_hooks.app import demo
-from failgate_hooks.app.replay import (
+from failgate_hooks.app.replay import replay
+from failgate_hooks.core import exitcodes
+from failgate_hooks.core.errors import UsageError
+from failgate_hooks.core.replay import ReplayReport, ReplayStep, StepState
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.render.replay import (
     OK_VERDICT,
-    ReplayReport,
-    ReplayStep,
-    StepState,
     render_receipt,
     render_replay_json,
     render_replay_text,
-    replay,
 )
-from failgate_hooks.core import exitcodes
-from failgate_hooks.core.errors import UsageError
-from failgate_hooks.git.repo import GitRepo
 from tests.conftest import Repo, git, make_repo
 from tests.worlds import fix_budget, record_failure
 
@@ -440,7 +438,7 @@ def test_rendering_sanitises_every_field() -> None:
         entity_key=bad, title=bad, trigger=bad, parent=bad, repair=bad, ledger_rev=bad,
         ledger_rev_label=bad, command=(bad,), pinned=((bad, bad),), timeout_s=1,
         steps=(step, step), changed_files=(bad,), expect_files=(bad,), author=bad, date=bad,
-        reasons=(bad,),
+        reasons=(bad,), failgate_version=bad,
     )  # fmt: skip
     for out in (render_replay_text(report), render_replay_json(report), render_receipt(report)):
         assert "\x1b" not in out and "\u202e" not in out

@@ -27,6 +27,7 @@ from failgate_hooks.verify.run import (
 )
 from failgate_hooks.verify.trust import TrustedVerifier, TrustStore
 from tests.conftest import Repo, git, make_repo
+from tests.worlds import budget_repo, record_failure
 
 ENTITY = "deploy:mainnet:gas-budget"
 PY = sys.executable
@@ -545,14 +546,29 @@ def test_an_approved_verifier_runs_until_its_pinned_file_changes(
     assert len(runs(marker)) == 1
 
 
-def test_trust_ledger_from_the_environment_trusts_every_verifier(
+def test_the_verifier_layer_takes_trust_from_its_caller_never_from_the_environment(
     world: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     marker = tmp_path / "marker"
     monkeypatch.setenv("FAILGATE_TRUST_LEDGER", "1")
     result = verify(world, check(marker), trust_ledger=False)
-    assert result.outcome is VerifierOutcome.FAILED
-    assert len(runs(marker)) == 1
+    assert result.outcome is VerifierOutcome.UNTRUSTED
+    assert runs(marker) == []
+
+
+def test_check_takes_the_trust_switch_from_the_environment(tmp_path: Path) -> None:
+    origin = budget_repo(tmp_path / "origin")
+    record_failure(origin, "push")
+    # a fresh clone: this machine trusts nothing in it yet
+    git(tmp_path, "clone", "-q", str(origin.path), str(tmp_path / "clone"))
+    clone = Repo(tmp_path / "clone")
+    untrusted = clone.failgate("check", "--ref", "refs/heads/main")
+    assert untrusted.code == 1 and "not trusted on this machine" in untrusted.out, untrusted
+    trusted = clone.failgate(
+        "check", "--ref", "refs/heads/main", env={"FAILGATE_TRUST_LEDGER": "1"}
+    )
+    assert trusted.code == 1, trusted
+    assert "not trusted" not in trusted.out and "budget 50M < required 120M" in trusted.out
 
 
 # --------------------------------------------------------------------------- cache

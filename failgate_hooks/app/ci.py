@@ -8,32 +8,29 @@ the authority: relaxing events are accepted, and each one is reported so that
 the reviewer sees it.
 
 On GitHub Actions the decision also becomes workflow commands (`::error`,
-`::warning`) and a Markdown step summary. Everything failgate prints there may
-come from the ledger, a verifier or git, so it is sanitised and escaped, and the
-free text is printed between `::stop-commands::` markers: no line of it can
-forge a workflow command.
+`::warning`) and a Markdown step summary, rendered by render/github.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
-import secrets
-import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, TextIO
 
 from failgate_hooks.app.evaluate import Request
 from failgate_hooks.app.push import config_for
-from failgate_hooks.core import exitcodes, sanitize
+from failgate_hooks.core import sanitize
+from failgate_hooks.core.ci import CiRun, CiTarget
 from failgate_hooks.core.errors import FailgateError, GitError, UsageError
 from failgate_hooks.core.events import Problem
-from failgate_hooks.core.gates import Context, Decision, Gate, GateState, Relaxation
+from failgate_hooks.core.gates import Context
+from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import HEX_ID_RE, GitRepo, is_null_id, remote_default_branch
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.union import Revision
+from failgate_hooks.render import github as github_output
+from failgate_hooks.render.ci import render_ci_json, render_ci_text
 
 # actions/checkout always names its remote `origin`.
 REMOTE = "origin"
@@ -58,44 +55,6 @@ PULL_REQUEST_TARGET_MESSAGE = (
     "verifier code with the base repository's secrets"
 )
 PULL_REQUEST_TARGET_HINT = "run it on pull_request (see docs/ci/github-actions.yml)"
-RELAXED_NOTE = (
-    "accepted: in CI the review is the authority, so an owner of the ledger folder "
-    "must review this change (CODEOWNERS)"
-)
-_LABELS = {GateState.OPEN: "OPEN", GateState.CONFLICT: "CONFLICT", GateState.INVALID: "INVALID"}
-
-
-@dataclass(frozen=True)
-class CiTarget:
-    """What one CI run checks, as the environment names it (revisions, not yet ids)."""
-
-    source: str  # for people: "github pull_request", "FAILGATE_BASE", …
-    head: str
-    bases: tuple[str, ...]  # names of the base, the first one git knows wins
-    base_label: str
-    ref: str | None  # the destination; None: unknown, and an unknown destination blocks
-    new_ref: bool = False  # a push that creates the ref: there is no base
-    # A push's `before` may be gone (a force push): fail closed, not with an error.
-    base_may_be_gone: bool = False
-    # A pull request's base may have moved on since the branch was cut.
-    from_merge_base: bool = False
-    deletion: bool = False
-    default_branch: str | None = None  # the repository's default branch, when CI says it
-
-
-@dataclass(frozen=True)
-class CiRun:
-    """The outcome of `failgate ci`: what was compared, and the decision (None: a deletion)."""
-
-    target: CiTarget
-    head: str
-    base: str | None
-    decision: Decision | None
-    notes: tuple[str, ...] = ()
-
-    @property
-    def exit_code(self) -> int:
-        return exitcodes.ALLOWED if self.decision is None else self.decision.exit_code
 
 
 # --------------------------------------------------------------------------- the environment
@@ -247,8 +206,8 @@ def decide_ci(repo: GitRepo, environ: Mapping[str, str]) -> CiRun:
         history.append(
             Problem(
                 code="append-only",
-                message=f"the base {target.base_label} ({target.bases[0][:12]}) is not in this "
-                "clone (a force push?): failgate cannot check that no event was dropped",
+                message=f"the base {target.base_label} ({short_id(target.bases[0])}) is not in "
+                "this clone (a force push?): failgate cannot check that no event was dropped",
                 commit=head,
             )
         )
@@ -339,194 +298,24 @@ def run_ci(
     except FailgateError as error:
         if github:
             lines = [error.message, *([f"hint: {error.hint}"] if error.hint else [])]
-            commands.write(workflow_command("error", lines) + "\n")
-            _write_summary(environ, error_summary(error), stderr)
+            commands.write(github_output.workflow_command("error", lines) + "\n")
+            _write_summary(environ, github_output.error_summary(error), stderr)
         raise
     if run.decision is None:
         for note in run.notes:
             stdout.write(f"failgate ci: {sanitize.clean_line(note)}\n")
         return run.exit_code
     if github:
-        for line in annotation_lines(run.decision):
+        for line in github_output.annotation_lines(run.decision):
             commands.write(line + "\n")
-        _write_summary(environ, step_summary(run), stderr)
+        _write_summary(environ, github_output.step_summary(run), stderr)
     if as_json:
         stdout.write(render_ci_json(run) + "\n")
     else:
-        stdout.write(_guarded(render_ci_text(run, color=stdout.isatty()), github) + "\n")
+        text = render_ci_text(run, color=stdout.isatty())
+        stdout.write((github_output.stop_commands(text) if github else text) + "\n")
     stdout.flush()
     return run.exit_code
-
-
-def render_ci_text(run: CiRun, *, color: bool = False) -> str:
-    """What was compared, then the §10 text of the decision."""
-    from failgate_hooks.render.text import render_text
-
-    assert run.decision is not None
-    lines = [f"CI {_line(run.target.source)}: {run.head[:7]} {_against(run)}"]
-    lines += [f"NOTE {_line(note)}" for note in run.notes]
-    lines.append(render_text(run.decision, color=color))
-    return "\n".join(lines)
-
-
-def render_ci_json(run: CiRun) -> str:
-    """The §10 JSON object, with a `ci` field saying what was compared."""
-    from failgate_hooks.render.text import render_json
-
-    assert run.decision is not None
-    doc = json.loads(render_json(run.decision))
-    doc["ci"] = {
-        "source": run.target.source,
-        "head": run.head,
-        "base": run.base,
-        "base_label": run.target.base_label,
-        "ref": run.target.ref,
-        "notes": list(run.notes),
-    }
-    return json.dumps(sanitize.clean_tree(doc), indent=2, ensure_ascii=True)
-
-
-def _against(run: CiRun) -> str:
-    """What the commit was compared with and where it goes, for people."""
-    if run.base:
-        base = f"against {_line(run.target.base_label)} {run.base[:7]}"
-    elif run.target.new_ref:
-        base = "against nothing (a new ref)"
-    else:
-        base = "against a base this clone lacks"
-    return f"{base} -> {_line(run.target.ref or '(no ref)')}"
-
-
-def _guarded(text: str, github: bool) -> str:
-    """On GitHub, free text between stop-commands markers: no line of it is a command."""
-    if not github:
-        return text
-    # A fresh random token: text from the ledger cannot guess it to resume commands.
-    token = secrets.token_hex(16)
-    return f"::stop-commands::{token}\n{text}\n::{token}::"
-
-
-# --------------------------------------------------------------------------- workflow commands
-
-
-def escape_data(text: str) -> str:
-    """A workflow command's message: %, CR and LF escaped as the runner unescapes them."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """A workflow command's property value: also `:` and `,`, which end a property."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def workflow_command(kind: str, lines: Sequence[str], *, file: str | None = None) -> str:
-    """`::error title=failgate::…` (or warning): each line sanitised, all of it escaped."""
-    props = []
-    if file:
-        props.append(f"file={escape_property(sanitize.clean_line(file))}")
-    props.append("title=failgate")
-    # Each line is one field: a newline inside one never starts another line.
-    message = "\n".join(sanitize.clean_line(line) for line in lines)
-    return f"::{kind} {','.join(props)}::{escape_data(message)}"
-
-
-def annotation_lines(decision: Decision) -> list[str]:
-    """One command per blocking or warning gate and problem, and one per relaxation."""
-    out = []
-    for gate in decision.gates:
-        if gate.blocking or gate.warning:
-            kind = "error" if gate.blocking else "warning"
-            out.append(workflow_command(kind, _gate_message(gate)))
-    for relaxation in decision.relaxations:
-        kind = "error" if relaxation.blocking else "warning"
-        out.append(workflow_command(kind, _relaxation_message(relaxation)))
-    for problem in decision.errors:
-        out.append(workflow_command("error", [problem.describe()], file=problem.path))
-    for problem in decision.warnings:
-        out.append(workflow_command("warning", [problem.describe()], file=problem.path))
-    return out
-
-
-def _gate_message(gate: Gate) -> list[str]:
-    """The gate's line, why it is in that state, and its verifier's last lines."""
-    from failgate_hooks.render.text import render_tail
-
-    head = f"{_LABELS.get(gate.state, gate.state.value.upper())} {gate.entity_key}"
-    if gate.title:
-        head += f" — {gate.title}"
-    lines = [head]
-    lines += [p.describe() for p in gate.problems] or [gate.reason]
-    lines += list(gate.notes)
-    if gate.verifier is not None:
-        lines += [line.strip() for line in render_tail(gate.verifier.output_tail)]
-    return lines
-
-
-def _relaxation_message(relaxation: Relaxation) -> list[str]:
-    what = f"({relaxation.entity_key}: {relaxation.what or relaxation.kind})"
-    if relaxation.accepted:
-        return [f"RELAXED by {relaxation.event_id} {what}", RELAXED_NOTE]
-    return [f"PENDING {relaxation.event_id} {what}: not yet in a protected revision"]
-
-
-# --------------------------------------------------------------------------- step summary
-
-# The characters that are Markdown syntax anywhere in a line (data never starts one):
-# emphasis, code, links, HTML, entities, tables, strikethrough, #123 references.
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>|~&#])")
-
-
-def md(text: str) -> str:
-    """Data as literal Markdown text on one line: sanitised, every syntax character escaped."""
-    return _MARKDOWN.sub(r"\\\1", sanitize.clean_line(text))
-
-
-def step_summary(run: CiRun) -> str:
-    """The Markdown for $GITHUB_STEP_SUMMARY: the gates, the relaxations, the verdict."""
-    from failgate_hooks.render.text import render_text
-
-    decision = run.decision
-    assert decision is not None
-    verdict = render_text(decision).splitlines()[-1]
-    label = verdict.split(":", 1)[0]
-    lines = [
-        f"## failgate: {md(label)}",
-        "",
-        f"`{run.head[:12]}` {md(_against(run))} ({md(run.target.source)})",
-        "",
-    ]
-    if decision.gates:
-        lines += ["| state | gate | title | why |", "|---|---|---|---|"]
-        for gate in decision.gates:
-            state = gate.state.value + (" (blocking)" if gate.blocking else "")
-            state += " (warning)" if gate.warning else ""
-            why = "; ".join((gate.reason, *gate.notes))
-            lines.append(
-                f"| {md(state)} | {md(gate.entity_key)} | {md(gate.title or '')} | {md(why)} |"
-            )
-    else:
-        lines.append("No entity in the ledger.")
-    if decision.relaxations:
-        lines += ["", "### Relaxations", ""]
-        for relaxation in decision.relaxations:
-            lines.append(f"- {md(_relaxation_message(relaxation)[0])}")
-        lines += ["", md(RELAXED_NOTE)]
-    for title, problems in (("Errors", decision.errors), ("Warnings", decision.warnings)):
-        if problems:
-            lines += ["", f"### {title}", ""]
-            lines += [f"- {md(p.describe())}" for p in problems]
-    if run.notes:
-        lines += [""] + [f"- {md(note)}" for note in run.notes]
-    lines += ["", f"**{md(verdict)}**", ""]
-    return "\n".join(lines)
-
-
-def error_summary(error: FailgateError) -> str:
-    """The step summary when failgate could not decide."""
-    lines = ["## failgate: could not decide", "", md(error.message)]
-    if error.hint:
-        lines += ["", f"hint: {md(error.hint)}"]
-    return "\n".join([*lines, ""])
 
 
 def _write_summary(environ: Mapping[str, str], text: str, stderr: TextIO) -> None:
@@ -539,45 +328,3 @@ def _write_summary(environ: Mapping[str, str], text: str, stderr: TextIO) -> Non
             handle.write(text + "\n")
     except OSError as exc:
         stderr.write(f"failgate ci: warning: cannot write the step summary: {exc}\n")
-
-
-def _line(text: str) -> str:
-    return sanitize.clean_line(text)
-
-
-# --------------------------------------------------------------------------- entry point
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`failgate ci [--json]` in the current directory, until the CLI wires it."""
-    from failgate_hooks.commands.cli import report_error
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        unknown = [a for a in args if a != "--json"]
-        if unknown:
-            raise UsageError(f"usage: failgate ci [--json]; unknown {' '.join(unknown)}")
-        with GitRepo.open() as repo:
-            return run_ci(
-                repo, os.environ, stdout=sys.stdout, stderr=sys.stderr, as_json="--json" in args
-            )
-    except FailgateError as error:
-        sys.stdout.flush()
-        report_error(error)
-        return error.exit_code
-
-
-__all__ = [
-    "CiRun",
-    "CiTarget",
-    "annotation_lines",
-    "decide_ci",
-    "escape_data",
-    "escape_property",
-    "find_target",
-    "main",
-    "md",
-    "run_ci",
-    "step_summary",
-    "workflow_command",
-]

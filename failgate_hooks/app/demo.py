@@ -1,17 +1,21 @@
-"""`failgate demo`: the case file's deploy that burned, replayed with real pushes.
+"""`failgate demo`: a deploy that burned, replayed with real pushes.
 
-The story (background/000): a six-module package whose gas budget was sized
-for two and a half modules. The verifier requires 20M gas per module.
+The story: a six-module package whose gas budget was sized for two and a half
+modules. The verifier requires 20M gas per module.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+
+from failgate_hooks.core.sanitize import clean
+from failgate_hooks.git.repo import run_git
 
 ENTITY = "deploy:mainnet:gas-budget"
 TITLE = "Gas budget must scale with module count"
@@ -78,14 +82,13 @@ class Story:
         self.echo(text)
 
     def git(self, *args: str, show: bool = True, cwd: str | None = None) -> tuple[int, str]:
-        from failgate_hooks.git.repo import run_git
-
         code, out = run_git(cwd or self.work, *args, env=self.env)
         if show:
             self._show(["git", *args], out)
         return code, out
 
     def failgate(self, *args: str, show: bool = True) -> tuple[int, str]:
+        # failgate itself, not git: a fresh interpreter, as a person would run it
         env = {**os.environ, **self.env}
         proc = subprocess.run(
             [sys.executable, "-m", "failgate_hooks", *args],
@@ -107,15 +110,12 @@ class Story:
             handle.write(text)
 
     def remote_main(self) -> str:
-        _, out = self.git("rev-parse", "--verify", "-q", "refs/heads/main", show=False,
-                          cwd=self.remote)  # fmt: skip
+        _, out = self.git(
+            "rev-parse", "--verify", "-q", "refs/heads/main", show=False, cwd=self.remote
+        )
         return out.strip()
 
     def _show(self, argv: list[str], out: str) -> None:
-        import shlex
-
-        from failgate_hooks.core.sanitize import clean
-
         self.echo(f"$ {shlex.join(argv)}")
         for line in clean(out).splitlines():
             self.echo(f"  {line}")
@@ -124,63 +124,66 @@ class Story:
 def run_demo(echo: Callable[[str], None]) -> int:
     """The whole story in a temporary folder, removed afterwards; 0 when it went as told."""
     with tempfile.TemporaryDirectory(prefix="failgate-demo-") as root:
-        return _tell(Story(root, echo))
+        return _run_story(Story(root, echo))
 
 
-def _tell(s: Story) -> int:
-    s.chapter(1, "A six-module project, its gas budget sized for two and a half")
-    os.makedirs(s.work)
-    s.git("init", "-q", "--bare", "-b", "main", s.remote, cwd=s.root)
-    s.git("init", "-q", "-b", "main", s.work, cwd=s.root)
-    s.write(BUDGET_PATH, budget_json(BROKEN_BUDGET))
-    s.write(CHECK_PATH, CHECK_SCRIPT)
-    s.git("add", "-A", show=False)
-    s.git("commit", "-q", "-m", "Deploy config: six modules, 50M gas")
-    s.git("remote", "add", "origin", s.remote, show=False)
-    s.git("push", "-q", "origin", "main")
+def _run_story(story: Story) -> int:
+    """Each chapter in order; 1 as soon as one does not go as told."""
+    story.chapter(1, "A six-module project, its gas budget sized for two and a half")
+    os.makedirs(story.work)
+    story.git("init", "-q", "--bare", "-b", "main", story.remote, cwd=story.root)
+    story.git("init", "-q", "-b", "main", story.work, cwd=story.root)
+    story.write(BUDGET_PATH, budget_json(BROKEN_BUDGET))
+    story.write(CHECK_PATH, CHECK_SCRIPT)
+    story.git("add", "-A", show=False)
+    story.git("commit", "-q", "-m", "Deploy config: six modules, 50M gas")
+    story.git("remote", "add", "origin", story.remote, show=False)
+    story.git("push", "-q", "origin", "main")
 
-    s.chapter(2, "The deploy burned. Record the failure as an event, with its verifier")
-    code, _ = s.failgate(
+    story.chapter(2, "The deploy burned. Record the failure as an event, with its verifier")
+    code, _ = story.failgate(
         "record", ENTITY, "--status", "observed", "--title", TITLE, "--trigger", "push",
         "--verify", f"python3 {CHECK_PATH}", "--verify-file", CHECK_PATH,
         "--note", "six modules, budget sized for two and a half", "--no-probe",
     )  # fmt: skip
     if code != 0:
-        return _failed(s, "record did not write the event")
-    s.git("add", "-A", show=False)
-    s.git("commit", "-q", "-m", "Record the gas budget failure")
-    _, parent = s.git("rev-parse", "HEAD", show=False)
+        return _failed(story, "record did not write the event")
+    story.git("add", "-A", show=False)
+    story.git("commit", "-q", "-m", "Record the gas budget failure")
+    _, parent = story.git("rev-parse", "HEAD", show=False)
 
-    s.chapter(3, "Install the gate as the repository's pre-push hook")
-    s.failgate("install")
+    story.chapter(3, "Install the gate as the repository's pre-push hook")
+    story.failgate("install")
 
-    s.chapter(4, "Push: refused while the gate is held")
-    before = s.remote_main()
-    code, out = s.git("push", "origin", "main")
-    if code == 0 or "BLOCKED" not in out or s.remote_main() != before:
-        return _failed(s, "the push was not refused")
-    s.say("The remote's main did not move: the verifier failed on the exact commit pushed.")
+    story.chapter(4, "Push: refused while the gate is held")
+    before = story.remote_main()
+    code, out = story.git("push", "origin", "main")
+    if code == 0 or "BLOCKED" not in out or story.remote_main() != before:
+        return _failed(story, "the push was not refused")
+    story.say("The remote's main did not move: the verifier failed on the exact commit pushed.")
 
-    s.chapter(5, "Fix the budget for six modules, and commit the fix")
-    s.write(BUDGET_PATH, budget_json(FIXED_BUDGET))
-    s.git("commit", "-q", "-am", "Size the gas budget for six modules")
-    _, repair = s.git("rev-parse", "HEAD", show=False)
+    story.chapter(5, "Fix the budget for six modules, and commit the fix")
+    story.write(BUDGET_PATH, budget_json(FIXED_BUDGET))
+    story.git("commit", "-q", "-am", "Size the gas budget for six modules")
+    _, repair = story.git("rev-parse", "HEAD", show=False)
 
-    s.chapter(6, "Push again: the verifier passes on this commit, the push goes through")
-    code, out = s.git("push", "origin", "main")
-    if code != 0 or "OK" not in out or s.remote_main() != repair.strip():
-        return _failed(s, "the fixed push was not allowed")
+    story.chapter(6, "Push again: the verifier passes on this commit, the push goes through")
+    code, out = story.git("push", "origin", "main")
+    if code != 0 or "OK" not in out or story.remote_main() != repair.strip():
+        return _failed(story, "the fixed push was not allowed")
 
-    s.chapter(7, "Replay: proven on history, held at the parent, cleared at the repair")
-    code, out = s.failgate(
+    story.chapter(7, "Replay: proven on history, held at the parent, cleared at the repair")
+    code, out = story.failgate(
         "replay", f"{parent.strip()}..{repair.strip()}", "--entity", ENTITY, "--trigger", "push"
     )
     if code != 0:
-        return _failed(s, "the replay did not hold at the parent and clear at the repair")
-    s.say("\nThe lesson is no longer a note: it is a gate that ran, and will run on every push.")
+        return _failed(story, "the replay did not hold at the parent and clear at the repair")
+    story.say(
+        "\nThe lesson is no longer a note: it is a gate that ran, and will run on every push."
+    )
     return 0
 
 
-def _failed(s: Story, why: str) -> int:
-    s.say(f"\nDEMO FAILED: {why}.")
+def _failed(story: Story, why: str) -> int:
+    story.say(f"\nDEMO FAILED: {why}.")
     return 1

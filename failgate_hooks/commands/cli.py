@@ -17,6 +17,7 @@ from failgate_hooks import __version__
 # The hooks' entry points live in hookmain, which imports no click; cli names them
 # too for hook scripts written by earlier versions (`from failgate_hooks.commands.cli import …`).
 from failgate_hooks.collector import no_cycle_collection, program_run
+from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.commands.hooks import error_lines, pre_push_main, pre_receive_main
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
@@ -463,7 +464,7 @@ def check(
             range_=range_,
             authority=authority,
             no_cache=no_cache,
-            trust_ledger=trust_ledger or os.environ.get("FAILGATE_TRUST_LEDGER") == "1",
+            trust_ledger=trust_ledger or trust_ledger_requested(os.environ),
         )
     from failgate_hooks.core.sanitize import clean
 
@@ -578,6 +579,7 @@ def replay(
     """Prove a gate on history: held at PARENT, cleared at REPAIR (exit 0, else 1)."""
     from failgate_hooks.app import replay as replaying
     from failgate_hooks.ledger.union import inspection_config
+    from failgate_hooks.render.replay import render_receipt, render_replay_json, render_replay_text
 
     expected = None
     if expect_files is not None:
@@ -598,10 +600,8 @@ def replay(
         click.echo("", err=True)
     if receipt:
         with open(receipt, "w", encoding="utf-8") as handle:
-            handle.write(replaying.render_receipt(report))
-    click.echo(
-        replaying.render_replay_json(report) if as_json else replaying.render_replay_text(report)
-    )
+            handle.write(render_receipt(report))
+    click.echo(render_replay_json(report) if as_json else render_replay_text(report))
     ctx.exit(exitcodes.ALLOWED if report.ok else exitcodes.HELD)
 
 
@@ -644,13 +644,14 @@ def export(ctx: click.Context, fmt: str, rev: str) -> None:
     """Every entity with its state, reason and lifecycle; free text fenced as data."""
     from failgate_hooks.app import export as exporting
     from failgate_hooks.ledger.union import inspection_config
+    from failgate_hooks.render.export import render_export_json, render_export_markdown
 
     with open_repo(ctx) as repo:
         report = exporting.export_ledger(repo, inspection_config(repo), rev=rev)
     if fmt == "json":
-        click.echo(exporting.render_export_json(report))
+        click.echo(render_export_json(report))
     else:
-        click.echo(exporting.render_export_markdown(report))
+        click.echo(render_export_markdown(report))
 
 
 # ---------------------------------------------------------------------------- hooks

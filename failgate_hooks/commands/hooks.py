@@ -14,6 +14,7 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from failgate_hooks.collector import program_run
+from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
 
@@ -36,7 +37,7 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
     from failgate_hooks.app.runner import make_runner
     from failgate_hooks.git.repo import GitRepo
 
-    trust_ledger = environ.get("FAILGATE_TRUST_LEDGER") == "1"
+    trust_ledger = trust_ledger_requested(environ)
     remote = args[0] if args else environ.get("PRE_COMMIT_REMOTE_NAME", "")
     text = "" if stdin.isatty() else stdin.read()
     updates = parse_pre_push(text)
@@ -160,7 +161,7 @@ def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:
         code = error.exit_code if error.exit_code != exitcodes.USAGE else exitcodes.INTEGRITY
     except KeyboardInterrupt:
         say(f"{name}: interrupted: push refused.")
-        code = 130
+        code = exitcodes.INTERRUPTED
     sys.exit(code)
 
 

@@ -22,6 +22,7 @@ from failgate_hooks.core.gates import (
     Relaxation,
     VerifierResult,
 )
+from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.resolve import Resolution
 
 JSON_SCHEMA_VERSION = 1
@@ -108,7 +109,7 @@ def _header(decision: Decision) -> str:
     where = f"-> {ref}"
     if decision.environment is not None:
         where += f', environment "{_line(decision.environment)}"'
-    commit = _line(decision.commit)[:7] or "(no commit)"
+    commit = short_id(_line(decision.commit)) or "(no commit)"
     return f'GATES for "{_line(decision.trigger)}" @ {commit} {where}: {tally}'
 
 

@@ -39,7 +39,6 @@ from failgate_hooks.verify.trust import TrustStore, fingerprint
 
 DEFAULT_TIMEOUT_S = 300
 NO_VERDICT_EXIT = 125  # as `git bisect run`'s "skip": the verifier could not judge
-TRUST_LEDGER_ENV = "FAILGATE_TRUST_LEDGER"
 
 UNTRUSTED_DETAIL = "verifier not trusted on this machine: review it with `failgate trust`"
 NO_VERDICT_DETAIL = "the verifier could not judge: its set-up failed"
@@ -108,11 +107,6 @@ def _inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | N
     return None
 
 
-def trust_ledger_from_env(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether `FAILGATE_TRUST_LEDGER=1` asks to trust every verifier (CI, servers)."""
-    return (os.environ if environ is None else environ).get(TRUST_LEDGER_ENV) == "1"
-
-
 def run_gate_verifier(
     repo: GitRepo,
     *,
@@ -145,7 +139,7 @@ def run_gate_verifier(
         return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=str(exc))
     pinned = [(pin.path, pin.oid) for pin in pins]
 
-    if not (trust_ledger or trust_ledger_from_env()):
+    if not trust_ledger:
         store = trust if trust is not None else TrustStore(repo.common_dir)
         if not store.is_trusted(fingerprint(command, pinned)):
             return VerifierResult(command, VerifierOutcome.UNTRUSTED, detail=UNTRUSTED_DETAIL)

@@ -1,0 +1,145 @@
+"""`failgate ci`'s decision as GitHub Actions reads it: workflow commands and a step summary.
+
+Pure. Everything printed there may come from the ledger, a verifier or git, so
+it is sanitised and escaped: a command's message and properties are escaped as
+the runner unescapes them, the summary's Markdown through render/markdown.py,
+and free text goes between `::stop-commands::` markers. No line of it can forge
+a workflow command.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+
+from failgate_hooks.core import sanitize
+from failgate_hooks.core.ci import CiRun
+from failgate_hooks.core.errors import FailgateError
+from failgate_hooks.core.gates import Decision, Gate, GateState, Relaxation
+from failgate_hooks.core.ids import short_id
+from failgate_hooks.render import markdown
+from failgate_hooks.render.ci import against
+from failgate_hooks.render.text import render_tail, render_text
+
+RELAXED_NOTE = (
+    "accepted: in CI the review is the authority, so an owner of the ledger folder "
+    "must review this change (CODEOWNERS)"
+)
+_LABELS = {GateState.OPEN: "OPEN", GateState.CONFLICT: "CONFLICT", GateState.INVALID: "INVALID"}
+
+
+# --------------------------------------------------------------------------- workflow commands
+
+
+def escape_data(text: str) -> str:
+    """A workflow command's message: %, CR and LF escaped as the runner unescapes them."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """A workflow command's property value: also `:` and `,`, which end a property."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def workflow_command(kind: str, lines: Sequence[str], *, file: str | None = None) -> str:
+    """`::error title=failgate::…` (or warning): each line sanitised, all of it escaped."""
+    props = []
+    if file:
+        props.append(f"file={escape_property(sanitize.clean_line(file))}")
+    props.append("title=failgate")
+    # Each line is one field: a newline inside one never starts another line.
+    message = "\n".join(sanitize.clean_line(line) for line in lines)
+    return f"::{kind} {','.join(props)}::{escape_data(message)}"
+
+
+def stop_commands(text: str) -> str:
+    """Free text between stop-commands markers: no line of it is a workflow command."""
+    # A fresh random token: text from the ledger cannot guess it to resume commands.
+    token = secrets.token_hex(16)
+    return f"::stop-commands::{token}\n{text}\n::{token}::"
+
+
+def annotation_lines(decision: Decision) -> list[str]:
+    """One command per blocking or warning gate and problem, and one per relaxation."""
+    out = []
+    for gate in decision.gates:
+        if gate.blocking or gate.warning:
+            kind = "error" if gate.blocking else "warning"
+            out.append(workflow_command(kind, _gate_message(gate)))
+    for relaxation in decision.relaxations:
+        kind = "error" if relaxation.blocking else "warning"
+        out.append(workflow_command(kind, _relaxation_message(relaxation)))
+    for problem in decision.errors:
+        out.append(workflow_command("error", [problem.describe()], file=problem.path))
+    for problem in decision.warnings:
+        out.append(workflow_command("warning", [problem.describe()], file=problem.path))
+    return out
+
+
+def _gate_message(gate: Gate) -> list[str]:
+    """The gate's line, why it is in that state, and its verifier's last lines."""
+    head = f"{_LABELS.get(gate.state, gate.state.value.upper())} {gate.entity_key}"
+    if gate.title:
+        head += f" — {gate.title}"
+    lines = [head]
+    lines += [p.describe() for p in gate.problems] or [gate.reason]
+    lines += list(gate.notes)
+    if gate.verifier is not None:
+        lines += [line.strip() for line in render_tail(gate.verifier.output_tail)]
+    return lines
+
+
+def _relaxation_message(relaxation: Relaxation) -> list[str]:
+    what = f"({relaxation.entity_key}: {relaxation.what or relaxation.kind})"
+    if relaxation.accepted:
+        return [f"RELAXED by {relaxation.event_id} {what}", RELAXED_NOTE]
+    return [f"PENDING {relaxation.event_id} {what}: not yet in a protected revision"]
+
+
+# --------------------------------------------------------------------------- step summary
+
+
+def step_summary(run: CiRun) -> str:
+    """The Markdown for $GITHUB_STEP_SUMMARY: the gates, the relaxations, the verdict."""
+    decision = run.decision
+    assert decision is not None
+    verdict = render_text(decision).splitlines()[-1]
+    label = verdict.split(":", 1)[0]
+    text = markdown.text
+    lines = [
+        f"## failgate: {text(label)}",
+        "",
+        f"{markdown.code(short_id(run.head))} {text(against(run))} ({text(run.target.source)})",
+        "",
+    ]
+    if decision.gates:
+        lines += ["| state | gate | title | why |", "|---|---|---|---|"]
+        for gate in decision.gates:
+            state = gate.state.value + (" (blocking)" if gate.blocking else "")
+            state += " (warning)" if gate.warning else ""
+            why = "; ".join((gate.reason, *gate.notes))
+            cells = (state, gate.entity_key, gate.title or "", why)
+            lines.append("| " + " | ".join(text(cell) for cell in cells) + " |")
+    else:
+        lines.append("No entity in the ledger.")
+    if decision.relaxations:
+        lines += ["", "### Relaxations", ""]
+        for relaxation in decision.relaxations:
+            lines.append(f"- {text(_relaxation_message(relaxation)[0])}")
+        lines += ["", text(RELAXED_NOTE)]
+    for title, problems in (("Errors", decision.errors), ("Warnings", decision.warnings)):
+        if problems:
+            lines += ["", f"### {title}", ""]
+            lines += [f"- {text(p.describe())}" for p in problems]
+    if run.notes:
+        lines += [""] + [f"- {text(note)}" for note in run.notes]
+    lines += ["", f"**{text(verdict)}**", ""]
+    return "\n".join(lines)
+
+
+def error_summary(error: FailgateError) -> str:
+    """The step summary when failgate could not decide."""
+    lines = ["## failgate: could not decide", "", markdown.text(error.message)]
+    if error.hint:
+        lines += ["", f"hint: {markdown.text(error.hint)}"]
+    return "\n".join([*lines, ""])
