@@ -150,4 +150,3 @@ def loosened(before: Config, after: Config) -> list[str]:
         if getattr(before, key) != getattr(after, key):
             changes.append(f"{key} {getattr(before, key)!r} -> {getattr(after, key)!r}")
     return changes
-

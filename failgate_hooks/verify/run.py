@@ -16,7 +16,7 @@ import contextlib
 import os
 import shlex
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from failgate_hooks.core.errors import UsageError
