@@ -21,6 +21,7 @@ from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.commands.hooks import error_lines, pre_push_main, pre_receive_main
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
+from failgate_hooks.core.sanitize import clean_line
 
 __all__ = ["main", "pre_push_main", "pre_receive_main", "run"]
 
@@ -113,7 +114,6 @@ def parse_time(value: str | None) -> dt.datetime | None:
 
 def _write(ctx: click.Context, build: Callable[[Any], Any], *, probe: bool = False) -> None:
     """Shared tail of record/confirm/expire: write, warn, print the path last."""
-    from failgate_hooks.core.sanitize import clean
     from failgate_hooks.ledger.write import git_identity, write_event
 
     with open_repo(ctx) as repo:
@@ -123,9 +123,9 @@ def _write(ctx: click.Context, build: Callable[[Any], Any], *, probe: bool = Fal
         draft = build(repo)
         written = write_event(repo, config, draft, recorded_by=git_identity(repo))
         for warning in written.warnings:
-            click.echo(f"warning: {clean(warning)}", err=True)
+            click.echo(f"warning: {clean_line(warning)}", err=True)
         for warning in _after_record(repo, config, written, probe=probe):
-            click.echo(f"warning: {clean(warning)}", err=True)
+            click.echo(f"warning: {clean_line(warning)}", err=True)
         root = repo.working_dir or "."
         click.echo(os.path.relpath(written.path, root))
 
@@ -344,7 +344,6 @@ def log(ctx: click.Context, key: str, as_json: bool) -> None:
 @click.pass_context
 def fsck(ctx: click.Context, rev: str, range_: str | None, as_json: bool) -> None:
     """Validate the ledger at REV and list every problem; exit 0 or 4."""
-    from failgate_hooks.core.sanitize import clean
     from failgate_hooks.ledger.fsck import run_fsck
 
     with open_repo(ctx) as repo:
@@ -353,8 +352,8 @@ def fsck(ctx: click.Context, rev: str, range_: str | None, as_json: bool) -> Non
         emit_json(report.to_json())
     else:
         for problem in report.problems:
-            click.echo(f"ERROR {clean(problem.describe())}")
-        click.echo(clean(report.summary()))
+            click.echo(f"ERROR {clean_line(problem.describe())}")
+        click.echo(clean_line(report.summary()))
     ctx.exit(exitcodes.ALLOWED if report.ok else exitcodes.INTEGRITY)
 
 
@@ -466,10 +465,9 @@ def check(
             no_cache=no_cache,
             trust_ledger=trust_ledger or trust_ledger_requested(os.environ),
         )
-    from failgate_hooks.core.sanitize import clean
 
     for warning in warnings:
-        click.echo(f"warning: {clean(warning)}", err=True)
+        click.echo(f"warning: {clean_line(warning)}", err=True)
     print_decision(decision, as_json)
     ctx.exit(decision.exit_code)
 
@@ -481,7 +479,6 @@ def try_(ctx: click.Context, key: str) -> None:
     """Run KEY's verifier on the work tree as it is (never caches, clears or records)."""
     from failgate_hooks.app.runner import progress_line
     from failgate_hooks.core.gates import VerifierOutcome, verifier_reason
-    from failgate_hooks.core.sanitize import clean
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.text import render_tail
     from failgate_hooks.verify.review import entity_verification
@@ -498,11 +495,13 @@ def try_(ctx: click.Context, key: str) -> None:
             progress=progress_line,
         )
     passed = result.outcome is VerifierOutcome.PASSED
-    click.echo(f"{'PASS' if passed else 'FAIL'} {clean(key)}: {clean(verifier_reason(result))}")
+    click.echo(
+        f"{'PASS' if passed else 'FAIL'} {clean_line(key)}: {clean_line(verifier_reason(result))}"
+    )
     for line in render_tail(result.output_tail):
         click.echo(line)
     if result.detail:
-        click.echo(f"     {clean(result.detail)}")
+        click.echo(f"     {clean_line(result.detail)}")
     ctx.exit(exitcodes.ALLOWED if passed else exitcodes.HELD)
 
 
@@ -512,7 +511,6 @@ def try_(ctx: click.Context, key: str) -> None:
 @click.pass_context
 def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
     """Review the verifiers this machine does not trust yet, and approve them."""
-    from failgate_hooks.core.sanitize import clean
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.ledger.write import git_identity
     from failgate_hooks.verify import review as verifiers
@@ -524,9 +522,9 @@ def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
         for candidate in found if show_all else [c for c in found if not c.trusted]:
             state = "trusted" if candidate.trusted else "NOT TRUSTED"
             lines = verifiers.describe(candidate)
-            click.echo(f"{clean(lines[0])}  [{state}]")
+            click.echo(f"{clean_line(lines[0])}  [{state}]")
             for line in lines[1:]:
-                click.echo(clean(line))
+                click.echo(clean_line(line))
         if not pending:
             click.echo("trust: every verifier in the ledger is trusted on this machine")
             return

@@ -17,6 +17,7 @@ from failgate_hooks.collector import program_run
 from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
+from failgate_hooks.core.sanitize import clean_line
 
 if TYPE_CHECKING:
     from failgate_hooks.app.push import PushReport
@@ -103,15 +104,14 @@ _NO_EXEC_NOTE = (
 
 def _print_report(report: PushReport, note: str | None) -> None:
     """Everything on standard error, in order, so the verdict is what the pusher reads last."""
-    from failgate_hooks.core.sanitize import clean
     from failgate_hooks.render.text import render_text
 
     color = sys.stderr.isatty()
     blocks = []
     for outcome in report.outcomes:
-        lines = [f"NOTE {clean(n)}" for n in outcome.notes]
+        lines = [f"NOTE {clean_line(n)}" for n in outcome.notes]
         if outcome.decision is None:
-            lines.append(f"DELETE {clean(outcome.update.remote_ref)}: allowed")
+            lines.append(f"DELETE {clean_line(outcome.update.remote_ref)}: allowed")
         else:
             lines.append(render_text(outcome.decision, color=color))
         blocks.append("\n".join(lines))
@@ -124,7 +124,7 @@ def _print_report(report: PushReport, note: str | None) -> None:
             if o.decision is not None and o.decision.exit_code != 0
         ]
         if refused:
-            summary = f"failgate: push refused: {', '.join(clean(r) for r in refused)} blocked"
+            summary = f"failgate: push refused: {', '.join(clean_line(r) for r in refused)} blocked"
         else:
             summary = f"failgate: all {len(report.outcomes)} refs may be pushed"
         blocks.append(summary)
@@ -142,11 +142,10 @@ def say(text: str) -> None:
 
 def error_lines(error: FailgateError) -> list[str]:
     """An expected failure as people read it: what, where, and what to do."""
-    from failgate_hooks.core.sanitize import clean
 
-    lines = [f"failgate: {clean(error.message)}"]
+    lines = [f"failgate: {clean_line(error.message)}"]
     if error.hint:
-        lines.append(f"  hint: {clean(error.hint)}")
+        lines.append(f"  hint: {clean_line(error.hint)}")
     return lines
 
 
