@@ -20,6 +20,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check failgate_hooks tests bench
 	$(BIN)/ruff format --check failgate_hooks tests bench
+	$(BIN)/zizmor --offline --quiet action.yml docs/ci/github-actions.yml
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -129,7 +129,8 @@ def _github_target(
 ) -> CiTarget | None:
     """The target a GitHub Actions event names, or None when it names no base."""
     default = _text(event, "repository", "default_branch")
-    base_branch = environ.get("GITHUB_BASE_REF")
+    # The event payload says it too, for a run whose environment lacks it.
+    base_branch = environ.get("GITHUB_BASE_REF") or _text(event, "pull_request", "base", "ref")
     if base_branch:
         payload_base = _commit_id(_text(event, "pull_request", "base", "sha"))
         return CiTarget(
@@ -245,7 +246,7 @@ def decide_ci(repo: GitRepo, environ: Mapping[str, str]) -> CiRun:
     from failgate_hooks.app.runner import decide_with_verifiers
 
     decision = decide_with_verifiers(repo, config, request)
-    return CiRun(target, head, base, decision, tuple(notes))
+    return CiRun(target, head, base, decision, tuple(notes), ledger_dir=config.ledger)
 
 
 def _default_branch(
@@ -301,12 +302,14 @@ def run_ci(
             commands.write(github_output.workflow_command("error", lines) + "\n")
             _write_summary(environ, github_output.error_summary(error), stderr)
         raise
+    if github:
+        _write_outputs(environ, run, stderr)
     if run.decision is None:
         for note in run.notes:
             stdout.write(f"failgate ci: {sanitize.clean_line(note)}\n")
         return run.exit_code
     if github:
-        for line in github_output.annotation_lines(run.decision):
+        for line in github_output.annotation_lines(run.decision, run.ledger_dir):
             commands.write(line + "\n")
         _write_summary(environ, github_output.step_summary(run), stderr)
     if as_json:
@@ -316,6 +319,18 @@ def run_ci(
         stdout.write((github_output.stop_commands(text) if github else text) + "\n")
     stdout.flush()
     return run.exit_code
+
+
+def _write_outputs(environ: Mapping[str, str], run: CiRun, stderr: TextIO) -> None:
+    """Append the decision and counts to $GITHUB_OUTPUT, for the steps after this one."""
+    path = environ.get("GITHUB_OUTPUT")
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.writelines(f"{key}={value}\n" for key, value in run.outputs().items())
+    except OSError as exc:
+        stderr.write(f"failgate ci: warning: cannot write the step outputs: {exc}\n")
 
 
 def _write_summary(environ: Mapping[str, str], text: str, stderr: TextIO) -> None:

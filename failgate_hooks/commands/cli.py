@@ -619,7 +619,19 @@ def _progress_bar() -> Callable[[int, int, str], None]:
 @json_option
 @click.pass_context
 def ci(ctx: click.Context, as_json: bool) -> None:
-    """The CI gate: decide for the commit CI tests, against its base (exit 0/1/3/4)."""
+    """The CI gate: decide for the commit CI tests, against its base (exit 0/1/3/4).
+
+    \b
+    It reads, on GitHub Actions (GITHUB_ACTIONS=true):
+      GITHUB_EVENT_NAME, GITHUB_EVENT_PATH (the event payload: a push's
+      before, a pull request's base), GITHUB_SHA, GITHUB_REF, GITHUB_BASE_REF;
+      and writes GITHUB_STEP_SUMMARY, GITHUB_OUTPUT (decision, open, cleared,
+      conflict, invalid) and ::error / ::warning annotations.
+    Anywhere, and winning over GitHub's:
+      FAILGATE_BASE  the revision the change is compared with
+      FAILGATE_REF   the destination ref
+      FAILGATE_HEAD  the commit under test (default HEAD)
+    """
     from failgate_hooks.app.ci import run_ci
 
     with open_repo(ctx) as repo:

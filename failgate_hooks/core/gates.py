@@ -163,6 +163,7 @@ class Relaxation:
     what: str = ""  # for people: "status expired; supersedes 2026…"
     blocking: bool = False  # set by `decide` for a pending one where enforcement applies
     warning: bool = False
+    note: str = ""  # the relaxing event's own note: why its author relaxed the gate
 
 
 @dataclass(frozen=True)
@@ -581,6 +582,7 @@ def _relaxation(
         kind="+".join(k.value for k in kinds),
         accepted=accepted,
         what="; ".join(parts),
+        note=event.note or "",
     )
 
 
