@@ -687,3 +687,24 @@ def uninstall(ctx: click.Context) -> None:
 
     with open_repo(ctx) as repo:
         click.echo(installer.uninstall(repo))
+
+
+@main.command()
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Whether failgate is set up here: the hook, pre-commit, config, trust, sandbox.
+
+    Each line is OK or says what to do; exit 1 when something needs doing.
+    """
+    from failgate_hooks.app.doctor import diagnose
+
+    with open_repo(ctx) as repo:
+        findings = diagnose(repo)
+    if as_json:
+        emit_json({"findings": [f.__dict__ for f in findings]})
+    else:
+        for finding in findings:
+            label = "OK  " if finding.ok else "TODO"
+            click.echo(f"{label} {finding.topic}: {clean_line(finding.text)}")
+    ctx.exit(exitcodes.ALLOWED if all(f.ok for f in findings) else exitcodes.HELD)
