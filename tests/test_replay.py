@@ -319,7 +319,7 @@ def test_a_command_that_cannot_start_is_no_verdict_everywhere(tmp_path: Path) ->
     parent = repo.head()
     repair = repo.commit("a repair")
     repo.record(KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
-                "--verify", "no-such-verifier-anywhere --check", "--no-probe")  # fmt: skip
+                "--verify", "no-such-verifier-anywhere --check", "--no-probe", "--force")  # fmt: skip
     repo.commit("record it")
     report = run_replay(repo, f"{parent}..{repair}")
     assert [(s.state, s.exit_code) for s in report.steps] == [(StepState.NO_VERDICT, None)] * 2

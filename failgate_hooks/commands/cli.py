@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -215,6 +214,11 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
 @click.option(
     "--no-probe", is_flag=True, help="Do not run the verifier on HEAD for an observed event."
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Record --verify as written, even with shell operators or a program not found.",
+)
 @click.pass_context
 def record(
     ctx: click.Context,
@@ -235,22 +239,20 @@ def record(
     note: str | None,
     effective_at: str | None,
     no_probe: bool,
+    force: bool,
 ) -> None:
     """Record one new event for KEY; print the new file's path last."""
     from failgate_hooks.core.events import Status
     from failgate_hooks.ledger.write import EventDraft, check_paths
 
-    argv: tuple[str, ...] = ()
-    if verify is not None:
-        try:
-            argv = tuple(shlex.split(verify))
-        except ValueError as exc:
-            raise UsageError(f"--verify {verify!r}: {exc}") from None
-        if not argv:
-            raise UsageError("--verify: give the command to run")
     check_paths(verify_files, "--verify-file")
 
     def build(repo: Any) -> EventDraft:
+        from failgate_hooks.app.verifier_command import verifier_argv
+
+        argv: tuple[str, ...] = ()
+        if verify is not None:
+            argv = verifier_argv(verify, root=repo.working_dir, environ=os.environ, force=force)
         return EventDraft(
             entity_key=key,
             status=Status(status),
