@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,7 +14,6 @@ from failgate_hooks.core.gates import (
     Assessment,
     Context,
     Decision,
-    Gate,
     GateState,
     Policy,
     Relaxation,
@@ -445,58 +443,3 @@ def test_an_escape_sequence_spanning_lines_of_output_is_removed_whole() -> None:
 def test_output_tail_keeps_its_lines_each_marked_as_output() -> None:
     got = render_text(decision([item()], {KEY: failed("one\r\ntwo\n\tthree")})).splitlines()
     assert got[3:6] == ["     | one", "     | two", "     |  three"]
-
-
-# --------------------------------------------------------------------------- settled gates
-
-
-def settled_gates(n: int) -> list[Gate]:
-    return [
-        Gate(f"svc:r{i:03d}", GateState.NOT_APPLICABLE, False, False, "deploy only", "t", None, ())
-        for i in range(n)
-    ]
-
-
-def test_text_counts_settled_gates_without_making_them() -> None:
-    # A hook at 10,000 events must not build 5,000 gates to print "(5000 not applicable)".
-    def never() -> list[Gate]:
-        raise AssertionError("made the settled gates for text output")
-
-    got = decide(
-        [item()], {KEY: PASSED}, context=Context("push", MAIN), policy=POLICY,
-        settled=5000, make_settled=never,
-    )  # fmt: skip
-    text = render_text(got)
-    assert "(5000 not applicable)" in text
-    assert "OK: all gates cleared" in text
-    assert got.counts == {"open": 0, "cleared": 1, "conflict": 0, "invalid": 0}
-
-
-def test_json_lists_settled_gates_in_key_order_with_the_others() -> None:
-    got = decide(
-        [item()], {KEY: PASSED}, context=Context("push", MAIN), policy=POLICY,
-        settled=3, make_settled=lambda: settled_gates(3),
-    )  # fmt: skip
-    doc = json.loads(render_json(got))
-    keys = [g["entity_key"] for g in doc["gates"]]
-    assert keys == sorted([KEY, "svc:r000", "svc:r001", "svc:r002"])
-    assert [g["state"] for g in doc["gates"]].count("not_applicable") == 3
-
-
-@pytest.mark.parametrize(
-    "made",
-    [
-        settled_gates(2),  # fewer than said
-        [replace(g, state=GateState.OPEN) for g in settled_gates(3)],  # not not-applicable
-        [replace(g, blocking=True) for g in settled_gates(3)],
-        [*settled_gates(2), replace(settled_gates(1)[0], entity_key=KEY)],  # decided twice
-    ],
-    ids=["fewer", "open", "blocking", "twice"],
-)
-def test_settled_gates_that_are_not_what_was_said_are_refused(made: list[Gate]) -> None:
-    got = decide(
-        [item()], {KEY: PASSED}, context=Context("push", MAIN), policy=POLICY,
-        settled=3, make_settled=lambda: made,
-    )  # fmt: skip
-    with pytest.raises(ValueError):
-        list(got.gates)

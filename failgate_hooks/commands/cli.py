@@ -16,7 +16,6 @@ from failgate_hooks import __version__
 
 # The hooks' entry points live in hookmain, which imports no click; cli names them
 # too for hook scripts written by earlier versions (`from failgate_hooks.commands.cli import …`).
-from failgate_hooks.collector import no_cycle_collection, program_run
 from failgate_hooks.commands.hooks import error_lines, pre_push_main, pre_receive_main
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
@@ -37,8 +36,7 @@ class FailgateGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            with no_cycle_collection():
-                return super().invoke(ctx)
+            return super().invoke(ctx)
         except FailgateError as error:
             report_error(error)
             ctx.exit(error.exit_code)
@@ -65,8 +63,7 @@ def main(ctx: click.Context, directory: str) -> None:
 
 def run() -> None:
     """The `failgate` program (its console script, and `python -m failgate_hooks`)."""
-    with program_run():
-        main(prog_name="failgate")
+    main(prog_name="failgate")
 
 
 @contextmanager

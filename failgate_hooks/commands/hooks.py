@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from failgate_hooks.collector import program_run
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
 
@@ -148,8 +147,7 @@ def error_lines(error: FailgateError) -> list[str]:
 def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:
     """Run a hook's body; an expected failure refuses the push with its message."""
     try:
-        with program_run():
-            code = body()
+        code = body()
     except FailgateError as error:
         say("\n".join(error_lines(error)))
         say(f"{name}: push refused (failgate could not decide).")

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
 HEX_ID_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 NULL_ID_RE = re.compile(r"^0+\Z")
-_INHERITED: list[Any] = []  # a forked child's copies of its parent's cat-file handles
 _BATCH_BYTES = 4096  # ids written to `cat-file --batch` before reading their answers
 
 
@@ -455,14 +454,6 @@ class GitRepo:
                 self._stop_batch()
             if writer is not None:
                 writer.join()
-
-    def forget_inherited(self) -> None:
-        """In a forked child: the `cat-file` running is the parent's; start another.
-
-        Its handle is kept, never collected: collecting it kills the process."""
-        if self._batch is not None:
-            _INHERITED.append(self._batch)
-            self._batch = None
 
     def _stop_batch(self) -> None:
         """Stop `cat-file` (its pipe is out of step); the next question starts another."""

@@ -9,6 +9,7 @@ escapes ever reach a terminal.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from failgate_hooks.core import sanitize
@@ -17,7 +18,6 @@ from failgate_hooks.core.gates import (
     Decision,
     DecisionKind,
     Gate,
-    Gates,
     GateState,
     Relaxation,
     VerifierResult,
@@ -54,8 +54,7 @@ _COLORS = {
 def render_text(decision: Decision, *, color: bool = False) -> str:
     """The §10 text: a header, one line per gate, relaxations, problems, the verdict."""
     lines = [_header(decision)]
-    # gates settled from the ledger index are not applicable: counted, never listed
-    for gate in decision.gates.assessed:
+    for gate in decision.gates:
         if gate.state in _LABELS:
             lines.extend(_gate_lines(gate, color))
     lines.extend(_summary(decision.gates))
@@ -145,16 +144,17 @@ def _tail(output: str) -> list[str]:
     return lines[-TAIL_LINES:]
 
 
-def _summary(gates: Gates) -> list[str]:
+def _summary(gates: Sequence[Gate]) -> list[str]:
     """One line counting the entities that are not gates here, when there are any."""
-    counted = [
-        (gates.in_state(state), label)
+    states = [g.state for g in gates]
+    parts = [
+        f"{states.count(state)} {label}"
         for state, label in (
             (GateState.NOT_APPLICABLE, "not applicable"),
             (GateState.RETIRED, "retired"),
         )
+        if state in states
     ]
-    parts = [f"{n} {label}" for n, label in counted if n]
     return [f"({', '.join(parts)})"] if parts else []
 
 
@@ -176,7 +176,7 @@ def _problem_line(label: str, problem: Problem, color: bool) -> str:
 def _verdict(decision: Decision, color: bool) -> str:
     """The last line: what happens to the action, and what to do about it."""
     action = f'"{_line(decision.trigger)}"'
-    gates = decision.gates.assessed  # the settled ones neither block, warn nor clear
+    gates = decision.gates
 
     def count(state: GateState, *, blocking: bool) -> int:
         """Gates in `state` that block (blocking=True) or only warn here."""
