@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -247,6 +248,25 @@ def test_pending_lines_and_verdict() -> None:
         "revision: decided as if it were not there"
     )
     assert got[-1] == 'BLOCKED: 1 relaxation(s) pending review. Resolve them before "push".'
+
+
+def test_with_nothing_protected_accepted_relaxations_are_counted_and_pending_ones_listed() -> None:
+    pending = replace(relaxation(False), event_id="20261130T101600Z-0badf00e")
+    items = [
+        item(GateState.RETIRED, relaxations=(relaxation(True),)),
+        item(GateState.NOT_APPLICABLE, key="b:c", relaxations=(pending,)),
+    ]
+    unprotected = replace(decision(items), protected_read=False)
+    got = render_text(unprotected, unprotected_advice="ADVICE").splitlines()
+    relaxed = [line for line in got if line.startswith(("RELAXED", "PENDING"))]
+    assert relaxed == [
+        "RELAXED 1 relaxing event(s) accepted: no protected revision was read, so every one "
+        "counts as new and none is listed; ADVICE.",
+        f"PENDING 20261130T101600Z-0badf00e ({KEY}: status expired) — not yet in a protected "
+        "revision: decided as if it were not there",
+    ]
+    listed = render_text(unprotected, verbose=True).splitlines()
+    assert f"RELAXED by 20261130T101500Z-0badf00d ({KEY}: status expired)" in listed
 
 
 def test_open_gate_and_pending_relaxation_in_one_verdict() -> None:

@@ -7,7 +7,7 @@ The imperative shell around the pure core: `ledger` reads, `gates` decides,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from failgate_hooks.core.errors import GitError
@@ -177,7 +177,7 @@ class Evaluator:
         for item in assessments:
             if item.state is GateState.OPEN and item.verification is not None:
                 results[item.entity_key] = self._verify(request, ledger, item, item.verification)
-        return decide(
+        decision = decide(
             assessments,
             results,
             context=request.context,
@@ -186,6 +186,7 @@ class Evaluator:
             history_errors=request.history_errors,
             commit=request.commit,
         )
+        return replace(decision, protected_read=any(r.protected for r in request.revisions))
 
     def _verify(
         self, request: Request, ledger: Ledger, item: Assessment, verification: Verification

@@ -363,14 +363,28 @@ def trigger_option(func: F) -> F:
     )(func)
 
 
-def print_decision(decision: Any, as_json: bool, *, err: bool = False) -> None:
-    from failgate_hooks.render.text import render_json, render_text
+def verbose_option(func: F) -> F:
+    return click.option(
+        "--verbose", is_flag=True, help="List every relaxation, even with no protected revision."
+    )(func)
+
+
+def print_decision(
+    decision: Any, as_json: bool, *, verbose: bool, advice: str | None = None
+) -> None:
+    """The decision on standard output; `advice` replaces check's when nothing is protected."""
+    from failgate_hooks.render.text import CHECK_ADVICE, render_json, render_text
 
     if as_json:
-        click.echo(render_json(decision), err=err)
+        click.echo(render_json(decision))
     else:
-        stream = sys.stderr if err else sys.stdout
-        click.echo(render_text(decision, color=stream.isatty()), err=err)
+        text = render_text(
+            decision,
+            color=sys.stdout.isatty(),
+            verbose=verbose,
+            unprotected_advice=advice or CHECK_ADVICE,
+        )
+        click.echo(text)
 
 
 @main.command()
@@ -378,6 +392,7 @@ def print_decision(decision: Any, as_json: bool, *, err: bool = False) -> None:
 @click.option("--rev", default="HEAD", show_default=True, help="The commit to evaluate.")
 @click.option("--ref", help="The destination ref (unknown when absent: gates block).")
 @click.option("--env", "environment", help="The environment (e.g. mainnet).")
+@verbose_option
 @json_option
 @click.pass_context
 def gates(
@@ -386,6 +401,7 @@ def gates(
     rev: str,
     ref: str | None,
     environment: str | None,
+    verbose: bool,
     as_json: bool,
 ) -> None:
     """Show each gate's state at REV, without running any verifier."""
@@ -403,7 +419,13 @@ def gates(
             run_verifiers=False,
         )
         decision = Evaluator(repo, config).evaluate(request)
-    print_decision(decision, as_json)
+    print_decision(decision, as_json, verbose=verbose, advice=GATES_ADVICE)
+
+
+# gates reads REV's ledger alone: no revision of it is ever protected
+GATES_ADVICE = (
+    "gates reads REV alone, failgate check the protected revisions too; --verbose lists them"
+)
 
 
 @main.command()
@@ -431,6 +453,7 @@ def gates(
     is_flag=True,
     help="Trust every verifier in the ledger (CI, servers; also FAILGATE_TRUST_LEDGER=1).",
 )
+@verbose_option
 @json_option
 @click.pass_context
 def check(
@@ -444,6 +467,7 @@ def check(
     authority: str,
     no_cache: bool,
     trust_ledger: bool,
+    verbose: bool,
     as_json: bool,
 ) -> None:
     """Decide whether TRIGGER may proceed for REV, running verifiers (exit 0/1/3/4)."""
@@ -466,7 +490,7 @@ def check(
 
     for warning in warnings:
         click.echo(f"warning: {clean(warning)}", err=True)
-    print_decision(decision, as_json)
+    print_decision(decision, as_json, verbose=verbose)
     ctx.exit(decision.exit_code)
 
 

@@ -89,6 +89,12 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     return report.exit_code
 
 
+# What a hook says when it read no protected revision (a first push to an empty remote).
+HOOK_ADVICE = (
+    "the hook reads the remote's default branch once this repository has it (push it, "
+    "or fetch it); failgate check --verbose lists them"
+)
+
 _NO_EXEC_NOTE = (
     "NOTE: this server runs no verifier (failgate-pre-receive without --exec): open gates "
     "warn here and are enforced by the client hook and CI."
@@ -107,7 +113,7 @@ def _print_report(report: PushReport, note: str | None) -> None:
         if outcome.decision is None:
             lines.append(f"DELETE {clean(outcome.update.remote_ref)}: allowed")
         else:
-            lines.append(render_text(outcome.decision, color=color))
+            lines.append(render_text(outcome.decision, color=color, unprotected_advice=HOOK_ADVICE))
         blocks.append("\n".join(lines))
     if note:
         blocks.insert(0, note)

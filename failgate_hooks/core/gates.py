@@ -225,6 +225,8 @@ class Decision:
     warnings: tuple[Problem, ...]  # append-only violations where they only warn
     enforcing: bool  # whether a gate that blocks would block here (ref, trigger, block_on)
     policy: Policy
+    # False when no protected revision was read: every relaxing event is then new
+    protected_read: bool = True
 
     @property
     def counts(self) -> dict[str, int]:

@@ -51,14 +51,35 @@ _COLORS = {
 }
 
 
-def render_text(decision: Decision, *, color: bool = False) -> str:
-    """The §10 text: a header, one line per gate, relaxations, problems, the verdict."""
+# What to do when no protected revision was read, said after the count of accepted
+# relaxations: how `check` comes to read one, and how to see the relaxations.
+CHECK_ADVICE = (
+    "for check to read a protected revision, set ledger_refs in the configuration (e.g. "
+    '["refs/remotes/origin/main"], once a remote holds the default branch) or pass '
+    "--ledger-rev; --verbose lists them"
+)
+
+
+def render_text(
+    decision: Decision,
+    *,
+    color: bool = False,
+    verbose: bool = False,
+    unprotected_advice: str = CHECK_ADVICE,
+) -> str:
+    """The §10 text: a header, one line per gate, relaxations, problems, the verdict.
+
+    With no protected revision, the accepted relaxations are counted on one line,
+    followed by `unprotected_advice`, unless `verbose` asks for each."""
     lines = [_header(decision)]
     for gate in decision.gates:
         if gate.state in _LABELS:
             lines.extend(_gate_lines(gate, color))
     lines.extend(_summary(decision.gates))
-    lines.extend(_relaxation_line(r, color) for r in decision.relaxations)
+    if verbose or decision.protected_read:
+        lines.extend(_relaxation_line(r, color) for r in decision.relaxations)
+    else:
+        lines.extend(_unprotected_relaxation_lines(decision.relaxations, color, unprotected_advice))
     lines.extend(_problem_line("ERROR", p, color) for p in decision.errors)
     lines.extend(_problem_line("WARNING", p, color) for p in decision.warnings)
     lines.append(_verdict(decision, color))
@@ -167,6 +188,24 @@ def _relaxation_line(relaxation: Relaxation, color: bool) -> str:
         f"{_paint('PENDING', color)} {event_id} {what} — not yet in a protected revision: "
         "decided as if it were not there"
     )
+
+
+def _unprotected_relaxation_lines(
+    relaxations: Sequence[Relaxation], color: bool, advice: str
+) -> list[str]:
+    """Accepted relaxations counted, pending ones each listed (each one blocks or warns).
+
+    With no protected revision every relaxing event of the ledger is new: in a
+    ledger of thousands of events, a line each would bury the verdict."""
+    accepted = sum(1 for r in relaxations if r.accepted)
+    lines = []
+    if accepted:
+        lines.append(
+            f"{_paint('RELAXED', color)} {accepted:,} relaxing event(s) accepted: no protected "
+            f"revision was read, so every one counts as new and none is listed; {advice}."
+        )
+    lines.extend(_relaxation_line(r, color) for r in relaxations if not r.accepted)
+    return lines
 
 
 def _problem_line(label: str, problem: Problem, color: bool) -> str:
