@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError, LedgerError
 from failgate_hooks.core.events import (
@@ -143,28 +144,49 @@ def read_union(repo: GitRepo, revisions: Sequence[Revision], ledger_dir: str) ->
         by_commit.setdefault(rev.commit, []).append(rev)
     folder = ledger_dir.strip("/")
     listings = [(revs, repo.ls_folder(commit, folder)) for commit, revs in by_commit.items()]
-    parsed = _parse_event_files(repo, [e for _, entries in listings for e in entries], ledger_dir)
+    # each path named once, however many revisions list it
+    names: dict[str, Name] = {}
+    for _, entries in listings:
+        for entry in entries:
+            if entry.path not in names and not _is_dot_file(entry.path):
+                names[entry.path] = Name(*classify_path(entry.path, ledger_dir))
+    parsed = _parse_event_files(repo, listings, names)
     ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
     for revs, entries in listings:
         for entry in entries:
-            _add_entry(ledger, entry, revs, parsed)
+            name = names.get(entry.path)
+            if name is not None:  # dot-files are left out: never events
+                _add_entry(ledger, entry, name, revs, parsed)
     return ledger
+
+
+class Name(NamedTuple):
+    """What a ledger file's path says: its entity, and what is wrong with the name if anything."""
+
+    entity_key: str | None
+    problem: Problem | None
 
 
 Parsed = dict[tuple[str, str], tuple[Event | None, list[Problem]]]  # by (path, blob id)
 
 
-def _parse_event_files(repo: GitRepo, entries: Sequence[TreeEntry], ledger_dir: str) -> Parsed:
-    """Every event file among `entries` parsed, its blob read in one batch through `cat-file`.
+def _parse_event_files(
+    repo: GitRepo,
+    listings: Sequence[tuple[list[Revision], Sequence[TreeEntry]]],
+    names: Mapping[str, Name],
+) -> Parsed:
+    """Every event file the listings hold, parsed, its blob read in one batch through
+    `cat-file`.
 
     A blob git cannot give is left out: `_add_entry` names the file it belongs to."""
     keys_by_oid: dict[str, dict[str, str]] = {}  # blob id -> path -> entity key
-    for entry in entries:
-        if entry.mode not in REGULAR_MODES or _is_dot_file(entry.path):
-            continue
-        key, problem = classify_path(entry.path, ledger_dir)
-        if key is not None and problem is None:
-            keys_by_oid.setdefault(entry.oid, {})[entry.path] = key
+    for _, entries in listings:
+        for entry in entries:
+            name = names.get(entry.path)
+            if name is None or name.problem is not None or entry.mode not in REGULAR_MODES:
+                continue
+            assert name.entity_key is not None
+            keys_by_oid.setdefault(entry.oid, {})[entry.path] = name.entity_key
     return {
         (path, oid): parse_event(raw, path, entity_key=key)
         for oid, raw in repo.iter_blobs(keys_by_oid, missing_ok=True)
@@ -177,13 +199,13 @@ def _is_dot_file(path: str) -> bool:
     return path.rsplit("/", 1)[-1].startswith(".")
 
 
-def _add_entry(ledger: Ledger, entry: TreeEntry, revs: list[Revision], parsed: Parsed) -> None:
+def _add_entry(
+    ledger: Ledger, entry: TreeEntry, name: Name, revs: list[Revision], parsed: Parsed
+) -> None:
     path, oid = entry.path, entry.oid
-    if _is_dot_file(path):
-        return
-    key, name_problem = classify_path(path, ledger.ledger_dir)
-    if name_problem is not None:
-        problem = replace(name_problem, commit=revs[0].commit)
+    key = name.entity_key
+    if name.problem is not None:
+        problem = replace(name.problem, commit=revs[0].commit)
         if key is None:
             ledger.problems.append(problem)
         elif path not in ledger.files:
