@@ -24,10 +24,8 @@ writes them to docs/performance.md with the command and the machine.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 import shlex
 import shutil
 import statistics
@@ -47,6 +45,8 @@ ROOT = HERE.parent
 sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
 
 from bench import build  # noqa: E402
+from bench.report import Monorepo, Prepared, Results, report  # noqa: E402
+from failgate_hooks.ledger.parsecache import FILE_NAME  # noqa: E402
 
 PY = sys.executable
 FLOOR = (PY, "-c", "import click, git")
@@ -56,13 +56,7 @@ REPORT = ROOT / "docs" / "performance.md"
 SLOW_S = 30.0  # a case slower than this runs once (see Bench.rounds)
 # What a fresh clone lacks under <git-common-dir>/failgate/: what the ledger read
 # keeps between runs (not passes, not trust).
-LEDGER_CACHES: tuple[str, ...] = ()
-
-# The targets: (what, limit), each a ratio of two medians of this run.
-FIXED = 1.3  # check at 0 events ÷ floor
-GROWTH = {1_000: 1.3, 10_000: 3.0}  # check at N events ÷ check at 0, warm, in both worlds
-FIRST_RUN = 15.0  # check at 10,000 events, first run after a clone ÷ floor
-PUSH_ADDS = 1.5  # what the hook adds to a push ÷ floor
+LEDGER_CACHES = (FILE_NAME,)
 
 
 def _nothing() -> None:
@@ -177,17 +171,6 @@ def verifiers_ran(output: str) -> int:
 # ---------------------------------------------------------------------------- the worlds
 
 
-@dataclass
-class Prepared:
-    """A built world with the facts measured while setting it up."""
-
-    name: str
-    world: build.World
-    hook_git: Counter[str] = field(default_factory=Counter)
-    check_git: Counter[str] = field(default_factory=Counter)
-    verifiers_on_warm_check: int = 0
-
-
 def clear_ledger_caches(world: build.World) -> None:
     for name in LEDGER_CACHES:
         path = world.work / ".git" / "failgate" / name
@@ -224,16 +207,6 @@ def prepare(bench: Bench, name: str, world: build.World) -> Prepared:
     reset_remote(world)
     prepared.hook_git = with_hook - without
     return prepared
-
-
-@dataclass
-class Monorepo:
-    """The monorepo's verifier work, measured once each (they change what is cached)."""
-
-    prepared: Prepared
-    files: int
-    gates: int
-    steps: list[tuple[str, int, float]] = field(default_factory=list)  # what, ran, seconds
 
 
 def monorepo_work(bench: Bench, world: build.World, files: int, gates: int) -> Monorepo:
@@ -334,198 +307,6 @@ def cases_for(prepared: Prepared, *, first_run: bool) -> list[Case]:
             Case(f"{name}/push hook", PUSH, world.work, lambda: reset_remote(world)),
         ]
     return cases
-
-
-# ---------------------------------------------------------------------------- the report
-
-
-def machine() -> str:
-    def out(*argv: str) -> str:
-        found = shutil.which(argv[0])
-        if found is None:
-            return "?"
-        return subprocess.run([found, *argv[1:]], capture_output=True, text=True).stdout.strip()
-
-    return (
-        f"{platform.system()} {platform.machine()}, `nproc` = {out('nproc')}, "
-        f"Python {platform.python_version()}, {out('git', '--version')}"
-    )
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1000:,.0f} ms"
-
-
-def met(ok: bool) -> str:
-    return "met" if ok else "**not met**"
-
-
-@dataclass
-class Results:
-    command: str
-    runs: int
-    checkout_dir: str
-    medians: dict[str, float]
-    upstream: list[Prepared]  # by number of events, growing from 0
-    no_remote: list[Prepared]
-    mono: Monorepo | None
-    phases: dict[str, dict[str, float]]
-    notes: list[str]
-
-
-def report(r: Results) -> str:
-    t = r.medians
-    floor = t["floor"]
-    zero, big = r.upstream[0], r.upstream[-1]
-    lines = [
-        "# Performance",
-        "",
-        "What `failgate check` and the hook cost, and how that grows with the ledger. This",
-        "file is the output of `make bench`: one run on one machine, so its ratios compare",
-        "like with like. Regenerate it there.",
-        "",
-        f"- command: `{r.command}`",
-        f"- machine: {machine()}",
-        f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
-        f"- method: each figure is the median of {r.runs} rounds after a warm-up round; each",
-        "  round runs every case once, so a change of load during the run hits every case",
-        "  alike. Every `check` and every hook is a fresh process. Git runs with",
-        "  `GIT_CONFIG_GLOBAL=/dev/null` and `GIT_CONFIG_NOSYSTEM=1`; Python's bytecode cache",
-        "  is on, as in any installed hook. *Protected upstream*: a bare remote holds the",
-        "  ledger, `refs/remotes/origin/HEAD` is set and `ledger_refs` names",
-        "  `refs/remotes/origin/main`; the checked commit is one code change ahead of it.",
-        "  *No remote*: the same ledger, nothing protected. *Warm*: the run before left",
-        "  whatever failgate keeps between runs. *First run after a clone*: the ledger cache",
-        "  is removed before each run. The live gate's pass stays cached: no verifier runs",
-        "  in a timed case.",
-        # the kind of folder, never its name: a path of the bench machine says nothing
-        "- verifier checkouts go to "
-        + ("a tmpfs folder." if r.checkout_dir.endswith("(tmpfs)") else "the bench's folder."),
-        f'- the floor, `python -c "import click, git"`: {ms(floor)}.',
-        "",
-        "## Targets",
-        "",
-        "| target | measured | limit | |",
-        "|---|---:|---:|---|",
-    ]
-
-    def ratio(name: str, value: float, limit: float) -> None:
-        lines.append(f"| {name} | {value:.2f} × | ≤ {limit} × | {met(value <= limit)} |")
-
-    ratio(f"fixed cost: `check` at {zero.name} ÷ floor", t[f"{zero.name}/check"] / floor, FIXED)
-    for label, worlds in (("protected upstream", r.upstream), ("no remote", r.no_remote)):
-        base = worlds[0]
-        for p in worlds[1:]:
-            limit = GROWTH.get(p.world.events)
-            if limit is not None:
-                value = t[f"{p.name}/check"] / t[f"{base.name}/check"]
-                ratio(
-                    f"warm growth, {label}: `check` at {p.world.events:,} events ÷ at 0",
-                    value,
-                    limit,
-                )
-    ratio(
-        f"first run after a clone: `check` at {big.world.events:,} events ÷ floor",
-        t[f"{big.name}/check first"] / floor,
-        FIRST_RUN,
-    )
-    pushed = [*r.upstream, *([r.mono.prepared] if r.mono else [])]
-    for p in pushed:
-        added = t[f"{p.name}/push hook"] - t[f"{p.name}/push plain"]
-        ratio(f"the push, {short(p)}: what the hook adds ÷ floor", added / floor, PUSH_ADDS)
-    counts = {short(p): sum(p.hook_git.values()) for p in pushed}
-    same = len({n for name, n in counts.items() if name != short(zero)}) == 1
-    lines.append(
-        "| git processes the hook starts per push, whatever the number of events | "
-        + ", ".join(f"{n} ({name})" for name, n in counts.items())
-        + f" | the same | {met(same)} |"
-    )
-    everything = [*r.upstream, *r.no_remote, *([r.mono.prepared] if r.mono else [])]
-    warm_runs = {p.name: p.verifiers_on_warm_check for p in everything}
-    lines.append(
-        "| content already verified runs no verifier (second `check` of each world) | "
-        + ", ".join(f"{n} ({name})" for name, n in warm_runs.items())
-        + f" | 0 | {met(not any(warm_runs.values()))} |"
-    )
-    if r.mono is not None:
-        outside = r.mono.steps[2][1]
-        lines.append(
-            f"| a commit touching none of a gate's `inputs` runs none (monorepo) | {outside} "
-            f"| 0 | {met(outside == 0)} |"
-        )
-
-    lines += [
-        "",
-        "## Medians",
-        "",
-        "| repository | `check` | ÷ floor | `check`, first run | push `--no-verify` "
-        "| push + hook | what the hook adds |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-
-    def cell(key: str) -> str:
-        return ms(t[key]) if key in t else "–"
-
-    for p in everything:
-        n = p.name
-        hook_adds = "–"
-        if f"{n}/push hook" in t:
-            hook_adds = ms(t[f"{n}/push hook"] - t[f"{n}/push plain"])
-        lines.append(
-            f"| {n} | {cell(f'{n}/check')} | {t[f'{n}/check'] / floor:.2f} × "
-            f"| {cell(f'{n}/check first')} | {cell(f'{n}/push plain')} "
-            f"| {cell(f'{n}/push hook')} | {hook_adds} |"
-        )
-
-    lines += [
-        "",
-        f"Where a `check` at {big.world.events:,} events (protected upstream) spends its time,",
-        "in-process (medians; *assess* is the whole decision less the union and the resolving):",
-        "",
-        "| phase | warm | first run |",
-        "|---|---:|---:|",
-    ]
-    what = {
-        "import": "importing evaluate, gates, union, git (after click and git)",
-        "union": "the ledger union: list each revision's ledger, read and parse the events",
-        "resolve": "resolving every entity",
-        "assess": "assessing every entity and deciding",
-    }
-    for key, label in what.items():
-        lines.append(
-            f"| {label} | {ms(r.phases['warm'][key])} | {ms(r.phases['first run'][key])} |"
-        )
-    lines += [
-        "",
-        "Git processes the hook starts on one push (trace2: with the hook − without):",
-        "",
-    ]
-    lines += [f"- {p.name}: {sum(p.hook_git.values())}: {describe(p.hook_git)}" for p in pushed]
-    lines += ["", "Git processes one `check` starts:", ""]
-    lines += [
-        f"- {p.name}: {sum(p.check_git.values())}: {describe(p.check_git)}" for p in everything
-    ]
-    if r.mono is not None:
-        lines += [
-            "",
-            f"## Monorepo: {r.mono.files:,} files, {r.mono.gates} gates with `inputs`",
-            "",
-            "Each gate's `inputs` is its own service folder. Measured once each, in this order:",
-            "",
-            "| step | verifiers run | wall time |",
-            "|---|---:|---:|",
-        ]
-        lines += [f"| {what} | {ran} | {ms(took)} |" for what, ran, took in r.mono.steps]
-    lines += ["", "## Notes", ""] + [f"- {note}" for note in r.notes]
-    return "\n".join(lines) + "\n"
-
-
-def short(prepared: Prepared) -> str:
-    return prepared.name.removesuffix(", protected upstream")
-
-
-def describe(counts: Counter[str]) -> str:
-    return ", ".join(f"{name} ×{n}" if n > 1 else name for name, n in sorted(counts.items()))
 
 
 # ---------------------------------------------------------------------------- main

@@ -26,6 +26,7 @@ from failgate_hooks.core.events import (
 from failgate_hooks.core.resolve import Resolution, resolve_entity
 from failgate_hooks.git.repo import GitRepo, TreeEntry
 from failgate_hooks.ledger.config import CONFIG_FILES, Config, parse_config
+from failgate_hooks.ledger.parsecache import File, Parse, ParseCache
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ def read_union(repo: GitRepo, revisions: Sequence[Revision], ledger_dir: str) ->
         for entry in entries:
             if entry.path not in names and not _is_dot_file(entry.path):
                 names[entry.path] = Name(*classify_path(entry.path, ledger_dir))
-    parsed = _parse_event_files(repo, listings, names)
+    parsed = _parse_event_files(repo, _event_files(listings, names))
     ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
     for revs, entries in listings:
         for entry in entries:
@@ -167,26 +168,54 @@ class Name(NamedTuple):
     problem: Problem | None
 
 
-Parsed = dict[tuple[str, str], tuple[Event | None, list[Problem]]]  # by (path, blob id)
+Parsed = dict[File, Parse]  # by (path, blob id)
 
 
-def _parse_event_files(
-    repo: GitRepo,
-    listings: Sequence[tuple[list[Revision], Sequence[TreeEntry]]],
-    names: Mapping[str, Name],
-) -> Parsed:
-    """Every event file the listings hold, parsed, its blob read in one batch through
-    `cat-file`.
-
-    A blob git cannot give is left out: `_add_entry` names the file it belongs to."""
-    keys_by_oid: dict[str, dict[str, str]] = {}  # blob id -> path -> entity key
+def _event_files(
+    listings: Sequence[tuple[list[Revision], Sequence[TreeEntry]]], names: Mapping[str, Name]
+) -> dict[str, list[File]]:
+    """Each entity's event files (regular, well named) the listings hold, once each, sorted."""
+    found: dict[str, dict[File, None]] = {}
     for _, entries in listings:
         for entry in entries:
             name = names.get(entry.path)
             if name is None or name.problem is not None or entry.mode not in REGULAR_MODES:
                 continue
             assert name.entity_key is not None
-            keys_by_oid.setdefault(entry.oid, {})[entry.path] = name.entity_key
+            found.setdefault(name.entity_key, {})[entry.path, entry.oid] = None
+    return {key: sorted(files) for key, files in found.items()}
+
+
+def _parse_event_files(repo: GitRepo, files_by_entity: Mapping[str, list[File]]) -> Parsed:
+    """Every event file parsed: the parse cache's, else read from git and parsed (and kept).
+
+    A blob git cannot give is left out, and nothing of its entity is kept: `_add_entry`
+    names the file it belongs to."""
+    if not files_by_entity:
+        return {}  # no ledger, no cache file to open
+    cache = ParseCache.open(repo)
+    parsed: Parsed = {}
+    missed: dict[str, list[File]] = {}
+    for key, files in files_by_entity.items():
+        kept = cache.get(key, files)
+        if kept is None:
+            missed[key] = files
+        else:
+            parsed.update(zip(files, kept, strict=True))
+    parsed.update(_read_and_parse(repo, missed))
+    for key, files in missed.items():
+        if all(file in parsed for file in files):
+            cache.put(key, files, [parsed[file] for file in files])
+    cache.save()
+    return parsed
+
+
+def _read_and_parse(repo: GitRepo, files_by_entity: Mapping[str, list[File]]) -> Parsed:
+    """The files' blobs read in one batch through `cat-file`, each parsed as it comes."""
+    keys_by_oid: dict[str, dict[str, str]] = {}  # blob id -> path -> entity key
+    for key, files in files_by_entity.items():
+        for path, oid in files:
+            keys_by_oid.setdefault(oid, {})[path] = key
     return {
         (path, oid): parse_event(raw, path, entity_key=key)
         for oid, raw in repo.iter_blobs(keys_by_oid, missing_ok=True)
