@@ -9,9 +9,9 @@ line, or each of its lines under a prefix of failgate's, and bounds it.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
-import json
 from dataclasses import dataclass
 from pathlib import Path
 

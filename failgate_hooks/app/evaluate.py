@@ -6,17 +6,16 @@ The imperative shell around the pure core: `ledger` reads, `gates` decides,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from failgate_hooks.core.errors import GitError, UsageError
-from failgate_hooks.core.events import Problem, Status, Verification
+from failgate_hooks.core.events import Problem, Verification
 from failgate_hooks.core.gates import (
     Assessment,
     Context,
     Decision,
-    Gate,
     GateState,
     Policy,
     Relaxation,
@@ -25,13 +24,11 @@ from failgate_hooks.core.gates import (
     VerifierResult,
     assess,
     decide,
-    ruled_out,
 )
 from failgate_hooks.core.resolve import Resolution
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config, loosened
 from failgate_hooks.ledger.union import Ledger, Revision, config_at, read_union
-from failgate_hooks.ledgerindex import Settled, ledger_view
 
 
 class GitFacts:
@@ -162,8 +159,6 @@ class Evaluator:
     run_verifier: RunVerifier | None = None
     # shared by every ref of a push: a commit's verifiers run once
     results: dict[ResultKey, VerifierResult] = field(default_factory=dict)
-    # False: read every entity in full (ledgerindex's summaries are checked against it)
-    use_index: bool = True
 
     def policy(self, request: Request, *, hold_open: bool = True) -> Policy:
         return Policy(
@@ -179,17 +174,7 @@ class Evaluator:
         """The §4 decision for one commit and destination."""
         context = request.context
         facts = GitFacts(self.repo, request.commit, self.config.ledger)
-        settled: Settled | None = None
-        if self.use_index:
-            view = ledger_view(
-                self.repo,
-                request.revisions,
-                self.config.ledger,
-                lambda scopes: ruled_out(scopes, facts, context),
-            )
-            ledger, settled = view.ledger, view.settled
-        else:
-            ledger = read_union(self.repo, request.revisions, self.config.ledger)
+        ledger = read_union(self.repo, request.revisions, self.config.ledger)
         policy = self.policy(request, hold_open=hold_open)
         config_relaxations, config_problems = self._config_change(request, policy)
         protected_ids = ledger.protected_ids  # computed once: it walks the whole ledger
@@ -201,7 +186,7 @@ class Evaluator:
         for item in assessments:
             if item.state is GateState.OPEN and item.verification is not None:
                 results[item.entity_key] = self._verify(request, ledger, item, item.verification)
-        return decide(
+        decision = decide(
             assessments,
             results,
             context=request.context,
@@ -210,9 +195,8 @@ class Evaluator:
             history_errors=request.history_errors + config_problems,
             commit=request.commit,
             other_relaxations=request.other_relaxations + config_relaxations,
-            settled=len(settled.rows) if settled else 0,
-            make_settled=None if settled is None else lambda: _settled_gates(settled),
         )
+        return replace(decision, protected_read=any(r.protected for r in request.revisions))
 
     def _config_change(
         self, request: Request, policy: Policy
@@ -257,21 +241,6 @@ class Evaluator:
         if key not in self.results:
             self.results[key] = self.run_verifier(request, item, verification, pinned_from)
         return self.results[key]
-
-
-def _settled_gates(settled: Settled) -> Iterator[Gate]:
-    """The gates of entities settled from the ledger index: not applicable, as assess says."""
-    for key, reason, title, status, event_ids in settled.entities():
-        yield Gate(
-            entity_key=key,
-            state=GateState.NOT_APPLICABLE,
-            blocking=False,
-            warning=False,
-            reason=reason,
-            title=title,
-            status=None if status is None else Status(status),
-            event_ids=event_ids,
-        )
 
 
 def pinned_revision(ledger: Ledger, resolution: Resolution, commit: str) -> str:

@@ -15,7 +15,6 @@ from failgate_hooks import __version__
 
 # The hooks' entry points live in hookmain, which imports no click; cli names them
 # too for hook scripts written by earlier versions (`from failgate_hooks.commands.cli import …`).
-from failgate_hooks.collector import no_cycle_collection, program_run
 from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.commands.hooks import error_lines, pre_push_main, pre_receive_main
 from failgate_hooks.core import exitcodes
@@ -38,8 +37,7 @@ class FailgateGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            with no_cycle_collection():
-                return super().invoke(ctx)
+            return super().invoke(ctx)
         except FailgateError as error:
             report_error(error)
             ctx.exit(error.exit_code)
@@ -66,8 +64,7 @@ def main(ctx: click.Context, directory: str) -> None:
 
 def run() -> None:
     """The `failgate` program (its console script, and `python -m failgate_hooks`)."""
-    with program_run():
-        main(prog_name="failgate")
+    main(prog_name="failgate")
 
 
 @contextmanager
@@ -368,14 +365,28 @@ def trigger_option(func: F) -> F:
     )(func)
 
 
-def print_decision(decision: Any, as_json: bool, *, err: bool = False) -> None:
-    from failgate_hooks.render.text import render_json, render_text
+def verbose_option(func: F) -> F:
+    return click.option(
+        "--verbose", is_flag=True, help="List every relaxation, even with no protected revision."
+    )(func)
+
+
+def print_decision(
+    decision: Any, as_json: bool, *, verbose: bool, advice: str | None = None
+) -> None:
+    """The decision on standard output; `advice` replaces check's when nothing is protected."""
+    from failgate_hooks.render.text import CHECK_ADVICE, render_json, render_text
 
     if as_json:
-        click.echo(render_json(decision), err=err)
+        click.echo(render_json(decision))
     else:
-        stream = sys.stderr if err else sys.stdout
-        click.echo(render_text(decision, color=stream.isatty()), err=err)
+        text = render_text(
+            decision,
+            color=sys.stdout.isatty(),
+            verbose=verbose,
+            unprotected_advice=advice or CHECK_ADVICE,
+        )
+        click.echo(text)
 
 
 @main.command()
@@ -383,6 +394,7 @@ def print_decision(decision: Any, as_json: bool, *, err: bool = False) -> None:
 @click.option("--rev", default="HEAD", show_default=True, help="The commit to evaluate.")
 @click.option("--ref", help="The destination ref (unknown when absent: gates block).")
 @click.option("--env", "environment", help="The environment (e.g. mainnet).")
+@verbose_option
 @json_option
 @click.pass_context
 def gates(
@@ -391,6 +403,7 @@ def gates(
     rev: str,
     ref: str | None,
     environment: str | None,
+    verbose: bool,
     as_json: bool,
 ) -> None:
     """Show each gate's state at REV, without running any verifier."""
@@ -408,7 +421,13 @@ def gates(
             run_verifiers=False,
         )
         decision = Evaluator(repo, config).evaluate(request)
-    print_decision(decision, as_json)
+    print_decision(decision, as_json, verbose=verbose, advice=GATES_ADVICE)
+
+
+# gates reads REV's ledger alone: no revision of it is ever protected
+GATES_ADVICE = (
+    "gates reads REV alone, failgate check the protected revisions too; --verbose lists them"
+)
 
 
 @main.command()
@@ -436,6 +455,7 @@ def gates(
     is_flag=True,
     help="Trust every verifier in the ledger (CI, servers; also FAILGATE_TRUST_LEDGER=1).",
 )
+@verbose_option
 @json_option
 @click.pass_context
 def check(
@@ -449,6 +469,7 @@ def check(
     authority: str,
     no_cache: bool,
     trust_ledger: bool,
+    verbose: bool,
     as_json: bool,
 ) -> None:
     """Decide whether TRIGGER may proceed for REV, running verifiers (exit 0/1/3/4)."""
@@ -470,7 +491,7 @@ def check(
 
     for warning in warnings:
         click.echo(f"warning: {clean_line(warning)}", err=True)
-    print_decision(decision, as_json)
+    print_decision(decision, as_json, verbose=verbose)
     ctx.exit(decision.exit_code)
 
 

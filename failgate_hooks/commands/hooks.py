@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from failgate_hooks.collector import program_run
 from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
@@ -96,6 +95,12 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     return report.exit_code
 
 
+# What a hook says when it read no protected revision (a first push to an empty remote).
+HOOK_ADVICE = (
+    "the hook reads the remote's default branch once this repository has it (push it, "
+    "or fetch it); failgate check --verbose lists them"
+)
+
 _NO_EXEC_NOTE = (
     "NOTE: this server runs no verifier (failgate-pre-receive without --exec): open gates "
     "warn here and are enforced by the client hook and CI."
@@ -113,7 +118,7 @@ def _print_report(report: PushReport, note: str | None) -> None:
         if outcome.decision is None:
             lines.append(f"DELETE {clean_line(outcome.update.remote_ref)}: allowed")
         else:
-            lines.append(render_text(outcome.decision, color=color))
+            lines.append(render_text(outcome.decision, color=color, unprotected_advice=HOOK_ADVICE))
         blocks.append("\n".join(lines))
     if note:
         blocks.insert(0, note)
@@ -152,8 +157,7 @@ def error_lines(error: FailgateError) -> list[str]:
 def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:
     """Run a hook's body; an expected failure refuses the push with its message."""
     try:
-        with program_run():
-            code = body()
+        code = body()
     except FailgateError as error:
         say("\n".join(error_lines(error)))
         say(f"{name}: push refused (failgate could not decide).")

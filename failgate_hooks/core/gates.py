@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import enum
 import shlex
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol, overload
+from typing import Protocol
 
 from failgate_hooks.core import exitcodes, resolve, wildmatch
 from failgate_hooks.core.events import EvidenceKind, Problem, Status, Verification
@@ -215,70 +215,6 @@ class Gate:
     problems: tuple[Problem, ...] = ()
 
 
-class Gates(Sequence[Gate]):
-    """Every entity's gate, in key order; those settled from a summary are made when asked.
-
-    At 10,000 events a decision has 5,000 gates, nearly all decided not applicable
-    from the ledger index without their events (ledgerindex). The verdict, the
-    counts and the text output need only how many of those there are, so they are
-    built only for whatever reads them one by one (JSON, CI, export). Iterating
-    gives every gate, always: a reader that does not know the difference loses
-    nothing."""
-
-    def __init__(
-        self,
-        assessed: Iterable[Gate] = (),
-        settled: int = 0,
-        make_settled: Callable[[], Iterable[Gate]] | None = None,
-    ) -> None:
-        self.assessed = tuple(assessed)  # every gate that is not a settled one
-        self.settled = settled  # how many more: not applicable, never blocking or warning
-        self._make = make_settled
-        self._all: tuple[Gate, ...] | None = None if settled else self.assessed
-
-    def _gates(self) -> tuple[Gate, ...]:
-        if self._all is None:
-            made = tuple(self._make() if self._make is not None else ())
-            if len(made) != self.settled or any(
-                g.state is not GateState.NOT_APPLICABLE or g.blocking or g.warning for g in made
-            ):
-                raise ValueError("settled gates must be as many as said, and not applicable")
-            everything = sorted((*self.assessed, *made), key=lambda g: g.entity_key)
-            if len({g.entity_key for g in everything}) != len(everything):
-                raise ValueError("an entity was decided twice")
-            self._all = tuple(everything)
-        return self._all
-
-    def in_state(self, state: GateState) -> int:
-        """How many gates are in `state`, without making the settled ones."""
-        found = sum(1 for g in self.assessed if g.state is state)
-        return found + (self.settled if state is GateState.NOT_APPLICABLE else 0)
-
-    def __len__(self) -> int:
-        return len(self.assessed) + self.settled
-
-    @overload
-    def __getitem__(self, index: int) -> Gate: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Gate, ...]: ...
-    def __getitem__(self, index: int | slice) -> Gate | tuple[Gate, ...]:
-        return self._gates()[index]
-
-    def __iter__(self) -> Iterator[Gate]:
-        return iter(self._gates())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Gates | tuple | list):
-            return list(self) == list(other)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._gates())
-
-    def __repr__(self) -> str:
-        return f"Gates({list(self)!r})"
-
-
 @dataclass(frozen=True)
 class Decision:
     """The decision of one run for one commit and destination, and its exit code."""
@@ -289,18 +225,20 @@ class Decision:
     environment: str | None
     decision: DecisionKind
     exit_code: int
-    gates: Gates
+    gates: tuple[Gate, ...]
     relaxations: tuple[Relaxation, ...]
     errors: tuple[Problem, ...]  # blocking: ledger integrity, append-only on enforced refs
     warnings: tuple[Problem, ...]  # append-only violations where they only warn
     enforcing: bool  # whether a gate that blocks would block here (ref, trigger, block_on)
     policy: Policy
+    # False when no protected revision was read: every relaxing event is then new
+    protected_read: bool = True
 
     @property
     def counts(self) -> dict[str, int]:
         """How many gates are open, cleared, in conflict and invalid (§10)."""
         wanted = (GateState.OPEN, GateState.CLEARED, GateState.CONFLICT, GateState.INVALID)
-        return {str(s): self.gates.in_state(s) for s in wanted}
+        return {str(s): sum(1 for g in self.gates if g.state is s) for s in wanted}
 
 
 # --------------------------------------------------------------------------- phase 1
@@ -368,18 +306,6 @@ def judged_scopes(resolution: Resolution) -> list[EntityState]:
 def _not_applicable(verdicts: Sequence[tuple[bool, tuple[str, ...]]]) -> str:
     why = verdicts[0][1][0]
     return f"no head applies: {why}" if len(verdicts) > 1 else why
-
-
-def ruled_out(scopes: Sequence[EntityState], facts: Facts, context: Context) -> str | None:
-    """Why no scope applies (`assess`'s not-applicable reason), or None when one does.
-
-    `assess` of an entity none of whose relaxations is pending or listed (every
-    event protected) gives exactly this, so an entity's scopes are then enough to
-    decide it, without its events (ledgerindex)."""
-    verdicts = [_applicability(scope, facts, context) for scope in scopes]
-    if any(applies for applies, _ in verdicts):
-        return None
-    return _not_applicable(verdicts)
 
 
 def _applicability(
@@ -599,8 +525,6 @@ def decide(
     history_errors: Iterable[Problem] = (),
     commit: str | None = None,
     other_relaxations: Iterable[Relaxation] = (),
-    settled: int = 0,
-    make_settled: Callable[[], Iterable[Gate]] | None = None,
 ) -> Decision:
     """Phase 2: the run's decision from the assessments and the verifier results.
 
@@ -609,9 +533,7 @@ def decide(
     violations (they block where a gate would, else warn). `commit` is C's id,
     needed when no entity was assessed; it must agree with every assessment.
     `other_relaxations` are the relaxing changes that are not events (a config change,
-    a ref deletion); a pending one blocks where a gate would.
-    `settled` more entities were found not applicable without assessing them;
-    `make_settled` makes their gates when something reads them (Gates)."""
+    a ref deletion); a pending one blocks where a gate would."""
     assessments = tuple(assessments)
     commits = {a.commit for a in assessments} | ({commit} if commit is not None else set())
     if len(commits) > 1:
@@ -666,7 +588,7 @@ def decide(
         environment=context.environment,
         decision=kind,
         exit_code=EXIT_CODES[kind],
-        gates=Gates(gates, settled, make_settled),
+        gates=tuple(gates),
         relaxations=tuple(relaxations),
         errors=blocking_errors,
         warnings=warnings,
