@@ -390,7 +390,7 @@ def test_the_outcome_never_depends_on_free_text(tmp_path: Path) -> None:
         # the two worlds' commits differ (their times do): compare reasons without them
         return [
             (e.entity_key, e.state, e.blocking, e.outcome, e.heads,
-             re.sub(r"\b[0-9a-f]{7}\b", "<commit>", e.reason))
+             re.sub(r"\b[0-9a-f]{12}\b", "<commit>", e.reason))
             for e in report.entities
         ]  # fmt: skip
 

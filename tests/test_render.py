@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from failgate_hooks.core.decide import decide
 from failgate_hooks.core.events import Problem, Status
 from failgate_hooks.core.gates import (
     Assessment,
@@ -20,7 +21,6 @@ from failgate_hooks.core.gates import (
     Relaxation,
     VerifierOutcome,
     VerifierResult,
-    decide,
 )
 from failgate_hooks.render.text import render_json, render_text
 

@@ -10,6 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from failgate_hooks.core.assess import assess
+from failgate_hooks.core.decide import decide
 from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.core.events import Problem, Verification
 from failgate_hooks.core.gates import (
@@ -22,8 +24,6 @@ from failgate_hooks.core.gates import (
     RelaxationKind,
     VerifierOutcome,
     VerifierResult,
-    assess,
-    decide,
 )
 from failgate_hooks.core.resolve import Resolution
 from failgate_hooks.git.repo import GitRepo

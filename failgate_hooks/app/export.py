@@ -1,13 +1,15 @@
 """`failgate export`: every entity, its state, reason and lifecycle, for an agent (DESIGN §10).
 
 A coding agent reads this to learn which risks the repository remembers. States
-come from `gates.assess` alone, without running any verifier, so no free text
+come from `core/assess.py` alone, without running any verifier, so no free text
 can change an outcome: render/export.py only shows the text, as quoted data.
 """
 
 from __future__ import annotations
 
 from failgate_hooks.app.evaluate import GitFacts
+from failgate_hooks.core.assess import assess
+from failgate_hooks.core.decide import enforces
 from failgate_hooks.core.events import Event
 from failgate_hooks.core.export import (
     ExportedEntity,
@@ -16,7 +18,7 @@ from failgate_hooks.core.export import (
     ExportedRevision,
     ExportReport,
 )
-from failgate_hooks.core.gates import BLOCKING_STATES, Assessment, Context, Policy, assess, enforces
+from failgate_hooks.core.gates import BLOCKING_STATES, Assessment, Context, Policy
 from failgate_hooks.core.resolve import Resolution
 from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
 from failgate_hooks.ledger.config import Config

@@ -501,7 +501,8 @@ def check(
 def try_(ctx: click.Context, key: str) -> None:
     """Run KEY's verifier on the work tree as it is (never caches, clears or records)."""
     from failgate_hooks.app.runner import progress_line
-    from failgate_hooks.core.gates import VerifierOutcome, verifier_reason
+    from failgate_hooks.core.decide import verifier_reason
+    from failgate_hooks.core.gates import VerifierOutcome
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.text import render_tail
     from failgate_hooks.verify.review import entity_verification
