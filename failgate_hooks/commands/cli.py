@@ -135,8 +135,8 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
 
     `record` also trusts the verifier it writes: the person recording it wrote it.
     """
+    from failgate_hooks.app import review as verifiers
     from failgate_hooks.core.events import Status
-    from failgate_hooks.verify import review as verifiers
 
     event = written.event
     verification = event.verification
@@ -318,9 +318,9 @@ def expire(ctx: click.Context, key: str, note: str) -> None:
 @click.pass_context
 def log(ctx: click.Context, key: str, as_json: bool) -> None:
     """KEY's events in resolution order, superseded and heads marked, and its state."""
+    from failgate_hooks.app.review import inspection_ledger
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.text import log_json, log_lines
-    from failgate_hooks.verify.review import inspection_ledger
 
     with open_repo(ctx) as repo:
         ledger, _ = inspection_ledger(repo, inspection_config(repo))
@@ -479,12 +479,12 @@ def check(
 @click.pass_context
 def try_(ctx: click.Context, key: str) -> None:
     """Run KEY's verifier on the work tree as it is (never caches, clears or records)."""
+    from failgate_hooks.app.review import entity_verification
     from failgate_hooks.app.runner import progress_line
     from failgate_hooks.core.gates import VerifierOutcome, verifier_reason
     from failgate_hooks.core.sanitize import clean
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.text import render_tail
-    from failgate_hooks.verify.review import entity_verification
     from failgate_hooks.verify.run import run_in_worktree
 
     with open_repo(ctx) as repo:
@@ -512,10 +512,10 @@ def try_(ctx: click.Context, key: str) -> None:
 @click.pass_context
 def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
     """Review the verifiers this machine does not trust yet, and approve them."""
+    from failgate_hooks.app import review as verifiers
     from failgate_hooks.core.sanitize import clean
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.ledger.write import git_identity
-    from failgate_hooks.verify import review as verifiers
 
     with open_repo(ctx) as repo:
         config = inspection_config(repo)
