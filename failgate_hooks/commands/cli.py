@@ -189,7 +189,7 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
     "--verify-file",
     "verify_files",
     multiple=True,
-    help="A file of the verifier, pinned from the reviewed revision.",
+    help="A file of the verifier, or a folder pinned whole, taken from the reviewed revision.",
 )
 @click.option(
     "--timeout",

@@ -29,7 +29,7 @@ from failgate_hooks.verify.passcache import PassCache, pass_key
 from failgate_hooks.verify.pins import (
     Pin,
     PinError,
-    pinned_entry,
+    differs_from,
     resolve_pins,
     short_id,
     write_pins,
@@ -99,12 +99,8 @@ def _inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | N
     )
     if status.strip():
         return "the work tree has changes, untracked or ignored files"
-    for pin in pins:
-        found = pinned_entry(repo, commit, pin.path)
-        # Writing a pinned file into the user's own tree is never an option.
-        if isinstance(found, str) or found.oid != pin.oid or found.mode != pin.mode:
-            return f"pinned file {pin.path} differs from {short_id(commit)}'s"
-    return None
+    # Writing a pinned file into the user's own tree is never an option.
+    return differs_from(repo, commit, pins)
 
 
 def run_gate_verifier(
