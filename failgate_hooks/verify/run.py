@@ -35,6 +35,7 @@ from failgate_hooks.verify.pins import (
     write_pins,
 )
 from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
+from failgate_hooks.verify.shadowing import shadowing
 from failgate_hooks.verify.trust import TrustStore, fingerprint
 
 DEFAULT_TIMEOUT_S = 300
@@ -139,6 +140,11 @@ def run_gate_verifier(
         store = trust if trust is not None else TrustStore(repo.common_dir)
         if not store.is_trusted(fingerprint(command, pinned)):
             return VerifierResult(command, VerifierOutcome.UNTRUSTED, detail=UNTRUSTED_DETAIL)
+    # Before the cache: with `inputs`, a commit that adds a shadow has the key of one
+    # that does not, and a cached answer must be the one a run would give.
+    shadow = shadowing(repo, commit, pins)
+    if shadow is not None:
+        return VerifierResult(command, VerifierOutcome.NO_VERDICT, detail=shadow)
 
     passes = cache if cache is not None else PassCache(repo.common_dir)
     if verification.inputs:
