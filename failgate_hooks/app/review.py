@@ -25,7 +25,7 @@ class Candidate:
     pinned: tuple[tuple[str, str], ...]
     fingerprint: str
     trusted: bool
-    previous: TrustedVerifier | None
+    previous: TrustedVerifier | None  # the gate's approved version
     unpinned_repo_files: tuple[str, ...]
     problem: str | None = None
 
@@ -68,8 +68,8 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
             fp = fingerprint(argv, pinned)
             if fp not in seen:
                 seen.add(fp)
-                trusted = store.is_trusted(fp)
-                previous = store.previous_for(key)
+                trusted = store.is_trusted(key, fp)
+                previous = store.approved(key)
                 out.append(Candidate(key, argv, pinned, fp, trusted, previous, unpinned))
     return out
 

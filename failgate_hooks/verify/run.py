@@ -138,7 +138,7 @@ def run_gate_verifier(
 
     if not trust_ledger:
         store = trust if trust is not None else TrustStore(repo.common_dir)
-        if not store.is_trusted(fingerprint(command, pinned)):
+        if not store.is_trusted(entity_key, fingerprint(command, pinned)):
             return VerifierResult(command, VerifierOutcome.UNTRUSTED, detail=UNTRUSTED_DETAIL)
     # Before the cache: with `inputs`, a commit that adds a shadow has the key of one
     # that does not, and a cached answer must be the one a run would give.
