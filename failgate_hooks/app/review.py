@@ -3,49 +3,64 @@
 from __future__ import annotations
 
 import os
-import shlex
 import stat
 from dataclasses import dataclass
 
+from failgate_hooks.app.evaluate import pinned_revision
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Event, Verification
+from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Ledger, Revision, read_union
+from failgate_hooks.render.trust import argv_lines, content_lines, diff_lines
 from failgate_hooks.verify.pins import PinError, resolve_pins, write_regular_file
 from failgate_hooks.verify.trust import TrustedVerifier, TrustStore, fingerprint
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One entity's verifier as this machine would run it, and whether it is trusted."""
+    """One gate's verifier as this machine would run it, and how it stands with trust."""
 
     entity_key: str
     argv: tuple[str, ...]
     pinned: tuple[tuple[str, str], ...]
     fingerprint: str
+    pinned_from: str  # the revision the pinned files come from, as people name it
     trusted: bool
-    previous: TrustedVerifier | None  # the gate's approved version
+    # the gate's approved version, when it is another one
+    approved: TrustedVerifier | None
+    # approved here once, then replaced: going back to it is a downgrade
+    downgrade: bool
+    # the copy a push runs; `check` of HEAD alone runs HEAD's when it differs
+    push_copy: bool
     unpinned_repo_files: tuple[str, ...]
     problem: str | None = None
 
 
-def inspection_ledger(repo: GitRepo, config: Config) -> tuple[Ledger, str]:
-    """HEAD's ledger united with the remote default branch's (a protected revision)."""
-    head = repo.resolve_commit("HEAD")
-    revisions = [Revision("HEAD", head)]
+def inspection_revisions(repo: GitRepo) -> list[Revision]:
+    """HEAD, and the remote default branch (a protected revision) when there is one."""
+    revisions = [Revision("HEAD", repo.resolve_commit("HEAD"))]
     remote = default_remote(repo)
     found = remote_default_branch(repo, remote) if remote else None
     if found is not None:
         revisions.append(Revision(found[0], found[1], protected=True))
-    return read_union(repo, revisions, config.ledger), head
+    return revisions
+
+
+def inspection_ledger(repo: GitRepo, config: Config) -> tuple[Ledger, str]:
+    """HEAD's ledger united with the remote default branch's (a protected revision)."""
+    revisions = inspection_revisions(repo)
+    return read_union(repo, revisions, config.ledger), revisions[0].commit
 
 
 def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
-    """Every resolved entity's verifier, pinned as a push of HEAD would pin it."""
-    from failgate_hooks.app.evaluate import pinned_revision
-
-    ledger, head = inspection_ledger(repo, config)
+    """Every resolved entity's verifier, pinned as a push of HEAD would pin it, and as
+    `check` of HEAD alone would when that differs."""
+    revisions = inspection_revisions(repo)
+    head = revisions[0].commit
+    labels = {r.commit: r.label for r in reversed(revisions)}
+    ledger = read_union(repo, revisions, config.ledger)
     store = TrustStore(repo.common_dir)
     tracked = {e.path for e in repo.ls_tree(head) if e.type == "blob"}
     out = []
@@ -55,53 +70,127 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
         if verification is None:
             continue
         argv = verification.command
-        unpinned = tuple(a for a in argv[1:] if a in tracked and a not in verification.files)
-        # what a push would run (the protected copy) and what `check` of HEAD runs
+        approved = store.approved(key)
         seen: set[str] = set()
-        for rev in dict.fromkeys([pinned_revision(ledger, resolution, head), head]):
+        pushed = pinned_revision(ledger, resolution, head)
+        for rev in dict.fromkeys([pushed, head]):
+            problem = None
             try:
                 pins = resolve_pins(repo, rev, verification.files)
             except PinError as exc:
-                out.append(Candidate(key, argv, (), "", False, None, unpinned, str(exc)))
-                continue
+                pins, problem = [], str(exc)
             pinned = tuple((p.path, p.oid) for p in pins)
-            fp = fingerprint(argv, pinned)
-            if fp not in seen:
-                seen.add(fp)
-                trusted = store.is_trusted(key, fp)
-                previous = store.approved(key)
-                out.append(Candidate(key, argv, pinned, fp, trusted, previous, unpinned))
+            fp = fingerprint(argv, pinned) if problem is None else ""
+            if fp and fp in seen:
+                continue
+            seen.add(fp)
+            paths = {path for path, _ in pinned}
+            unpinned = tuple(a for a in argv[1:] if a in tracked and a not in paths)
+            out.append(
+                Candidate(
+                    entity_key=key,
+                    argv=argv,
+                    pinned=pinned,
+                    fingerprint=fp,
+                    pinned_from=labels.get(rev, rev[:12]),
+                    trusted=bool(fp) and store.is_trusted(key, fp),
+                    approved=approved if approved and approved.fingerprint != fp else None,
+                    downgrade=bool(fp) and store.was_replaced(key, fp),
+                    push_copy=rev == pushed,
+                    unpinned_repo_files=unpinned,
+                    problem=problem,
+                )
+            )
     return out
 
 
-def describe(candidate: Candidate) -> list[str]:
-    """What a person reviews before approving: argv, pinned files, what changed."""
-    lines = [f"VERIFIER {candidate.entity_key}", f"     command {shlex.join(candidate.argv)}"]
-    for path, oid in candidate.pinned:
-        lines.append(f"     pinned  {path} @ blob {oid[:12]}")
+def to_approve(found: list[Candidate]) -> list[Candidate]:
+    """What `trust` approves: each gate's copy that a push runs, when it is untrusted.
+
+    One version per gate is trusted, so HEAD's own copy, when it differs, is not
+    approved beside it: each approval would revoke the other."""
+    return [c for c in found if c.push_copy and not c.trusted and c.problem is None]
+
+
+def describe(repo: GitRepo, candidate: Candidate) -> list[str]:
+    """What a person reviews before approving: argv, each pinned file's content or its
+    diff against the approved version, and what else changed. One field per line, each
+    under a prefix of ours: nothing from the ledger or a commit starts a line."""
+    state = "trusted" if candidate.trusted else "NOT TRUSTED"
+    lines = [f"VERIFIER {clean_line(candidate.entity_key)}  [{state}]"]
+    lines += ["     argv, one argument per line:", *argv_lines(candidate.argv)]
+    approved = candidate.approved
+    if approved is not None and approved.argv != candidate.argv:
+        lines += ["     the approved version's argv:", *argv_lines(approved.argv)]
     if candidate.problem:
-        lines.append(f"     cannot run: {candidate.problem}")
-    previous = candidate.previous
-    if previous is not None and previous.fingerprint != candidate.fingerprint:
-        if previous.argv != candidate.argv:
-            lines.append(f"     was     {shlex.join(previous.argv)}")
-        before = dict(previous.pinned)
-        for path, oid in candidate.pinned:
-            was = before.get(path)
-            if was is None:
-                lines.append(f"     new     {path} (not pinned before)")
-            elif was != oid:
-                lines.append(f"     changed {path}: see git diff {was[:12]} {oid[:12]}")
-        lines.append(f"     trusted before by {previous.approved_by} at {previous.approved_at}")
+        lines.append(f"     cannot run: {clean_line(candidate.problem)}")
+    elif candidate.pinned:
+        lines.append(f"     pinned files, from {clean_line(candidate.pinned_from)}:")
+        lines += _file_lines(repo, candidate)
+    else:
+        lines.append("     no pinned files")
+    if approved is not None:
+        lines.append(
+            f"     approving it replaces the version approved by "
+            f"{clean_line(approved.approved_by)} at {clean_line(approved.approved_at)}"
+        )
+    if candidate.downgrade:
+        lines.append(
+            "     DOWNGRADE: this version was approved on this machine before, then replaced "
+            "by a newer one: compare it with the approved version above"
+        )
+    if not candidate.push_copy and not candidate.trusted:
+        lines.append(
+            "     not approved by `failgate trust`: this is HEAD's own copy, which only "
+            "`failgate check` without --ledger-rev runs; one version per gate is trusted, "
+            "and the one a push runs is listed first"
+        )
     for path in candidate.unpinned_repo_files:
         lines.append(
-            f"     WARNING {path} is a repository file the command names but does not pin: "
-            "its content comes from the commit being checked"
+            f"     WARNING {clean_line(path)} is a repository file the command names but does "
+            "not pin: its content comes from the commit being checked"
         )
     return lines
 
 
+def _file_lines(repo: GitRepo, candidate: Candidate) -> list[str]:
+    """Each pinned file: its content when new, its diff when changed, a line when not."""
+    approved = candidate.approved
+    before = dict(approved.pinned) if approved is not None else {}
+    blobs = repo.read_blobs(
+        [oid for _, oid in candidate.pinned] + list(before.values()), missing_ok=True
+    )
+    lines = []
+    for path, oid in candidate.pinned:
+        name = f"     {clean_line(path)} (blob {oid[:12]})"
+        was = before.get(path)
+        if candidate.trusted or was == oid:
+            lines.append(name if candidate.trusted else f"{name}: unchanged")
+        elif approved is None:
+            lines += [f"{name}:", *content_lines(blobs[oid], oid)]
+        elif was is None:
+            lines += [f"{name}: new, not pinned by the approved version:"]
+            lines += content_lines(blobs[oid], oid)
+        elif was in blobs:
+            lines += [f"{name}: changed since the approved version (blob {was[:12]}):"]
+            lines += diff_lines(blobs[was], blobs[oid], was, oid)
+        else:
+            lines += [
+                f"{name}: changed since the approved version (blob {was[:12]}, which this "
+                "repository lacks), so in full:",
+                *content_lines(blobs[oid], oid),
+            ]
+    pinned = {path for path, _ in candidate.pinned}
+    for path in before:
+        if path not in pinned:
+            lines.append(
+                f"     {clean_line(path)}: pinned by the approved version, not by this one"
+            )
+    return lines
+
+
 def approve(repo: GitRepo, chosen: list[Candidate], who: str) -> None:
+    """Approve each chosen version for its gate, revoking the gate's version before."""
     TrustStore(repo.common_dir).approve(
         TrustedVerifier.new(c.entity_key, c.argv, c.pinned, who) for c in chosen
     )
@@ -113,16 +202,36 @@ def trust_recorded(repo: GitRepo, event: Event, who: str) -> str | None:
     root = repo.working_dir
     if verification is None or root is None:
         return None
-    pinned = []
-    for path in verification.files:
-        full = os.path.join(root, *path.split("/"))
-        if os.path.islink(full) or not os.path.isfile(full):
-            return f"pinned file {path} is not a regular file here: the verifier is not trusted"
-        pinned.append((path, repo.run("hash-object", "--", path)))
+    found = work_tree_files(repo, verification.files)
+    if isinstance(found, str):
+        return f"{found}: the verifier is not trusted"
+    pinned = [(path, repo.run("hash-object", "--", path)) for path in found]
     TrustStore(repo.common_dir).approve(
         [TrustedVerifier.new(event.entity_key, verification.command, pinned, who)]
     )
     return None
+
+
+def work_tree_files(repo: GitRepo, files: tuple[str, ...]) -> list[str] | str:
+    """The work-tree files that `files` names, a folder's as git would commit them;
+    or why one of them is not a regular file."""
+    root = repo.working_dir or "."
+    out: list[str] = []
+    for path in files:
+        full = os.path.join(root, *path.split("/"))
+        if os.path.isdir(full) and not os.path.islink(full):
+            listed = repo.run(
+                "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
+                f":(literal){path}", strip=False,
+            )  # fmt: skip
+            out += sorted(set(filter(None, listed.split("\0"))))
+        else:
+            out.append(path)
+    for path in out:
+        full = os.path.join(root, *path.split("/"))
+        if os.path.islink(full) or not os.path.isfile(full):
+            return f"pinned file {path} is not a regular file here"
+    return list(dict.fromkeys(out))
 
 
 def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
@@ -148,12 +257,11 @@ def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
         ref=None,
         environment=None,
     )
-    for path in verification.files:
-        full = os.path.join(root, *path.split("/"))
-        if os.path.islink(full) or not os.path.isfile(full):
-            return f"verifier not probed: pinned file {path} is not a regular file in the work tree"
+    found = work_tree_files(repo, verification.files)
+    if isinstance(found, str):
+        return f"verifier not probed: {found}"
     with Checkouts(repo) as checkouts, checkouts.checkout(head) as checkout:
-        for path in verification.files:
+        for path in found:
             data, executable = _work_tree_file(root, path)
             write_regular_file(checkout, path, data, executable)
         run = run_command(

@@ -148,7 +148,7 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
     warnings += [
         f"pinned verifier file {path} is not committed at HEAD: commit it with the event"
         for path in verification.files
-        if path not in committed
+        if path not in committed and not any(c.startswith(f"{path}/") for c in committed)
     ]
     untrusted = verifiers.trust_recorded(repo, event, event.recorded_by or "failgate record")
     warnings += [untrusted] if untrusted else []
@@ -513,23 +513,26 @@ def try_(ctx: click.Context, key: str) -> None:
 def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
     """Review the verifiers this machine does not trust yet, and approve them."""
     from failgate_hooks.app import review as verifiers
-    from failgate_hooks.core.sanitize import clean
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.ledger.write import git_identity
 
     with open_repo(ctx) as repo:
-        config = inspection_config(repo)
-        found = verifiers.candidates(repo, config)
-        pending = [c for c in found if not c.trusted and c.problem is None]
+        found = verifiers.candidates(repo, inspection_config(repo))
         for candidate in found if show_all else [c for c in found if not c.trusted]:
-            state = "trusted" if candidate.trusted else "NOT TRUSTED"
-            lines = verifiers.describe(candidate)
-            click.echo(f"{clean(lines[0])}  [{state}]")
-            for line in lines[1:]:
-                click.echo(clean(line))
+            for line in verifiers.describe(repo, candidate):
+                click.echo(line)
+        pending = verifiers.to_approve(found)
         if not pending:
-            click.echo("trust: every verifier in the ledger is trusted on this machine")
+            everything = "" if any(not c.trusted for c in found) else ": every verifier is trusted"
+            click.echo(f"trust: nothing to approve{everything}")
             return
+        if not yes and not sys.stdin.isatty():
+            # click.confirm would read end-of-file and print a bare "Aborted!"
+            click.echo(
+                f"trust: nothing approved: no terminal to ask on. Review the {len(pending)} "
+                "verifier(s) above, then approve them with `failgate trust --yes`"
+            )
+            ctx.exit(exitcodes.HELD)
         if not yes and not click.confirm(
             f"Trust these {len(pending)} verifier(s) on this machine?", default=False
         ):
