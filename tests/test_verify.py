@@ -294,6 +294,96 @@ def test_a_pinned_file_keeps_its_exec_bit(world: Repo, tmp_path: Path) -> None:
     assert "pinned-ran" in result.output_tail
 
 
+LISTING = """\
+import json, os, sys
+found = {}
+for folder, _, names in os.walk("checks"):
+    for name in names:
+        path = os.path.join(folder, name)
+        found[path] = "link" if os.path.islink(path) else open(path).read()
+json.dump(found, open(sys.argv[1], "w"))
+"""
+
+
+def test_a_pinned_folder_is_taken_whole_from_its_revision(world: Repo, tmp_path: Path) -> None:
+    listing = tmp_path / "listing.json"
+    world.write("checks/list.py", LISTING)
+    world.write("checks/lib/strict.py", "STRICT = True\n")
+    reviewed = world.commit("a verifier folder")
+    world.write("checks/lib/strict.py", "STRICT = False\n")
+    world.write("checks/lib/added.py", "pushed\n")
+    (world.path / "checks/check.py").unlink()
+    pushed = world.commit("the folder changed in the pushed commit")
+    verification = Verification(command=(PY, "checks/list.py", str(listing)), files=("checks",))
+    result = verify(world, verification, pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.PASSED, result
+    seen = json.loads(listing.read_text())
+    assert seen == {
+        "checks/check.py": CHECK,
+        "checks/list.py": LISTING,
+        "checks/lib/strict.py": "STRICT = True\n",
+    }
+
+
+def test_every_file_of_a_pinned_folder_is_a_pin(world: Repo) -> None:
+    world.write("checks/lib/a.py", "a\n")
+    first = world.commit("a pinned folder")
+    world.write("checks/lib/deeper/b.py", "b\n")
+    second = world.commit("a file added to it")
+    with GitRepo.open(world.path) as grepo:
+        before = [(p.path, p.folder) for p in resolve_pins(grepo, first, ("checks",))]
+        after = [p.path for p in resolve_pins(grepo, second, ("checks/lib", "checks/lib/a.py"))]
+    assert before == [("checks/check.py", "checks"), ("checks/lib/a.py", "checks")]
+    assert sorted(after) == ["checks/lib/a.py", "checks/lib/deeper/b.py"]
+
+
+def test_a_link_or_submodule_in_a_pinned_folder_never_runs(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    os.symlink("check.py", world.path / "checks/alias.py")
+    rev = world.commit("a link in the verifier's folder")
+    result = verify(world, check(marker, files=("checks",)), rev)
+    assert result.outcome is VerifierOutcome.CANNOT_START
+    assert result.detail == (
+        f"pinned verifier folder checks holds checks/alias.py, a symlink, at {rev[:12]}; "
+        "symlinks are never followed"
+    )
+    assert runs(marker) == []
+
+
+def test_a_pinned_folder_is_emptied_without_going_through_a_link(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    outside = tmp_path / "outside"
+    (outside / "lib").mkdir(parents=True)
+    (outside / "lib/keep.txt").write_text("not the checkout's\n")
+    world.write("checks/lib/strict.py", "STRICT = True\n")
+    reviewed = world.commit("a pinned folder")
+    world.git("rm", "-q", "-r", "checks")
+    (world.path / "checks").symlink_to(outside)
+    pushed = world.commit("the folder's parent swapped for a link out of the checkout")
+    result = verify(world, check(marker, files=("checks/check.py", "checks/lib")), pushed,
+                    pinned_from=reviewed)  # fmt: skip
+    assert result.outcome is VerifierOutcome.FAILED, result  # the reviewed check ran
+    assert (outside / "lib/keep.txt").read_text() == "not the checkout's\n"
+
+
+def test_inplace_needs_the_pinned_folder_as_the_commit_holds_it(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    reviewed = world.head()
+    world.write("checks/extra.py", "pushed\n")
+    pushed = world.commit("a file the pinned folder lacks")
+    inplace = check(marker, files=("checks",), workdir=Workdir.INPLACE)
+    result = verify(world, inplace, pushed, pinned_from=reviewed)
+    assert f"{pushed[:12]} has checks/extra.py in the pinned folder checks" in result.detail
+    assert runs(marker)[-1] != str(world.path)
+    same = verify(world, inplace, pushed)
+    assert same.detail == "", same
+    assert runs(marker)[-1] == str(world.path)
+
+
 # --------------------------------------------------------------------------- the process
 
 

@@ -99,7 +99,7 @@ def _pre_commit(repo: GitRepo) -> list[Finding]:
 
 
 def _trust(repo: GitRepo, config: Config) -> Finding:
-    from failgate_hooks.verify.review import candidates
+    from failgate_hooks.app.review import candidates
 
     if repo.try_resolve_commit("HEAD") is None:
         return Finding("trust", True, "no commit yet: no verifier to trust")

@@ -25,7 +25,7 @@ from failgate_hooks.core.gates import (
     VerifierOutcome,
     VerifierResult,
 )
-from failgate_hooks.core.resolve import Resolution
+from failgate_hooks.core.resolve import Resolution, verification_key
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config, loosened
 from failgate_hooks.ledger.union import Ledger, Revision, config_at, read_union
@@ -246,18 +246,28 @@ class Evaluator:
 def pinned_revision(ledger: Ledger, resolution: Resolution, commit: str) -> str:
     """The commit whose copies of the verifier's files run (§6 pinning).
 
-    The event that set the verification being run: a protected revision's copy
-    when that event is in one, else C's own.
+    The verification being run was introduced by the first event, in causal
+    order, that sets it: a protected revision's copy when that event is in one,
+    else C's own. A later event that restates it cannot re-pin it, or a pushed
+    commit could repeat the reviewed verification beside a gutted file.
     """
     wanted = resolution.state.verification
-    for event_id in reversed(resolution.order):
+    if wanted is None:
+        return commit
+    key = verification_key(wanted)
+    # Every event that sets it, dropped ones too (superseding an event copies its
+    # keys forward). Any protected one wins, not only the first: an event's
+    # ancestors are in every revision that holds it, so the first is protected
+    # whenever a later one is, except among events that do not follow each other,
+    # whose order is their ids' and so the pusher's to choose.
+    for event_id in resolution.order:
         event = resolution.events.get(event_id)
-        if event is None or event_id in resolution.dropped or event.verification != wanted:
+        if event is None or event.verification is None:
+            continue
+        if verification_key(event.verification) != key:
             continue
         file = ledger.file_of_id(event_id)
-        if file is not None:
-            for rev in file.revisions:
-                if rev.protected:
-                    return rev.commit
-        break
+        for rev in file.revisions if file is not None else ():
+            if rev.protected:
+                return rev.commit
     return commit

@@ -131,8 +131,8 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
 
     `record` also trusts the verifier it writes: the person recording it wrote it.
     """
+    from failgate_hooks.app import review as verifiers
     from failgate_hooks.core.events import Status
-    from failgate_hooks.verify import review as verifiers
 
     event = written.event
     verification = event.verification
@@ -144,7 +144,7 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
     warnings += [
         f"pinned verifier file {path} is not committed at HEAD: commit it with the event"
         for path in verification.files
-        if path not in committed
+        if path not in committed and not any(c.startswith(f"{path}/") for c in committed)
     ]
     untrusted = verifiers.trust_recorded(repo, event, event.recorded_by or "failgate record")
     warnings += [untrusted] if untrusted else []
@@ -185,7 +185,7 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
     "--verify-file",
     "verify_files",
     multiple=True,
-    help="A file of the verifier, pinned from the reviewed revision.",
+    help="A file of the verifier, or a folder pinned whole, taken from the reviewed revision.",
 )
 @click.option(
     "--timeout",
@@ -317,9 +317,9 @@ def expire(ctx: click.Context, key: str, note: str) -> None:
 @click.pass_context
 def log(ctx: click.Context, key: str, as_json: bool) -> None:
     """KEY's events in resolution order, superseded and heads marked, and its state."""
+    from failgate_hooks.app.review import inspection_ledger
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.text import log_json, log_lines
-    from failgate_hooks.verify.review import inspection_ledger
 
     with open_repo(ctx) as repo:
         ledger, _ = inspection_ledger(repo, inspection_config(repo))
@@ -500,12 +500,12 @@ def check(
 @click.pass_context
 def try_(ctx: click.Context, key: str) -> None:
     """Run KEY's verifier on the work tree as it is (never caches, clears or records)."""
+    from failgate_hooks.app.review import entity_verification
     from failgate_hooks.app.runner import progress_line
     from failgate_hooks.core.decide import verifier_reason
     from failgate_hooks.core.gates import VerifierOutcome
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.text import render_tail
-    from failgate_hooks.verify.review import entity_verification
     from failgate_hooks.verify.run import run_in_worktree
 
     with open_repo(ctx) as repo:
@@ -535,23 +535,27 @@ def try_(ctx: click.Context, key: str) -> None:
 @click.pass_context
 def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
     """Review the verifiers this machine does not trust yet, and approve them."""
+    from failgate_hooks.app import review as verifiers
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.ledger.write import git_identity
-    from failgate_hooks.verify import review as verifiers
 
     with open_repo(ctx) as repo:
-        config = inspection_config(repo)
-        found = verifiers.candidates(repo, config)
-        pending = [c for c in found if not c.trusted and c.problem is None]
+        found = verifiers.candidates(repo, inspection_config(repo))
         for candidate in found if show_all else [c for c in found if not c.trusted]:
-            state = "trusted" if candidate.trusted else "NOT TRUSTED"
-            lines = verifiers.describe(candidate)
-            click.echo(f"{clean_line(lines[0])}  [{state}]")
-            for line in lines[1:]:
-                click.echo(clean_line(line))
+            for line in verifiers.describe(repo, candidate):
+                click.echo(line)
+        pending = verifiers.to_approve(found)
         if not pending:
-            click.echo("trust: every verifier in the ledger is trusted on this machine")
+            everything = "" if any(not c.trusted for c in found) else ": every verifier is trusted"
+            click.echo(f"trust: nothing to approve{everything}")
             return
+        if not yes and not sys.stdin.isatty():
+            # click.confirm would read end-of-file and print a bare "Aborted!"
+            click.echo(
+                f"trust: nothing approved: no terminal to ask on. Review the {len(pending)} "
+                "verifier(s) above, then approve them with `failgate trust --yes`"
+            )
+            ctx.exit(exitcodes.HELD)
         if not yes and not click.confirm(
             f"Trust these {len(pending)} verifier(s) on this machine?", default=False
         ):

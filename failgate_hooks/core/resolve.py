@@ -395,16 +395,19 @@ def _decision_key(state: EntityState) -> tuple[object, ...]:
         None
         if scope is None
         else (scope.since, _as_set(scope.paths), _as_set(scope.refs), _as_set(scope.environments)),
-        None
-        if check is None
-        else (
-            check.command,
-            frozenset(check.files),
-            check.timeout_s,
-            _as_set(check.inputs),
-            frozenset(check.env_pass),
-            check.workdir,
-        ),
+        None if check is None else verification_key(check),
+    )
+
+
+def verification_key(check: Verification) -> tuple[object, ...]:
+    """A verification as heads compare it: the pinned files, inputs and env_pass as sets."""
+    return (
+        check.command,
+        frozenset(check.files),
+        check.timeout_s,
+        _as_set(check.inputs),
+        frozenset(check.env_pass),
+        check.workdir,
     )
 
 

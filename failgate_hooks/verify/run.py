@@ -29,12 +29,13 @@ from failgate_hooks.verify.passcache import PassCache, pass_key
 from failgate_hooks.verify.pins import (
     Pin,
     PinError,
-    pinned_entry,
+    differs_from,
     resolve_pins,
     short_id,
     write_pins,
 )
 from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
+from failgate_hooks.verify.shadowing import shadowing
 from failgate_hooks.verify.trust import TrustStore, fingerprint
 
 DEFAULT_TIMEOUT_S = 300
@@ -99,12 +100,8 @@ def _inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | N
     )
     if status.strip():
         return "the work tree has changes, untracked or ignored files"
-    for pin in pins:
-        found = pinned_entry(repo, commit, pin.path)
-        # Writing a pinned file into the user's own tree is never an option.
-        if isinstance(found, str) or found.oid != pin.oid or found.mode != pin.mode:
-            return f"pinned file {pin.path} differs from {short_id(commit)}'s"
-    return None
+    # Writing a pinned file into the user's own tree is never an option.
+    return differs_from(repo, commit, pins)
 
 
 def run_gate_verifier(
@@ -141,8 +138,13 @@ def run_gate_verifier(
 
     if not trust_ledger:
         store = trust if trust is not None else TrustStore(repo.common_dir)
-        if not store.is_trusted(fingerprint(command, pinned)):
+        if not store.is_trusted(entity_key, fingerprint(command, pinned)):
             return VerifierResult(command, VerifierOutcome.UNTRUSTED, detail=UNTRUSTED_DETAIL)
+    # Before the cache: with `inputs`, a commit that adds a shadow has the key of one
+    # that does not, and a cached answer must be the one a run would give.
+    shadow = shadowing(repo, commit, pins)
+    if shadow is not None:
+        return VerifierResult(command, VerifierOutcome.NO_VERDICT, detail=shadow)
 
     passes = cache if cache is not None else PassCache(repo.common_dir)
     if verification.inputs:
