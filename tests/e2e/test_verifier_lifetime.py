@@ -1,0 +1,99 @@
+"""Nothing a verifier starts outlives the run: through the real `failgate check`, unsandboxed.
+
+The reaper shim ends what the verifier left (a `setsid()` grandchild included)
+when it exits; after a SIGKILL of failgate, its parent-death signal ends the run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from failgate_hooks.verify.process import run_command
+from tests.conftest import Repo
+from tests.processes import eventually_dead, gated_repo, kill_quietly, wait_for
+
+CHECK = ("check", "--trust-ledger", "--ref", "refs/heads/main", "--no-cache")
+
+
+def start_check(repo: Repo, tmpdir: Path) -> subprocess.Popen[str]:
+    """`failgate check` in the background, its temporary folders in `tmpdir`."""
+    tmpdir.mkdir(exist_ok=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "failgate_hooks", *CHECK], cwd=repo.path, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(tmpdir)},
+    )  # fmt: skip
+
+
+def started(reports: Path) -> tuple[int, int, int, str]:
+    """The running verifier's pid, its parent's (the shim), the grandchild's, and its cwd."""
+    verifier, parent, cwd = wait_for(reports / "verifier").split(" ", 2)
+    return int(verifier), int(parent), int(wait_for(reports / "grandchild")), cwd
+
+
+def test_a_grandchild_that_left_the_session_does_not_outlive_the_run(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    repo = gated_repo(tmp_path / "repo", reports, "0")
+    result = repo.failgate(*CHECK)
+    grandchild = int(wait_for(reports / "grandchild"))
+    try:
+        assert result.code == 0, result
+        assert "CLEARED" in result.out
+        assert eventually_dead(grandchild, timeout_s=3)
+    finally:
+        kill_quietly(grandchild)
+
+
+def test_a_failing_exit_code_is_the_verifier_s_while_the_shim_reaps(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    repo = gated_repo(tmp_path / "repo", reports, "3")
+    result = repo.failgate(*CHECK)
+    grandchild = int(wait_for(reports / "grandchild"))
+    try:
+        assert result.code == 1, result
+        assert "exited 3" in result.out
+        assert eventually_dead(grandchild, timeout_s=3)
+    finally:
+        kill_quietly(grandchild)
+
+
+def test_failgate_itself_never_becomes_a_subreaper(tmp_path: Path) -> None:
+    """Its waitpid(-1) would take the exit status `Popen.wait()` waits for."""
+    ran = run_command(
+        [sys.executable, "-c", "import subprocess, sys; subprocess.Popen(['true']); sys.exit(3)"],
+        cwd=str(tmp_path), env={"PATH": os.environ["PATH"]}, timeout_s=30,
+    )  # fmt: skip
+    assert ran.exit_code == 3
+    libc = ctypes.CDLL(None, use_errno=True)
+    is_subreaper = ctypes.c_int(-1)
+    assert libc.prctl(37, ctypes.byref(is_subreaper), 0, 0, 0) == 0  # PR_GET_CHILD_SUBREAPER
+    assert is_subreaper.value == 0
+
+
+def test_after_a_sigkill_of_check_the_shim_ends_the_run(tmp_path: Path) -> None:
+    reports, tmpdir = tmp_path / "reports", tmp_path / "tmp"
+    repo = gated_repo(tmp_path / "repo", reports, "wait")
+    check = start_check(repo, tmpdir)
+    verifier, shim, grandchild, _ = started(reports)
+    try:
+        check.kill()
+        check.wait(timeout=30)
+        # The shim's parent-death signal: it ends everything below it, then itself.
+        assert eventually_dead(verifier)
+        assert eventually_dead(grandchild)
+        assert eventually_dead(shim)
+    finally:
+        kill_quietly(verifier, grandchild, shim)
+
+
+def test_a_verifier_that_kills_its_shim_is_held_not_passed(tmp_path: Path) -> None:
+    """Killing the process that reports its exit must not turn a run into a pass."""
+    repo = gated_repo(tmp_path / "repo", tmp_path / "reports", "0")
+    repo.write("checks/verifier.py", "import os, sys\nos.kill(os.getppid(), 9)\nsys.exit(0)\n")
+    repo.commit("a verifier that kills the shim, then exits 0")
+    result = repo.failgate(*CHECK)
+    assert result.code == 1, result
+    assert "SIGKILL" in result.out
