@@ -19,6 +19,7 @@ from failgate_hooks import __version__
 from failgate_hooks.collector import no_cycle_collection, program_run
 from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.commands.hooks import error_lines, pre_push_main, pre_receive_main
+from failgate_hooks.commands.signals import ended_by_signals
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
 
@@ -66,7 +67,7 @@ def main(ctx: click.Context, directory: str) -> None:
 
 def run() -> None:
     """The `failgate` program (its console script, and `python -m failgate_hooks`)."""
-    with program_run():
+    with program_run(), ended_by_signals():
         main(prog_name="failgate")
 
 

@@ -8,6 +8,7 @@ once a hook runs (`failgate install`'s script and the console scripts start here
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from failgate_hooks.collector import program_run
 from failgate_hooks.commands.environment import trust_ledger_requested
+from failgate_hooks.commands.signals import Terminated, ended_by_signals
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
 
@@ -152,16 +154,20 @@ def error_lines(error: FailgateError) -> list[str]:
 
 def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:
     """Run a hook's body; an expected failure refuses the push with its message."""
-    try:
-        with program_run():
-            code = body()
-    except FailgateError as error:
-        say("\n".join(error_lines(error)))
-        say(f"{name}: push refused (failgate could not decide).")
-        code = error.exit_code if error.exit_code != exitcodes.USAGE else exitcodes.INTEGRITY
-    except KeyboardInterrupt:
-        say(f"{name}: interrupted: push refused.")
-        code = exitcodes.INTERRUPTED
+    with ended_by_signals():
+        try:
+            with program_run():
+                code = body()
+        except FailgateError as error:
+            say("\n".join(error_lines(error)))
+            say(f"{name}: push refused (failgate could not decide).")
+            code = error.exit_code if error.exit_code != exitcodes.USAGE else exitcodes.INTEGRITY
+        except KeyboardInterrupt:
+            say(f"{name}: interrupted: push refused.")
+            code = exitcodes.INTERRUPTED
+        except Terminated as stop:
+            say(f"{name}: {signal.Signals(stop.signum).name}: push refused.")
+            raise
     sys.exit(code)
 
 

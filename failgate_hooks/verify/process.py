@@ -118,7 +118,7 @@ def run_command(
     """Run `argv` (no shell, stdin closed) under the reaper shim.
 
     Nothing it starts outlives it: not when it exits, not on timeout, not when
-    failgate is interrupted."""
+    failgate is interrupted or terminated."""
     if not argv:
         return CommandRun(None, 0.0, start_error="the command is empty")
     return _run_shimmed(argv, cwd=cwd, env=env, timeout_s=timeout_s)
@@ -175,7 +175,7 @@ def _run(
     tail = _Tail()
     try:
         ended = _pump(proc, tail, started + timeout_s)
-    finally:  # exited, timed out or Ctrl-C: the same ending
+    finally:  # exited, timed out, Ctrl-C or SIGTERM: the same ending
         _end(proc)
         proc.stdout.close()
     if ended is None:

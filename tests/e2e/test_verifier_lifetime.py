@@ -1,20 +1,26 @@
 """Nothing a verifier starts outlives the run: through the real `failgate check`, unsandboxed.
 
 The reaper shim ends what the verifier left (a `setsid()` grandchild included)
-when it exits; after a SIGKILL of failgate, its parent-death signal ends the run.
+when it exits; SIGTERM, SIGHUP and SIGINT to failgate end the verifier and
+remove failgate's folders; after a SIGKILL, the shim's parent-death signal
+ends the run.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from failgate_hooks.verify.process import run_command
 from tests.conftest import Repo
 from tests.processes import eventually_dead, gated_repo, kill_quietly, wait_for
+from tests.worlds import with_remote
 
 CHECK = ("check", "--trust-ledger", "--ref", "refs/heads/main", "--no-cache")
 
@@ -73,6 +79,32 @@ def test_failgate_itself_never_becomes_a_subreaper(tmp_path: Path) -> None:
     assert is_subreaper.value == 0
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_to_check_ends_the_verifier_and_removes_the_folders(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    reports, tmpdir = tmp_path / "reports", tmp_path / "tmp"
+    repo = gated_repo(tmp_path / "repo", reports, "wait")
+    check = start_check(repo, tmpdir)
+    verifier, _, grandchild, checkout = started(reports)
+    try:
+        assert list(tmpdir.glob("failgate-*"))
+        check.send_signal(sig)
+        _, err = check.communicate(timeout=30)
+        assert eventually_dead(verifier), "the verifier outlived failgate"
+        assert eventually_dead(grandchild), "the setsid() grandchild outlived failgate"
+        assert not os.path.exists(checkout)
+        assert list(tmpdir.glob("failgate-*")) == []
+        assert "Traceback" not in err
+        if sig != signal.SIGINT:
+            assert check.returncode == -sig  # it dies by the signal it was sent
+        else:
+            assert check.returncode != 0
+    finally:
+        check.kill()
+        kill_quietly(verifier, grandchild)
+
+
 def test_after_a_sigkill_of_check_the_shim_ends_the_run(tmp_path: Path) -> None:
     reports, tmpdir = tmp_path / "reports", tmp_path / "tmp"
     repo = gated_repo(tmp_path / "repo", reports, "wait")
@@ -97,3 +129,32 @@ def test_a_verifier_that_kills_its_shim_is_held_not_passed(tmp_path: Path) -> No
     result = repo.failgate(*CHECK)
     assert result.code == 1, result
     assert "SIGKILL" in result.out
+
+
+def test_a_signalled_server_hook_refuses_the_push_and_ends_its_verifier(tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    repo = gated_repo(tmp_path / "repo", reports, "wait")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    old = repo.head()
+    repo.write("notes.txt", "more work\n")
+    new = repo.commit("more work")
+    repo.git("push", "-q", "--no-verify", "origin", "HEAD:refs/heads/side")
+    updates = tmp_path / "updates"
+    updates.write_text(f"{old} {new} refs/heads/main\n")
+    call = "from failgate_hooks.commands.hooks import pre_receive_main; pre_receive_main()"
+    with updates.open() as stdin:
+        hook = subprocess.Popen(
+            [sys.executable, "-c", call, "--exec"], cwd=remote, text=True,
+            stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+    verifier, _, grandchild, checkout = started(reports)
+    try:
+        hook.send_signal(signal.SIGTERM)
+        _, err = hook.communicate(timeout=30)
+        assert hook.returncode == -signal.SIGTERM
+        assert "failgate-pre-receive: SIGTERM: push refused." in err
+        assert eventually_dead(verifier) and eventually_dead(grandchild)
+        assert not os.path.exists(checkout)
+    finally:
+        hook.kill()
+        kill_quietly(verifier, grandchild)
