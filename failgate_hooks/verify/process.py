@@ -17,6 +17,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from failgate_hooks.verify.leftovers import OWNER_VARIABLE, end_leftovers, owner_tag
+
 OUTPUT_TAIL_LINES = 20
 OUTPUT_TAIL_CHARS = 4096
 # After SIGTERM, how long the verifier and what it started get before SIGKILL.
@@ -121,6 +123,8 @@ def run_command(
     failgate is interrupted or terminated."""
     if not argv:
         return CommandRun(None, 0.0, start_error="the command is empty")
+    end_leftovers()
+    env = {**env, OWNER_VARIABLE: owner_tag()}
     return _run_shimmed(argv, cwd=cwd, env=env, timeout_s=timeout_s)
 
 

@@ -3,7 +3,7 @@
 The reaper shim ends what the verifier left (a `setsid()` grandchild included)
 when it exits; SIGTERM, SIGHUP and SIGINT to failgate end the verifier and
 remove failgate's folders; after a SIGKILL, the shim's parent-death signal
-ends the run.
+ends the run, and when the shim was killed too, the next run ends what is left.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 
 from failgate_hooks.verify.process import run_command
 from tests.conftest import Repo
-from tests.processes import eventually_dead, gated_repo, kill_quietly, wait_for
+from tests.processes import dead, eventually_dead, gated_repo, kill_quietly, wait_for
 from tests.worlds import with_remote
 
 CHECK = ("check", "--trust-ledger", "--ref", "refs/heads/main", "--no-cache")
@@ -119,6 +119,41 @@ def test_after_a_sigkill_of_check_the_shim_ends_the_run(tmp_path: Path) -> None:
         assert eventually_dead(shim)
     finally:
         kill_quietly(verifier, grandchild, shim)
+
+
+def test_what_a_sigkill_of_check_and_shim_left_the_next_run_ends(tmp_path: Path) -> None:
+    reports, tmpdir = tmp_path / "reports", tmp_path / "tmp"
+    repo = gated_repo(tmp_path / "repo", reports, "wait")
+    check = start_check(repo, tmpdir)
+    verifier, shim, grandchild, _ = started(reports)
+    try:
+        os.kill(shim, signal.SIGKILL)
+        check.kill()
+        check.wait(timeout=30)
+        assert eventually_dead(shim)
+        assert not dead(verifier) and not dead(grandchild)  # orphans now, of no one's
+        # The next run, in another repository: the leftovers are found by their tag.
+        other = gated_repo(tmp_path / "other", tmp_path / "other-reports", "0")
+        assert other.failgate(*CHECK).code == 0
+        assert eventually_dead(verifier) and eventually_dead(grandchild)
+    finally:
+        kill_quietly(verifier, grandchild, shim)
+
+
+def test_the_leftover_sweep_spares_the_runs_of_a_live_failgate(tmp_path: Path) -> None:
+    reports, tmpdir = tmp_path / "reports", tmp_path / "tmp"
+    repo = gated_repo(tmp_path / "repo", reports, "wait")
+    check = start_check(repo, tmpdir)
+    verifier, _, grandchild, _ = started(reports)
+    from failgate_hooks.verify.leftovers import end_leftovers
+
+    try:
+        end_leftovers.cache_clear()
+        assert verifier not in end_leftovers()
+        assert not dead(verifier) and not dead(grandchild)
+    finally:
+        check.kill()
+        kill_quietly(verifier, grandchild)
 
 
 def test_a_verifier_that_kills_its_shim_is_held_not_passed(tmp_path: Path) -> None:
