@@ -368,6 +368,14 @@ def trigger_option(func: F) -> F:
     )(func)
 
 
+def sandbox_option(func: F) -> F:
+    return click.option(
+        "--sandbox",
+        is_flag=True,
+        help="Run verifiers in bubblewrap: no home, work tree or network (needs bwrap).",
+    )(func)
+
+
 def print_decision(decision: Any, as_json: bool, *, err: bool = False) -> None:
     from failgate_hooks.render.text import render_json, render_text
 
@@ -436,6 +444,7 @@ def gates(
     is_flag=True,
     help="Trust every verifier in the ledger (CI, servers; also FAILGATE_TRUST_LEDGER=1).",
 )
+@sandbox_option
 @json_option
 @click.pass_context
 def check(
@@ -449,6 +458,7 @@ def check(
     authority: str,
     no_cache: bool,
     trust_ledger: bool,
+    sandbox: bool,
     as_json: bool,
 ) -> None:
     """Decide whether TRIGGER may proceed for REV, running verifiers (exit 0/1/3/4)."""
@@ -466,6 +476,7 @@ def check(
             authority=authority,
             no_cache=no_cache,
             trust_ledger=trust_ledger or trust_ledger_requested(os.environ),
+            sandbox=sandbox,
         )
     from failgate_hooks.core.sanitize import clean
 
@@ -619,14 +630,17 @@ def _progress_bar() -> Callable[[int, int, str], None]:
 
 
 @main.command()
+@sandbox_option
 @json_option
 @click.pass_context
-def ci(ctx: click.Context, as_json: bool) -> None:
+def ci(ctx: click.Context, sandbox: bool, as_json: bool) -> None:
     """The CI gate: decide for the commit CI tests, against its base (exit 0/1/3/4)."""
     from failgate_hooks.app.ci import run_ci
 
     with open_repo(ctx) as repo:
-        code = run_ci(repo, os.environ, stdout=sys.stdout, stderr=sys.stderr, as_json=as_json)
+        code = run_ci(
+            repo, os.environ, stdout=sys.stdout, stderr=sys.stderr, as_json=as_json, sandbox=sandbox
+        )
     ctx.exit(code)
 
 

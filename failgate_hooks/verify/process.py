@@ -1,8 +1,9 @@
 """One verifier process: its allow-listed environment, its lifetime, its output's tail.
 
-It runs with no shell and stdin closed, under the reaper shim (reaper.py), in a
-session of its own; whatever it starts ends with it. Its output is read
-without ever blocking on a pipe a grandchild may hold open.
+It runs with no shell and stdin closed, under the reaper shim (reaper.py) or in
+the sandbox (sandbox.py), in a session of its own; whatever it starts ends
+with it. Its output is read without ever blocking on a pipe a grandchild may
+hold open.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from failgate_hooks.verify.leftovers import OWNER_VARIABLE, end_leftovers, owner_tag
+from failgate_hooks.verify.sandbox import Sandbox, SandboxError
 
 OUTPUT_TAIL_LINES = 20
 OUTPUT_TAIL_CHARS = 4096
@@ -115,9 +117,14 @@ class _Tail:
 
 
 def run_command(
-    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout_s: float
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    timeout_s: float,
+    sandbox: Sandbox | None = None,
 ) -> CommandRun:
-    """Run `argv` (no shell, stdin closed) under the reaper shim.
+    """Run `argv` (no shell, stdin closed) under the reaper shim, or in `sandbox`.
 
     Nothing it starts outlives it: not when it exits, not on timeout, not when
     failgate is interrupted or terminated."""
@@ -125,7 +132,15 @@ def run_command(
         return CommandRun(None, 0.0, start_error="the command is empty")
     end_leftovers()
     env = {**env, OWNER_VARIABLE: owner_tag()}
-    return _run_shimmed(argv, cwd=cwd, env=env, timeout_s=timeout_s)
+    if sandbox is None:
+        return _run_shimmed(argv, cwd=cwd, env=env, timeout_s=timeout_s)
+    try:
+        launch = sandbox.launch(argv, cwd=cwd, env=env)
+    except OSError as exc:
+        return CommandRun(None, 0.0, start_error=_start_error(argv[0], exc))
+    except SandboxError as exc:
+        return CommandRun(None, 0.0, start_error=str(exc))
+    return _run(launch.argv, cwd=cwd, env=launch.env, timeout_s=timeout_s)
 
 
 def _run_shimmed(
@@ -159,7 +174,7 @@ def _run(
     timeout_s: float,
     pass_fds: Sequence[int] = (),
 ) -> CommandRun:
-    """Run the shim in a session of its own; end it, and the run, however this ends."""
+    """Run the shim or bwrap in a session of its own; end it, and the run, however this ends."""
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -230,8 +245,8 @@ def _pump(proc: subprocess.Popen[bytes], tail: _Tail, deadline: float) -> float 
 
 
 def _end(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the shim (it ends the verifier and all below it), give it the grace and a
-    margin, then SIGKILL whatever is left in its group."""
+    """SIGTERM the shim (it ends the verifier and all below it) or bwrap (its PID namespace
+    goes with it), give it the grace and a margin, then SIGKILL whatever is left in its group."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
