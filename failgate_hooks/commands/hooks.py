@@ -74,20 +74,27 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
 
 
 def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
-    """`failgate-pre-receive [--exec]` in a server's repository, fed `<old> <new> <ref>`."""
+    """`failgate-pre-receive [--exec] [--no-sandbox]` in a server's repository, fed
+    `<old> <new> <ref>`. `--exec` runs verifiers, in the sandbox unless `--no-sandbox`."""
     from failgate_hooks.app.push import HookRun, parse_pre_receive, pre_receive
     from failgate_hooks.app.runner import make_runner
     from failgate_hooks.git.repo import GitRepo
 
-    unknown = [a for a in args if a != "--exec"]
+    unknown = [a for a in args if a not in ("--exec", "--sandbox", "--no-sandbox")]
     if unknown:
-        raise UsageError(f"usage: failgate-pre-receive [--exec]; unknown {' '.join(unknown)}")
+        raise UsageError(f"{PRE_RECEIVE_USAGE}; unknown {' '.join(unknown)}")
+    if "--sandbox" in args and "--no-sandbox" in args:
+        raise UsageError(f"{PRE_RECEIVE_USAGE}; --sandbox and --no-sandbox contradict each other")
     exec_verifiers = "--exec" in args
+    # Pushed code runs here: without a sandbox only when told so.
+    sandbox_by = None if "--no-sandbox" in args else PRE_RECEIVE_SANDBOX
     updates = parse_pre_receive(stdin.read())
     with GitRepo.open() as repo, ExitStack() as cleanup:
 
         def runner(config: Config) -> VerifierRunner:
-            made = make_runner(repo, config, trust_ledger=True, no_cache=False)
+            made = make_runner(
+                repo, config, trust_ledger=True, no_cache=False, sandbox_by=sandbox_by
+            )
             cleanup.callback(made.close)
             return made
 
@@ -97,6 +104,10 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     return report.exit_code
 
 
+PRE_RECEIVE_USAGE = "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox]"
+PRE_RECEIVE_SANDBOX = (
+    "failgate-pre-receive --exec runs verifiers in a sandbox; --no-sandbox runs them without"
+)
 _NO_EXEC_NOTE = (
     "NOTE: this server runs no verifier (failgate-pre-receive without --exec): open gates "
     "warn here and are enforced by the client hook and CI."
@@ -178,6 +189,6 @@ def pre_push_main(argv: list[str] | None = None) -> None:
 
 
 def pre_receive_main(argv: list[str] | None = None) -> None:
-    """Console script `failgate-pre-receive [--exec]` for a server's bare repository."""
+    """Console script `failgate-pre-receive [--exec] [--no-sandbox]` for a bare repository."""
     args = sys.argv[1:] if argv is None else argv
     _hook_exit("failgate-pre-receive", lambda: run_pre_receive(args, sys.stdin, os.environ))

@@ -318,6 +318,52 @@ def test_a_bwrap_that_cannot_make_a_sandbox_says_how_to_allow_it(tmp_path: Path)
     assert "it ran" not in result.out
 
 
+def server_with_gate(tmp_path: Path, verifier: str, *hook_args: str) -> tuple[Repo, Path]:
+    """A bare remote whose main has the gate; the pre-receive hook installed with `hook_args`."""
+    repo = gated(tmp_path / "work", verifier)
+    remote = with_remote(repo, tmp_path / "remote.git")
+    install_pre_receive(remote, *hook_args)
+    return repo, remote
+
+
+def test_the_server_hook_with_exec_sandboxes_by_default(tmp_path: Path) -> None:
+    remote_path = tmp_path / "remote.git"
+    verifier = f"import os, sys\nsys.exit(0 if not os.path.exists({str(remote_path)!r}) else 1)\n"
+    repo, remote = server_with_gate(tmp_path, verifier, "--exec")
+    repo.write("notes.txt", "more work\n")
+    head = repo.commit("more work")
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == head
+    install_pre_receive(remote, "--exec", "--no-sandbox")  # the control: the server is in reach
+    repo.write("notes.txt", "and more\n")
+    repo.commit("and more")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == head
+
+
+def test_the_server_hook_refuses_to_run_unsandboxed_unless_told(tmp_path: Path) -> None:
+    repo, remote = server_with_gate(tmp_path, "import sys\nsys.exit(0)\n", "--exec")
+    repo.write("notes.txt", "more work\n")
+    head = repo.commit("more work")
+    env_path = f"{path_without_bwrap(tmp_path)}"
+    refused = subprocess.run(
+        ["git", "push", "--no-verify", "origin", "main"], cwd=repo.path, capture_output=True,
+        text=True, env={**os.environ, "PATH": env_path}, timeout=300,
+    )  # fmt: skip
+    assert refused.returncode != 0, refused.stderr
+    assert "bwrap is not on PATH" in refused.stderr
+    assert "--no-sandbox" in refused.stderr
+    install_pre_receive(remote, "--exec", "--no-sandbox")
+    accepted = subprocess.run(
+        ["git", "push", "--no-verify", "origin", "main"], cwd=repo.path, capture_output=True,
+        text=True, env={**os.environ, "PATH": env_path}, timeout=300,
+    )  # fmt: skip
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == head
+
+
 def test_a_pushed_config_that_drops_the_sandbox_is_a_pending_relaxation(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "work")
     repo.write("failgate.toml", 'sandbox = "bwrap"\n')

@@ -179,7 +179,7 @@ def test_a_signalled_server_hook_refuses_the_push_and_ends_its_verifier(tmp_path
     call = "from failgate_hooks.commands.hooks import pre_receive_main; pre_receive_main()"
     with updates.open() as stdin:
         hook = subprocess.Popen(
-            [sys.executable, "-c", call, "--exec"], cwd=remote, text=True,
+            [sys.executable, "-c", call, "--exec", "--no-sandbox"], cwd=remote, text=True,
             stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
     verifier, _, grandchild, checkout = started(reports)
