@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench clean bwrap
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The sandbox tests run a real bubblewrap: installed here where it can be (.ci/bwrap).
+bwrap:
+	sh .ci/bwrap
+
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
-unit: $(STAMP)
+unit: $(STAMP) bwrap
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 test: lint typecheck unit

@@ -24,6 +24,7 @@ def run_check(
     authority: str,
     no_cache: bool,
     trust_ledger: bool,
+    sandbox: bool = False,
 ) -> tuple[Decision, list[str]]:
     """The decision, and warnings for the person running it."""
     from failgate_hooks.app.runner import decide_with_verifiers
@@ -55,7 +56,8 @@ def run_check(
         trust_ledger=trust_ledger,
         history_errors=tuple(history),
     )
-    decision = decide_with_verifiers(repo, config, request)
+    sandbox_by = "failgate check --sandbox" if sandbox else None
+    decision = decide_with_verifiers(repo, config, request, sandbox_by=sandbox_by)
     return decision, _warnings(uncommitted(), lambda: _committed(repo, config.ledger))
 
 

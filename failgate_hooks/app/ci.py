@@ -180,7 +180,7 @@ def _github_target(
 # --------------------------------------------------------------------------- the decision
 
 
-def decide_ci(repo: GitRepo, environ: Mapping[str, str]) -> CiRun:
+def decide_ci(repo: GitRepo, environ: Mapping[str, str], *, sandbox: bool = False) -> CiRun:
     """The §4 decision for the commit CI tests, against the base the environment names."""
     if repo.is_shallow():
         raise GitError(SHALLOW_MESSAGE, hint=SHALLOW_HINT)
@@ -245,7 +245,8 @@ def decide_ci(repo: GitRepo, environ: Mapping[str, str]) -> CiRun:
     )
     from failgate_hooks.app.runner import decide_with_verifiers
 
-    decision = decide_with_verifiers(repo, config, request)
+    sandbox_by = "failgate ci --sandbox" if sandbox else None
+    decision = decide_with_verifiers(repo, config, request, sandbox_by=sandbox_by)
     return CiRun(target, head, base, decision, tuple(notes), ledger_dir=config.ledger)
 
 
@@ -288,6 +289,7 @@ def run_ci(
     stdout: TextIO,
     stderr: TextIO,
     as_json: bool = False,
+    sandbox: bool = False,
 ) -> int:
     """`failgate ci`: decide, print, annotate on GitHub; the decision's exit code (0/1/3/4)."""
     github = on_github(environ)
@@ -295,7 +297,7 @@ def run_ci(
     # which the Actions runner reads for them as well.
     commands = stderr if as_json else stdout
     try:
-        run = decide_ci(repo, environ)
+        run = decide_ci(repo, environ, sandbox=sandbox)
     except FailgateError as error:
         if github:
             lines = [error.message, *([f"hint: {error.hint}"] if error.hint else [])]

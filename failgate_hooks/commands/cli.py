@@ -17,6 +17,7 @@ from failgate_hooks import __version__
 # too for hook scripts written by earlier versions (`from failgate_hooks.commands.cli import …`).
 from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.commands.hooks import error_lines, pre_push_main, pre_receive_main
+from failgate_hooks.commands.signals import ended_by_signals
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
 from failgate_hooks.core.sanitize import clean_line
@@ -64,7 +65,8 @@ def main(ctx: click.Context, directory: str) -> None:
 
 def run() -> None:
     """The `failgate` program (its console script, and `python -m failgate_hooks`)."""
-    main(prog_name="failgate")
+    with ended_by_signals():
+        main(prog_name="failgate")
 
 
 @contextmanager
@@ -365,6 +367,14 @@ def trigger_option(func: F) -> F:
     )(func)
 
 
+def sandbox_option(func: F) -> F:
+    return click.option(
+        "--sandbox",
+        is_flag=True,
+        help="Run verifiers in bubblewrap: no home, work tree or network (needs bwrap).",
+    )(func)
+
+
 def verbose_option(func: F) -> F:
     return click.option(
         "--verbose", is_flag=True, help="List every relaxation, even with no protected revision."
@@ -456,6 +466,7 @@ GATES_ADVICE = (
     help="Trust every verifier in the ledger (CI, servers; also FAILGATE_TRUST_LEDGER=1).",
 )
 @verbose_option
+@sandbox_option
 @json_option
 @click.pass_context
 def check(
@@ -470,6 +481,7 @@ def check(
     no_cache: bool,
     trust_ledger: bool,
     verbose: bool,
+    sandbox: bool,
     as_json: bool,
 ) -> None:
     """Decide whether TRIGGER may proceed for REV, running verifiers (exit 0/1/3/4)."""
@@ -487,6 +499,7 @@ def check(
             authority=authority,
             no_cache=no_cache,
             trust_ledger=trust_ledger or trust_ledger_requested(os.environ),
+            sandbox=sandbox,
         )
 
     for warning in warnings:
@@ -644,9 +657,10 @@ def _progress_bar() -> Callable[[int, int, str], None]:
 
 
 @main.command()
+@sandbox_option
 @json_option
 @click.pass_context
-def ci(ctx: click.Context, as_json: bool) -> None:
+def ci(ctx: click.Context, sandbox: bool, as_json: bool) -> None:
     """The CI gate: decide for the commit CI tests, against its base (exit 0/1/3/4).
 
     \b
@@ -663,7 +677,9 @@ def ci(ctx: click.Context, as_json: bool) -> None:
     from failgate_hooks.app.ci import run_ci
 
     with open_repo(ctx) as repo:
-        code = run_ci(repo, os.environ, stdout=sys.stdout, stderr=sys.stderr, as_json=as_json)
+        code = run_ci(
+            repo, os.environ, stdout=sys.stdout, stderr=sys.stderr, as_json=as_json, sandbox=sandbox
+        )
     ctx.exit(code)
 
 

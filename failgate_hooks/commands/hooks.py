@@ -8,12 +8,14 @@ once a hook runs (`failgate install`'s script and the console scripts start here
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from failgate_hooks.commands.environment import trust_ledger_requested
+from failgate_hooks.commands.signals import Terminated, ended_by_signals
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
 from failgate_hooks.core.sanitize import clean_line
@@ -72,20 +74,27 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
 
 
 def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
-    """`failgate-pre-receive [--exec]` in a server's repository, fed `<old> <new> <ref>`."""
+    """`failgate-pre-receive [--exec] [--no-sandbox]` in a server's repository, fed
+    `<old> <new> <ref>`. `--exec` runs verifiers, in the sandbox unless `--no-sandbox`."""
     from failgate_hooks.app.push import HookRun, parse_pre_receive, pre_receive
     from failgate_hooks.app.runner import make_runner
     from failgate_hooks.git.repo import GitRepo
 
-    unknown = [a for a in args if a != "--exec"]
+    unknown = [a for a in args if a not in ("--exec", "--sandbox", "--no-sandbox")]
     if unknown:
-        raise UsageError(f"usage: failgate-pre-receive [--exec]; unknown {' '.join(unknown)}")
+        raise UsageError(f"{PRE_RECEIVE_USAGE}; unknown {' '.join(unknown)}")
+    if "--sandbox" in args and "--no-sandbox" in args:
+        raise UsageError(f"{PRE_RECEIVE_USAGE}; --sandbox and --no-sandbox contradict each other")
     exec_verifiers = "--exec" in args
+    # Pushed code runs here: without a sandbox only when told so.
+    sandbox_by = None if "--no-sandbox" in args else PRE_RECEIVE_SANDBOX
     updates = parse_pre_receive(stdin.read())
     with GitRepo.open() as repo, ExitStack() as cleanup:
 
         def runner(config: Config) -> VerifierRunner:
-            made = make_runner(repo, config, trust_ledger=True, no_cache=False)
+            made = make_runner(
+                repo, config, trust_ledger=True, no_cache=False, sandbox_by=sandbox_by
+            )
             cleanup.callback(made.close)
             return made
 
@@ -101,6 +110,10 @@ HOOK_ADVICE = (
     "or fetch it); failgate check --verbose lists them"
 )
 
+PRE_RECEIVE_USAGE = "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox]"
+PRE_RECEIVE_SANDBOX = (
+    "failgate-pre-receive --exec runs verifiers in a sandbox; --no-sandbox runs them without"
+)
 _NO_EXEC_NOTE = (
     "NOTE: this server runs no verifier (failgate-pre-receive without --exec): open gates "
     "warn here and are enforced by the client hook and CI."
@@ -156,15 +169,19 @@ def error_lines(error: FailgateError) -> list[str]:
 
 def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:
     """Run a hook's body; an expected failure refuses the push with its message."""
-    try:
-        code = body()
-    except FailgateError as error:
-        say("\n".join(error_lines(error)))
-        say(f"{name}: push refused (failgate could not decide).")
-        code = error.exit_code if error.exit_code != exitcodes.USAGE else exitcodes.INTEGRITY
-    except KeyboardInterrupt:
-        say(f"{name}: interrupted: push refused.")
-        code = exitcodes.INTERRUPTED
+    with ended_by_signals():
+        try:
+            code = body()
+        except FailgateError as error:
+            say("\n".join(error_lines(error)))
+            say(f"{name}: push refused (failgate could not decide).")
+            code = error.exit_code if error.exit_code != exitcodes.USAGE else exitcodes.INTEGRITY
+        except KeyboardInterrupt:
+            say(f"{name}: interrupted: push refused.")
+            code = exitcodes.INTERRUPTED
+        except Terminated as stop:
+            say(f"{name}: {signal.Signals(stop.signum).name}: push refused.")
+            raise
     sys.exit(code)
 
 
@@ -175,6 +192,6 @@ def pre_push_main(argv: list[str] | None = None) -> None:
 
 
 def pre_receive_main(argv: list[str] | None = None) -> None:
-    """Console script `failgate-pre-receive [--exec]` for a server's bare repository."""
+    """Console script `failgate-pre-receive [--exec] [--no-sandbox]` for a bare repository."""
     args = sys.argv[1:] if argv is None else argv
     _hook_exit("failgate-pre-receive", lambda: run_pre_receive(args, sys.stdin, os.environ))

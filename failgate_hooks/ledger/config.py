@@ -42,6 +42,8 @@ class Config:
     ledger_refs: tuple[str, ...] = ()
     relaxers: tuple[str, ...] = ()
     identity_env: str | None = None
+    sandbox: str = "none"  # "bwrap": every verifier runs in bubblewrap
+    sandbox_network: bool = False
     source: str = "defaults"  # where it was read from, for messages
 
 
@@ -96,6 +98,9 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
     timeout = table.get("default_timeout_s", 300)
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
         raise UsageError(f"{where}: {prefix}default_timeout_s must be a positive integer")
+    sandbox_network = table.get("sandbox_network", False)
+    if not isinstance(sandbox_network, bool):
+        raise UsageError(f"{where}: {prefix}sandbox_network must be true or false")
     identity_env = table.get("identity_env")
     if identity_env is not None:
         if not isinstance(identity_env, str) or not _VARIABLE_NAME.match(identity_env):
@@ -117,6 +122,8 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
         ledger_refs=strings("ledger_refs", ()),
         relaxers=strings("relaxers", ()),
         identity_env=identity_env,
+        sandbox=text("sandbox", "none", ("none", "bwrap")),
+        sandbox_network=sandbox_network,
         source=source,
     )
 
@@ -146,6 +153,10 @@ def loosened(before: Config, after: Config) -> list[str]:
     added = [name for name in after.relaxers if name not in before.relaxers]
     if added:
         changes.append(f"relaxers adds {', '.join(added)}")
+    if before.sandbox == "bwrap" and after.sandbox == "none":
+        changes.append('sandbox "bwrap" -> "none"')
+    if not before.sandbox_network and after.sandbox_network:
+        changes.append("sandbox_network false -> true")
     for key in ("identity_env", "ledger", "ledger_refs"):
         if getattr(before, key) != getattr(after, key):
             changes.append(f"{key} {getattr(before, key)!r} -> {getattr(after, key)!r}")

@@ -35,6 +35,7 @@ from failgate_hooks.verify.pins import (
     write_pins,
 )
 from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
+from failgate_hooks.verify.sandbox import Sandbox
 from failgate_hooks.verify.shadowing import shadowing
 from failgate_hooks.verify.trust import TrustStore, fingerprint
 
@@ -122,6 +123,7 @@ def run_gate_verifier(
     default_timeout_s: float = DEFAULT_TIMEOUT_S,
     no_cache: bool = False,
     progress: Progress | None = None,
+    sandbox: Sandbox | None = None,
 ) -> VerifierResult:
     """Run one gate's verifier on exactly `commit` (§6), or say why it did not run.
 
@@ -151,7 +153,8 @@ def run_gate_verifier(
         content = input_key(repo, commit, verification.inputs)
     else:
         content = content_key(repo, commit, ledger_dir)
-    key = pass_key(command, pinned, entity_key, environment, content)
+    isolation = None if sandbox is None else sandbox.isolation
+    key = pass_key(command, pinned, entity_key, environment, content, isolation)
     if not no_cache:
         hit = passes.lookup(key)
         if hit is not None:
@@ -196,6 +199,7 @@ def run_gate_verifier(
             environment=environment,
             default_timeout_s=default_timeout_s,
             notes=notes,
+            sandbox=sandbox,
         )
 
     if result.outcome is VerifierOutcome.PASSED:
@@ -245,6 +249,7 @@ def _run_verifier(
     environment: str | None,
     default_timeout_s: float,
     notes: Sequence[str],
+    sandbox: Sandbox | None = None,
 ) -> VerifierResult:
     """Run the verifier in `cwd` with its allow-listed environment and timeout."""
     env, refused = verifier_env(
@@ -259,7 +264,7 @@ def _run_verifier(
     if refused:
         notes = [*notes, f"env_pass {', '.join(refused)} not passed: git's own variables never are"]
     timeout_s = verification.timeout_s or default_timeout_s
-    run = run_command(verification.command, cwd=cwd, env=env, timeout_s=timeout_s)
+    run = run_command(verification.command, cwd=cwd, env=env, timeout_s=timeout_s, sandbox=sandbox)
     return _result(verification.command, run, notes)
 
 
