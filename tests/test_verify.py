@@ -487,7 +487,11 @@ def test_the_verifier_sees_only_the_allow_list(
     assert env["FAILGATE_TRIGGER"] == "push"
     assert env["FAILGATE_REF"] == "refs/heads/main"
     assert env["FAILGATE_ENVIRONMENT"] == ""
+    # failgate's own two: the load watcher first on the path, a private bytecode cache
+    assert env["PYTHONPATH"].endswith(f"{os.sep}site")
+    assert Path(env["PYTHONPYCACHEPREFIX"]).parent == Path(env["PYTHONPATH"]).parent
     allowed = {"PATH", "HOME", "LANG", "TMPDIR", "TERM", "NODE_OPTIONS"}
+    allowed |= {"PYTHONPATH", "PYTHONPYCACHEPREFIX"}
     extra = {k for k in env if k not in allowed and not k.startswith(("LC_", "FAILGATE_"))}
     assert extra == set()
     assert seen["stdin"] == ""

@@ -723,7 +723,8 @@ def verifier_reason(result: VerifierResult) -> str:
     elif outcome is VerifierOutcome.CANNOT_START:
         text = f"{name} cannot start"
     elif outcome is VerifierOutcome.NO_VERDICT:
-        text = f"{name} gave no verdict (exit 125){took}"
+        code = "" if result.exit_code is None else f" (exit {result.exit_code})"
+        text = f"{name} gave no verdict{code}{took}"
         detail = detail or "it could not judge"
     elif outcome is VerifierOutcome.UNTRUSTED:
         # `failgate trust` shows what is untrusted and why; the reason says what to run.
