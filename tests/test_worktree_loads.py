@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import marshal
 import os
 import sys
 import tempfile
@@ -217,6 +219,35 @@ def test_the_verifier_gets_a_private_bytecode_cache(world: Repo, tmp_path: Path)
         "failgate-python-"
     )
     assert not Path(prefix).exists()  # removed with the run
+
+
+def test_bytecode_committed_beside_a_source_never_stands_in_for_it(world: Repo) -> None:
+    planted = compile("VALUE = 'planted bytecode'\n", "checks/helper.py", "exec")
+    pyc = world.path / "checks" / "__pycache__" / f"helper.{sys.implementation.cache_tag}.pyc"
+    pyc.parent.mkdir(parents=True)
+    world.write("checks/helper.py", "VALUE = 'source'\n")
+    flags = 0b01  # hash-based, never checked against the source
+    source_hash = importlib.util.source_hash(b"VALUE = 'not this'\n")
+    pyc.write_bytes(
+        importlib.util.MAGIC_NUMBER + flags.to_bytes(4, "little") + source_hash
+        + marshal.dumps(planted)
+    )  # fmt: skip
+    world.git("add", "-f", str(pyc))
+    commit = script(world, "import helper\nprint(helper.VALUE)\n")
+    result = verify(world, Verification(command=(PY, "checks/check.py")), commit)
+    assert result.outcome is VerifierOutcome.PASSED, result
+    assert result.output_tail == "source"
+
+
+def test_installed_code_reads_the_bytecode_cached_beside_it(world: Repo) -> None:
+    commit = script(
+        world,
+        "import importlib.util, json, os\n"
+        "print(os.path.islink(importlib.util.cache_from_source(json.__file__)))\n",
+    )
+    result = verify(world, Verification(command=(PY, "checks/check.py")), commit)
+    assert result.outcome is VerifierOutcome.PASSED, result
+    assert result.output_tail == "True"
 
 
 @pytest.mark.parametrize(

@@ -3,11 +3,19 @@
 failgate never runs this module: worktree_loads.py copies it, as
 `sitecustomize.py`, into a private folder that it puts first on the verifier's
 PYTHONPATH. Python imports it at start-up, before the verifier's own code. It
-puts a finder first on `sys.meta_path` that asks the finders after it and
-notes where each module was found; a module found in one of the user's work
-trees (FAILGATE_WORK_TREES) is appended to FAILGATE_LOAD_LOG as
-`name NUL path NUL`. Then it loads the sitecustomize that would have run
-without it, so a project's own one still does.
+puts a finder first on `sys.meta_path` that asks the finders after it and,
+for each module they find:
+
+- records one found in a user's work tree (FAILGATE_WORK_TREES) in
+  FAILGATE_LOAD_LOG, as `name NUL path NUL`;
+- lets one of installed code read the bytecode Python cached beside it. The
+  verifier's PYTHONPYCACHEPREFIX is a private folder, so that no `.pyc` in
+  the checkout stands in for its source; without this, every module of the
+  standard library and site-packages would be compiled again in every run.
+
+Then it loads the sitecustomize that would have run without it, so a
+project's or an interpreter's own one still does. Nothing in the checkout
+(FAILGATE_CHECKOUT) or in this module's folder is recorded or shared.
 
 It runs on whatever Python the verifier uses: it keeps to Python 3.7 and the
 modules `site` has already imported, and it imports nothing of failgate's.
@@ -26,6 +34,7 @@ if TYPE_CHECKING:
 
 LOG_VARIABLE = "FAILGATE_LOAD_LOG"
 WORK_TREES_VARIABLE = "FAILGATE_WORK_TREES"
+CHECKOUT_VARIABLE = "FAILGATE_CHECKOUT"
 # The verifier cannot judge: as verify/run.py's NO_VERDICT_EXIT, `git bisect run`'s skip.
 _NO_VERDICT_EXIT = 125
 
@@ -34,12 +43,14 @@ def _is_within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-class WorkTreeWatcher:
-    """First on `sys.meta_path`: finds each module as the import system would, and notes it."""
+class LoadWatcher:
+    """First on `sys.meta_path`: finds each module as the import system would, and looks
+    at where it was found."""
 
-    def __init__(self, log: str, work_trees: list[str]) -> None:
+    def __init__(self, log: str, work_trees: list[str], private: list[str]) -> None:
         self._log = log
         self._work_trees = work_trees
+        self._private = private
         # Installed code is not the work tree's, even in a venv kept inside it: the
         # interpreter's prefixes and the user's site-packages, unless one holds a tree.
         self._installed = [
@@ -62,23 +73,29 @@ class WorkTreeWatcher:
                 return None
             spec: ModuleSpec | None = find_spec(name, path, target)
             if spec is not None:
-                if spec.has_location:
-                    self.note(name, spec.origin)
+                if spec.has_location and isinstance(spec.origin, str):
+                    self.note(name, spec.origin, share_bytecode=True)
                 return spec
         return None
 
-    def note(self, name: str, origin: object) -> None:
-        """Record `name` when `origin`, a file it was loaded from, is in a work tree."""
+    def note(self, name: str, origin: object, *, share_bytecode: bool = False) -> None:
+        """Look at `origin`, a file `name` was loaded from: record it when it lies in a
+        work tree; with `share_bytecode`, let installed code read its cached bytecode."""
         if not isinstance(origin, str) or not origin:
             return
         path = os.path.realpath(origin)
         if path in self._seen:
             return
         self._seen.add(path)
-        if not any(_is_within(path, tree) for tree in self._work_trees):
+        if any(_is_within(path, folder) for folder in self._private):
             return
-        if any(_is_within(path, folder) for folder in self._installed):
-            return
+        installed = any(_is_within(path, folder) for folder in self._installed)
+        if installed and share_bytecode:
+            _share_cached_bytecode(origin)
+        elif not installed and any(_is_within(path, tree) for tree in self._work_trees):
+            self._record(name, path)
+
+    def _record(self, name: str, path: str) -> None:
         record = os.fsencode(name) + b"\0" + os.fsencode(path) + b"\0"
         try:
             fd = os.open(self._log, os.O_WRONLY | os.O_APPEND)
@@ -106,6 +123,23 @@ class WorkTreeWatcher:
                 self.note(name, getattr(module, "__file__", None))
 
 
+def _share_cached_bytecode(source: str) -> None:
+    """Link the private cache's entry for `source` to the bytecode beside it, if any.
+
+    Python validates it against the source as always, and writes a new one as a
+    new file in place of the link: nothing is ever written through it."""
+    if not source.endswith(".py") or sys.pycache_prefix is None:
+        return
+    private = sys.modules["_frozen_importlib_external"].cache_from_source(source)
+    beside = os.path.join(os.path.dirname(source), "__pycache__", os.path.basename(private))
+    try:
+        if os.path.isfile(beside) and not os.path.lexists(private):
+            os.makedirs(os.path.dirname(private), exist_ok=True)
+            os.symlink(beside, private)
+    except OSError:
+        pass  # compiled afresh instead
+
+
 def _installed_code_folders() -> list[str]:
     folders = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
     site = sys.modules.get("site")
@@ -122,9 +156,8 @@ def _script(argv: list[str]) -> str | None:
     return None
 
 
-def _load_the_next_sitecustomize() -> None:
-    """Import the sitecustomize that comes after this one's folder on sys.path."""
-    here = os.path.dirname(os.path.abspath(__file__))
+def _load_the_next_sitecustomize(here: str) -> None:
+    """Import the sitecustomize that comes after `here`, this one's folder, on sys.path."""
     sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != here]
     me = sys.modules.pop("sitecustomize", None)
     try:
@@ -137,19 +170,22 @@ def _load_the_next_sitecustomize() -> None:
 
 
 def install() -> None:
-    log = os.environ.get(LOG_VARIABLE)
+    here = os.path.dirname(os.path.abspath(__file__))
+    log = os.environ.get(LOG_VARIABLE, "")
     work_trees = [
         tree for tree in os.environ.get(WORK_TREES_VARIABLE, "").split(os.pathsep) if tree
     ]
-    if log and work_trees:
-        watcher = WorkTreeWatcher(log, work_trees)
-        sys.meta_path.insert(0, watcher)
-        watcher.sweep()
-        watcher.note("__main__", _script(getattr(sys, "argv", [])))
-        import atexit
+    private = [os.path.realpath(os.path.dirname(here))]  # the run's folder, this one's parent
+    if os.environ.get(CHECKOUT_VARIABLE):
+        private.append(os.path.realpath(os.environ[CHECKOUT_VARIABLE]))
+    watcher = LoadWatcher(log, work_trees, private)
+    sys.meta_path.insert(0, watcher)
+    watcher.sweep()
+    watcher.note("__main__", _script(getattr(sys, "argv", [])))
+    import atexit
 
-        atexit.register(watcher.sweep)
-    _load_the_next_sitecustomize()
+    atexit.register(watcher.sweep)
+    _load_the_next_sitecustomize(here)
 
 
 if __name__ == "sitecustomize":

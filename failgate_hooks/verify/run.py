@@ -279,7 +279,7 @@ def _run_verifier(
     command = verification.command
     with contextlib.ExitStack() as stack:
         try:
-            watch = stack.enter_context(LoadWatch(watched, allowed=[cwd]))
+            watch = stack.enter_context(LoadWatch(watched, checkout=cwd))
         except OSError as exc:  # a full or read-only TMPDIR
             detail = f"cannot prepare a private folder for the verifier's Python: {exc}"
             return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=detail)

@@ -11,7 +11,8 @@ that watcher records each module it finds in a work tree. (failgate imports
 the watcher only for the names of its variables.)
 
 Each run also gets a private PYTHONPYCACHEPREFIX, so no bytecode written by
-another run, or committed as `__pycache__/*.pyc`, stands in for a source file.
+another run, or committed as `__pycache__/*.pyc`, stands in for a source file
+of the checkout; installed code still reads the bytecode cached beside it.
 """
 
 from __future__ import annotations
@@ -56,14 +57,13 @@ def work_trees(repo: GitRepo) -> list[str]:
 class LoadWatch:
     """One run's private folder: the watcher as sitecustomize, its log, the bytecode cache.
 
-    `watched` are the work trees a load from which is reported; `allowed` are the
-    folders that may sit inside one and are not reported (the run's own checkout,
-    when TMPDIR is in a work tree), as this folder is not.
+    `watched` are the work trees a load from which is reported; `checkout` is the
+    folder the verifier runs in, never reported even when TMPDIR puts it in one.
     """
 
-    def __init__(self, watched: Sequence[str], *, allowed: Sequence[str] = ()) -> None:
+    def __init__(self, watched: Sequence[str], *, checkout: str) -> None:
         self._watched = [os.path.realpath(tree) for tree in watched]
-        self._allowed = [os.path.realpath(folder) for folder in allowed]
+        self._checkout = checkout
         self._folder: str | None = None
 
     def __enter__(self) -> LoadWatch:
@@ -96,15 +96,19 @@ class LoadWatch:
         return os.path.join(self.folder, "loads")
 
     def environ(self, env: Mapping[str, str]) -> dict[str, str]:
-        """`env` with the private bytecode cache and, when a tree is watched, the watcher."""
-        watched = dict(env, PYTHONPYCACHEPREFIX=os.path.join(self.folder, "pycache"))
-        if self._watched:
-            site = os.path.join(self.folder, "site")
-            theirs = env.get("PYTHONPATH")
-            watched["PYTHONPATH"] = site + os.pathsep + theirs if theirs else site
-            watched[load_watcher.LOG_VARIABLE] = self._log
-            watched[load_watcher.WORK_TREES_VARIABLE] = os.pathsep.join(self._watched)
-        return watched
+        """`env` with the watcher first on PYTHONPATH and the private bytecode cache."""
+        site = os.path.join(self.folder, "site")
+        theirs = env.get("PYTHONPATH")
+        return dict(
+            env,
+            PYTHONPATH=site + os.pathsep + theirs if theirs else site,
+            PYTHONPYCACHEPREFIX=os.path.join(self.folder, "pycache"),
+            **{
+                load_watcher.LOG_VARIABLE: self._log,
+                load_watcher.WORK_TREES_VARIABLE: os.pathsep.join(self._watched),
+                load_watcher.CHECKOUT_VARIABLE: self._checkout,
+            },
+        )
 
     def leak(self, commit: str) -> str | None:
         """Why the run gives no verdict on `commit`, or None: what it loaded from a work
@@ -120,14 +124,12 @@ class LoadWatch:
         with open(self._log, "rb") as log:
             data = log.read(_LOG_LIMIT)
         fields = data.split(b"\0")
-        allowed = [*self._allowed, os.path.realpath(self.folder)]  # the watcher itself
         found: dict[str, Load] = {}
         for name, raw_path in zip(fields[0:-1:2], fields[1::2], strict=False):
             path = os.fsdecode(raw_path)
             tree = next((t for t in self._watched if _is_within(path, t)), None)
-            if tree is None or any(_is_within(path, folder) for folder in allowed):
-                continue
-            found.setdefault(path, Load(os.fsdecode(name), path, tree))
+            if tree is not None:  # else not the watcher's line: it writes only these
+                found.setdefault(path, Load(os.fsdecode(name), path, tree))
         return list(found.values())
 
 
