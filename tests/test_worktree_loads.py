@@ -12,11 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from failgate_hooks.app.replay import replay
 from failgate_hooks.core.events import Verification, Workdir
 from failgate_hooks.core.gates import VerifierOutcome
+from failgate_hooks.core.replay import StepState
+from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.worktree_loads import Load, _import_root, leak_detail
 from tests.conftest import Repo, make_repo
-from tests.test_verify import script, verify
+from tests.test_verify import ENTITY, script, verify
 from tests.venvs import install_editable_pth, make_venv, site_packages
 
 PY = sys.executable
@@ -270,3 +273,22 @@ def test_the_detail_names_three_loads_and_counts_the_rest() -> None:
     detail = leak_detail(loads, "a" * 40)
     assert "m0 (/w/m0.py), m1 (/w/m1.py), m2 (/w/m2.py) and 2 more" in detail
     assert "sys.path.insert(0, os.getcwd())" in detail
+
+
+def test_a_replay_whose_verifier_imports_the_work_tree_proves_nothing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.write(INIT, "BUDGET = 50\n")
+    parent = repo.commit("budgetlib, its budget too small")
+    fix_in_work_tree(repo)
+    repair = repo.commit("size the budget")
+    venv = make_venv(tmp_path / "venv")
+    install_editable_pth(venv, "budgetlib", repo.path / "src")
+    repo.write("checks/check.py", IMPORTS_IT)
+    repo.record(ENTITY, "--status", "observed", "--title", "t", "--trigger", "push",
+                "--verify", f"{venv / 'bin' / 'python'} checks/check.py",
+                "--verify-file", "checks/check.py", "--no-probe")  # fmt: skip
+    repo.commit("record the budget failure")
+    with GitRepo.open(repo.path) as opened:
+        report = replay(opened, f"{parent}..{repair}", ENTITY)
+    assert [step.state for step in report.steps] == [StepState.NO_VERDICT] * 2, report
+    assert all("budgetlib" in step.detail for step in report.steps)
