@@ -137,6 +137,39 @@ def test_a_load_that_cannot_be_recorded_is_no_verdict(
     assert "what its Python loaded cannot be read" in result.detail
 
 
+def test_bytes_written_into_the_log_cannot_hide_a_load(
+    world: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commit = script(
+        world,
+        "import os\nopen(os.environ['FAILGATE_LOAD_LOG'], 'ab').write(b'x\\0')\n" + IMPORTS_IT,
+    )
+    fix_in_work_tree(world)
+    result = verify(world, on_pythonpath(monkeypatch, world.path / "src"), commit)
+    assert result.outcome is VerifierOutcome.NO_VERDICT, result
+    assert f"budgetlib ({(world.path / INIT).resolve()})" in result.detail
+
+
+def test_a_log_too_large_to_read_is_no_verdict(world: Repo) -> None:
+    commit = script(
+        world, "import os\nopen(os.environ['FAILGATE_LOAD_LOG'], 'ab').write(b'x' * (1 << 21))\n"
+    )
+    result = verify(world, Verification(command=(PY, "checks/check.py")), commit)
+    assert result.outcome is VerifierOutcome.NO_VERDICT, result
+    assert "larger than" in result.detail
+
+
+def test_a_work_tree_whose_path_holds_the_path_separator_is_watched(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "odd:name")
+    repo.write(INIT, "BUDGET = 50\n")
+    commit = script(repo, IMPORTS_IT)
+    venv = make_venv(tmp_path / "venv")
+    install_editable_pth(venv, "budgetlib", repo.path / "src")
+    verification = Verification(command=(str(venv / "bin" / "python"), "checks/check.py"))
+    result = verify(repo, verification, commit)
+    assert result.outcome is VerifierOutcome.NO_VERDICT, result
+
+
 def test_the_project_s_own_sitecustomize_still_runs(
     world: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

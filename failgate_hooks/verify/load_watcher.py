@@ -6,8 +6,8 @@ PYTHONPATH. Python imports it at start-up, before the verifier's own code. It
 puts a finder first on `sys.meta_path` that asks the finders after it and,
 for each module they find:
 
-- records one found in a user's work tree (FAILGATE_WORK_TREES) in
-  FAILGATE_LOAD_LOG, as `name NUL path NUL`;
+- records one found in a user's work tree (FAILGATE_WORK_TREES, one a line)
+  in FAILGATE_LOAD_LOG, as `name NUL path NUL`;
 - lets one of installed code read the bytecode Python cached beside it. The
   verifier's PYTHONPYCACHEPREFIX is a private folder, so that no `.pyc` in
   the checkout stands in for its source; without this, every module of the
@@ -172,9 +172,7 @@ def _load_the_next_sitecustomize(here: str) -> None:
 def install() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     log = os.environ.get(LOG_VARIABLE, "")
-    work_trees = [
-        tree for tree in os.environ.get(WORK_TREES_VARIABLE, "").split(os.pathsep) if tree
-    ]
+    work_trees = [tree for tree in os.environ.get(WORK_TREES_VARIABLE, "").split("\n") if tree]
     private = [os.path.realpath(os.path.dirname(here))]  # the run's folder, this one's parent
     if os.environ.get(CHECKOUT_VARIABLE):
         private.append(os.path.realpath(os.environ[CHECKOUT_VARIABLE]))

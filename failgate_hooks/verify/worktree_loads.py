@@ -105,31 +105,35 @@ class LoadWatch:
             PYTHONPYCACHEPREFIX=os.path.join(self.folder, "pycache"),
             **{
                 load_watcher.LOG_VARIABLE: self._log,
-                load_watcher.WORK_TREES_VARIABLE: os.pathsep.join(self._watched),
+                load_watcher.WORK_TREES_VARIABLE: "\n".join(self._watched),
                 load_watcher.CHECKOUT_VARIABLE: self._checkout,
             },
         )
 
     def leak(self, commit: str) -> str | None:
         """Why the run gives no verdict on `commit`, or None: what it loaded from a work
-        tree, or that what it loaded cannot be read (the verifier removed the log)."""
+        tree, or that what it loaded cannot be read in full."""
         try:
             loads = self.loads()
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # the verifier removed the log, or filled it
             return f"what its Python loaded cannot be read: {exc}"
         return leak_detail(loads, commit) if loads else None
 
     def loads(self) -> list[Load]:
-        """What the verifier's Pythons loaded from a watched work tree, first seen first."""
+        """What the verifier's Pythons loaded from a watched work tree, first seen first.
+
+        Every field that names a file in a work tree counts, its module being the
+        field before it, so nothing written between records can hide one."""
         with open(self._log, "rb") as log:
-            data = log.read(_LOG_LIMIT)
-        fields = data.split(b"\0")
+            data = log.read(_LOG_LIMIT + 1)
+        if len(data) > _LOG_LIMIT:
+            raise ValueError(f"its record is larger than the {_LOG_LIMIT} bytes failgate reads")
+        fields = [os.fsdecode(field) for field in data.split(b"\0")]
         found: dict[str, Load] = {}
-        for name, raw_path in zip(fields[0:-1:2], fields[1::2], strict=False):
-            path = os.fsdecode(raw_path)
+        for i, path in enumerate(fields):
             tree = next((t for t in self._watched if _is_within(path, t)), None)
-            if tree is not None:  # else not the watcher's line: it writes only these
-                found.setdefault(path, Load(os.fsdecode(name), path, tree))
+            if tree is not None:
+                found.setdefault(path, Load(fields[i - 1] if i else "?", path, tree))
         return list(found.values())
 
 
