@@ -91,6 +91,7 @@ def test_a_script_run_from_the_work_tree_gives_no_verdict(world: Repo) -> None:
     result = verify(world, Verification(command=(PY, in_work_tree)), commit)
     assert result.outcome is VerifierOutcome.NO_VERDICT, result
     assert f"__main__ ({Path(in_work_tree).resolve()})" in result.detail
+    assert "name the script as checks/check.py, relative to it" in result.detail
 
 
 def test_the_checkout_s_own_copy_is_what_a_careful_verifier_imports(

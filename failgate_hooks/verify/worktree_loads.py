@@ -151,6 +151,9 @@ def leak_detail(loads: Sequence[Load], commit: str) -> str:
 
 def _fix(load: Load) -> str:
     """How the verifier imports the checkout's copy of `load` instead."""
+    if load.module == "__main__":
+        script = os.path.relpath(load.path, load.work_tree).replace(os.sep, "/")
+        return f"To run the checkout's copy, name the script as {script}, relative to it."
     entry = _import_root(load)
     if entry is None:
         return (
