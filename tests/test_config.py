@@ -40,6 +40,21 @@ def test_identity_env_names_the_server_s_variable() -> None:
 
 
 @pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("0", "expected a positive integer, got 0"),
+        ("86401", "expected at most 86400 seconds (a day), got 86401"),
+        ("1" + "0" * 400, "expected at most 86400 seconds (a day), got 1000"),
+    ],
+)
+def test_default_timeout_s_is_at_most_a_day(value: str, problem: str) -> None:
+    with pytest.raises(UsageError, match=r"default_timeout_s: ") as raised:
+        config(f"default_timeout_s = {value}\n")
+    assert problem in str(raised.value)
+    assert config("default_timeout_s = 86400\n").default_timeout_s == 86_400
+
+
+@pytest.mark.parametrize(
     ("before", "after", "expected"),
     [
         ("", 'mode = "warn"', 'mode "enforce" -> "warn"'),

@@ -349,17 +349,17 @@ def test_a_timeout_at_the_repair_is_no_verdict(tmp_path: Path) -> None:
     repo.write("checks/slow.py", SLOW_WHEN_FIXED)
     repo.record(KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
                 "--verify", "python3 checks/slow.py", "--verify-file", "checks/slow.py",
-                "--timeout", "1", "--no-probe")  # fmt: skip
+                "--timeout", "3", "--no-probe")  # fmt: skip
     repo.commit("record it")
     report = run_replay(repo, f"{parent}..{repair}")
     last = report.steps[-1]
     assert (last.state, last.exit_code, last.detail) == (
         StepState.NO_VERDICT,
         None,
-        "timed out after 1 s",
+        "timed out after 3 s",
     )
-    assert report.reasons == (f"no verdict at the repair {repair[:12]} (timed out after 1 s)",)
-    assert "  NO VERDICT  exit - in 1.00 s  " in render_replay_text(report)
+    assert report.reasons == (f"no verdict at the repair {repair[:12]} (timed out after 3 s)",)
+    assert "  NO VERDICT  exit - in 3.00 s  " in render_replay_text(report)
 
 
 def test_no_verdict_between_the_ends_does_not_fail_the_replay(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.checkout import Checkouts
 from failgate_hooks.verify.pins import resolve_pins
+from failgate_hooks.verify.process import own_virtualenv
 from failgate_hooks.verify.run import (
     NO_VERDICT_DETAIL,
     UNTRUSTED_DETAIL,
@@ -576,23 +577,56 @@ def test_the_verifier_sees_only_the_allow_list(
     assert env["FAILGATE_TRIGGER"] == "push"
     assert env["FAILGATE_REF"] == "refs/heads/main"
     assert env["FAILGATE_ENVIRONMENT"] == ""
+    # failgate's own two: the load watcher first on the path, a private bytecode cache
+    assert env["PYTHONPATH"].endswith(f"{os.sep}site")
+    assert Path(env["PYTHONPYCACHEPREFIX"]).parent == Path(env["PYTHONPATH"]).parent
     allowed = {"PATH", "HOME", "LANG", "TMPDIR", "TERM", "NODE_OPTIONS"}
+    allowed |= {"PYTHONPATH", "PYTHONPYCACHEPREFIX"}
     extra = {k for k in env if k not in allowed and not k.startswith(("LC_", "FAILGATE_"))}
     assert extra == set()
     assert seen["stdin"] == ""
     assert seen["cwd"] != str(world.path)
 
 
-def test_the_hook_virtualenv_is_taken_off_path(
-    world: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("active", "kept"),
+    [("another", False), ("ours", True), (None, True)],
+    ids=["another-venv-active", "ours-is-the-active-one", "none-active"],
+)
+def test_the_hook_virtualenv_leaves_path_only_when_it_is_not_the_project_s(
+    world: Repo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    active: str | None,
+    kept: bool,
 ) -> None:
     assert sys.prefix != sys.base_prefix, "the suite runs in the project's virtualenv"
     ours = os.path.dirname(sys.executable)
     monkeypatch.setenv("PATH", os.pathsep.join([ours, "/usr/bin", "/bin"]))
+    monkeypatch.delenv("PRE_COMMIT_HOME", raising=False)
+    if active is None:
+        monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    else:
+        monkeypatch.setenv("VIRTUAL_ENV", sys.prefix if active == "ours" else str(tmp_path))
     dump = tmp_path / "path.txt"
     commit = script(world, f"import os\nopen({str(dump)!r}, 'w').write(os.environ['PATH'])\n")
     verify(world, Verification(command=(PY, "checks/check.py")), commit)
-    assert dump.read_text().split(os.pathsep) == ["/usr/bin", "/bin"]
+    expected = [ours, "/usr/bin", "/bin"] if kept else ["/usr/bin", "/bin"]
+    assert dump.read_text().split(os.pathsep) == expected
+
+
+def test_pre_commit_s_hook_env_is_failgate_s_own_even_as_the_active_one(tmp_path: Path) -> None:
+    store = tmp_path / "pre-commit"
+    hook_env = store / "repo1a2b3c" / "py_env-python3.11"
+    hook_env.mkdir(parents=True)
+    # pre-commit sets VIRTUAL_ENV to its hook env and puts that env first on PATH
+    environ = {"PRE_COMMIT_HOME": str(store), "VIRTUAL_ENV": str(hook_env)}
+    assert own_virtualenv(environ, str(hook_env), "/usr") == str(hook_env)
+    cache = {"XDG_CACHE_HOME": str(tmp_path), "VIRTUAL_ENV": str(hook_env)}
+    assert own_virtualenv(cache, str(hook_env), "/usr") == str(hook_env)
+    home = {"HOME": str(tmp_path / "home"), "VIRTUAL_ENV": str(hook_env)}
+    assert own_virtualenv(home, str(hook_env), "/usr") is None  # not under ~/.cache/pre-commit
+    assert own_virtualenv({}, "/usr", "/usr") is None  # no virtualenv at all
 
 
 def test_one_progress_line_before_running(world: Repo, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import is_safe_relative_path
+from failgate_hooks.core.validate import timeout_problem
 
 CONFIG_FILES = ("failgate.toml", "pyproject.toml")
 # `**` crosses `/`: refs/tags/prod/v1 and refs/heads/release/2.0/hotfix are shipped refs too.
@@ -96,8 +97,9 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
     if not is_safe_relative_path(ledger):
         raise UsageError(f"{where}: {prefix}ledger must be a relative folder, got {ledger!r}")
     timeout = table.get("default_timeout_s", 300)
-    if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
-        raise UsageError(f"{where}: {prefix}default_timeout_s must be a positive integer")
+    problem = timeout_problem(timeout)
+    if problem is not None:
+        raise UsageError(f"{where}: {prefix}default_timeout_s: {problem}")
     sandbox_network = table.get("sandbox_network", False)
     if not isinstance(sandbox_network, bool):
         raise UsageError(f"{where}: {prefix}sandbox_network must be true or false")

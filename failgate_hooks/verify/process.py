@@ -36,22 +36,53 @@ _POLL_S = 0.05
 _ALLOWED_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TERM")
 
 
-def _path_without_our_venv(path: str) -> str:
-    """PATH minus failgate's own virtualenv, so `python` in a verifier is the project's."""
-    if sys.prefix == sys.base_prefix:
-        return path
+def own_virtualenv(
+    environ: Mapping[str, str], prefix: str = sys.prefix, base_prefix: str = sys.base_prefix
+) -> str | None:
+    """The virtualenv failgate runs in when it is failgate's own, not the project's.
+
+    Ours when pre-commit made it for the hook, or when another virtualenv is the
+    active one (VIRTUAL_ENV, which activate, poetry, uv and tox set). Otherwise it
+    may be the project's own, with failgate installed in it: None, and it stays.
+    """
+    if prefix == base_prefix:
+        return None
+    real = os.path.realpath(prefix)
+    if _is_within(real, _pre_commit_home(environ)):
+        return prefix
+    active = environ.get("VIRTUAL_ENV")
+    if active and os.path.realpath(active) != real:
+        return prefix
+    return None
+
+
+def _pre_commit_home(environ: Mapping[str, str]) -> str | None:
+    """Where pre-commit keeps its hook environments, found as pre-commit finds it."""
+    if environ.get("PRE_COMMIT_HOME"):
+        return os.path.realpath(environ["PRE_COMMIT_HOME"])
+    if environ.get("XDG_CACHE_HOME"):
+        return os.path.realpath(os.path.join(environ["XDG_CACHE_HOME"], "pre-commit"))
+    if environ.get("HOME"):
+        return os.path.realpath(os.path.join(environ["HOME"], ".cache", "pre-commit"))
+    return None
+
+
+def _is_within(path: str, folder: str | None) -> bool:
+    return folder is not None and (
+        path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+    )
+
+
+def _path_without(path: str, venv: str) -> str:
+    """PATH without the folders of `venv` that hold its programs."""
     ours = {
-        os.path.normcase(os.path.abspath(folder))
-        for folder in (
-            os.path.dirname(sys.executable),
-            os.path.join(sys.prefix, "bin"),
-            os.path.join(sys.prefix, "Scripts"),
-        )
+        os.path.normcase(os.path.realpath(os.path.join(venv, folder)))
+        for folder in ("bin", "Scripts")
     }
     kept = [
         folder
         for folder in path.split(os.pathsep)
-        if not folder or os.path.normcase(os.path.abspath(folder)) not in ours
+        if not folder or os.path.normcase(os.path.realpath(folder)) not in ours
     ]
     return os.pathsep.join(kept)
 
@@ -76,8 +107,9 @@ def verifier_env(
     wanted = [*_ALLOWED_ENV, *(n for n in env_pass if n not in refused)]
     env = {name: environ[name] for name in wanted if name in environ}
     env.update({name: value for name, value in environ.items() if name.startswith("LC_")})
-    if "PATH" in env:
-        env["PATH"] = _path_without_our_venv(env["PATH"])
+    ours = own_virtualenv(environ)
+    if "PATH" in env and ours is not None:
+        env["PATH"] = _path_without(env["PATH"], ours)
     env.update(
         FAILGATE_COMMIT=commit,
         FAILGATE_ENTITY_KEY=entity_key,

@@ -5,7 +5,8 @@ revision the event was read from, and two local facts consulted before
 anything runs: whether this machine trusts the verifier, and whether the same
 verifier already passed on the same content. The parts live beside this
 module: keys.py (what a pass is cached under), pins.py, checkout.py,
-process.py (the verifier's process), trust.py and passcache.py.
+process.py (the verifier's process), worktree_loads.py (what its Python
+loaded from the work tree), trust.py and passcache.py.
 
 Git is reached only through `GitRepo`.
 """
@@ -38,6 +39,7 @@ from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
 from failgate_hooks.verify.sandbox import Sandbox
 from failgate_hooks.verify.shadowing import shadowing
 from failgate_hooks.verify.trust import TrustStore, fingerprint
+from failgate_hooks.verify.worktree_loads import LoadWatch, work_trees
 
 DEFAULT_TIMEOUT_S = 300
 NO_VERDICT_EXIT = 125  # as `git bisect run`'s "skip": the verifier could not judge
@@ -48,8 +50,14 @@ NO_VERDICT_DETAIL = "the verifier could not judge: its set-up failed"
 Progress = Callable[[str], None]
 
 
-def _result(command: tuple[str, ...], run: CommandRun, notes: Sequence[str]) -> VerifierResult:
-    """The VerifierResult of one run: exit 0 passes, 125 gives no verdict, the rest fail."""
+def _result(
+    command: tuple[str, ...], run: CommandRun, notes: Sequence[str], leak: str | None = None
+) -> VerifierResult:
+    """The VerifierResult of one run: exit 0 passes, 125 gives no verdict, the rest fail.
+
+    A run that loaded code from the work tree (`leak` says which) gives no verdict,
+    whatever it exited with: it judged the work tree, not the commit. One that timed
+    out stays a timeout, the leak said too."""
     details = list(notes)
     if run.start_error is not None:
         outcome = VerifierOutcome.CANNOT_START
@@ -57,6 +65,11 @@ def _result(command: tuple[str, ...], run: CommandRun, notes: Sequence[str]) -> 
     elif run.timed_out:
         outcome = VerifierOutcome.TIMEOUT
         details.insert(0, "the whole process group was killed; the gate stays open")
+        if leak is not None:
+            details.insert(1, leak)
+    elif leak is not None:
+        outcome = VerifierOutcome.NO_VERDICT
+        details.insert(0, leak)
     elif run.exit_code == 0:
         outcome = VerifierOutcome.PASSED
     elif run.exit_code == NO_VERDICT_EXIT:
@@ -200,6 +213,7 @@ def run_gate_verifier(
             default_timeout_s=default_timeout_s,
             notes=notes,
             sandbox=sandbox,
+            watched=work_trees(repo),
         )
 
     if result.outcome is VerifierOutcome.PASSED:
@@ -235,6 +249,7 @@ def run_in_worktree(
         environment=environment,
         default_timeout_s=default_timeout_s,
         notes=["ran on the work tree as it is: this never clears a gate"],
+        watched=(),
     )
 
 
@@ -250,8 +265,12 @@ def _run_verifier(
     default_timeout_s: float,
     notes: Sequence[str],
     sandbox: Sandbox | None = None,
+    watched: Sequence[str],
 ) -> VerifierResult:
-    """Run the verifier in `cwd` with its allow-listed environment and timeout."""
+    """Run the verifier in `cwd` with its allow-listed environment and timeout.
+
+    A Python it starts that loads a module from one of the `watched` work trees,
+    elsewhere than `cwd` (which inplace proved equal to C), makes it no verdict."""
     env, refused = verifier_env(
         os.environ,
         env_pass=verification.env_pass,
@@ -264,8 +283,19 @@ def _run_verifier(
     if refused:
         notes = [*notes, f"env_pass {', '.join(refused)} not passed: git's own variables never are"]
     timeout_s = verification.timeout_s or default_timeout_s
-    run = run_command(verification.command, cwd=cwd, env=env, timeout_s=timeout_s, sandbox=sandbox)
-    return _result(verification.command, run, notes)
+    command = verification.command
+    if sandbox is not None:
+        # The sandbox hides the work tree: nothing there can be loaded, so no watcher runs.
+        run = run_command(command, cwd=cwd, env=env, timeout_s=timeout_s, sandbox=sandbox)
+        return _result(command, run, notes)
+    with contextlib.ExitStack() as stack:
+        try:
+            watch = stack.enter_context(LoadWatch(watched, checkout=cwd))
+        except OSError as exc:  # a full or read-only TMPDIR
+            detail = f"cannot prepare a private folder for the verifier's Python: {exc}"
+            return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=detail)
+        run = run_command(command, cwd=cwd, env=watch.environ(env), timeout_s=timeout_s)
+        return _result(command, run, notes, watch.leak(commit))
 
 
 def _progress(progress: Progress | None, entity_key: str, command: Sequence[str]) -> None:
