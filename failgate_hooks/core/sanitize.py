@@ -52,7 +52,7 @@ def clean(text: str) -> str:
 
 # The most of one field a line prints: a title of megabytes must not make every
 # hook print megabytes, and a terminal line is read, not scrolled.
-LINE_LIMIT = 400
+LINE_LIMIT = 1000
 
 
 def clean_line(text: str, limit: int = LINE_LIMIT) -> str:
