@@ -687,3 +687,8 @@ def uninstall(ctx: click.Context) -> None:
 
     with open_repo(ctx) as repo:
         click.echo(installer.uninstall(repo))
+
+
+from failgate_hooks.commands.agent import register as register_agent_commands  # noqa: E402
+
+register_agent_commands(main)
