@@ -1,4 +1,4 @@
-"""The commands coding agents meet: `agent-hook`, `agent install|uninstall|doctor|gates`."""
+"""The commands coding agents meet: `agent-hook`, `agent install|uninstall|doctor|gates`, `mcp`."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from failgate_hooks.core.sanitize import clean_line
 
 def register(group: click.Group) -> None:
     """Add the agent commands to failgate's group."""
-    for command in (agent_hook, agent):
+    for command in (agent_hook, agent, mcp):
         group.add_command(command)
 
 
@@ -135,3 +135,12 @@ def gates(ctx: click.Context) -> None:
 
     with _repo(ctx) as repo:
         click.echo(render_agent_json(held_gates(repo)))
+
+
+@click.command()
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """Serve read-only failgate tools to an agent over MCP on stdio (extra: agents)."""
+    from failgate_hooks.app import mcp_server
+
+    mcp_server.serve(_directory(ctx))
