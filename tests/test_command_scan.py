@@ -91,6 +91,9 @@ BYPASSES = [
     "python3 -c \"import os; os.system('git push --no-verify')\"",
     "node -e \"require('child_process').execSync('git push --no-verify')\"",
     "git push 'unterminated",
+    "Git push --no-verify",  # a case-insensitive file system finds git
+    "/usr/bin/git.exe push --no-verify",
+    "script -q -c 'git push --no-verify' /dev/null",
 ]
 
 
@@ -181,6 +184,10 @@ WRITES = [
     ("python3 -c \"open('.git/hooks/pre-push', 'w').write('')\"", "code naming .git/hooks"),
     ("python3 - <<'EOF'\nimport shutil; shutil.rmtree('ledger')\nEOF", "code naming ledger"),
     ("perl -i -pe 's/a/b/' .cursor/hooks.json", "Cursor"),
+    ("tar -xf /tmp/hooks.tar -C .git/hooks", "the git hooks"),
+    ("unzip -o /tmp/cfg.zip -d .claude/settings.json", "Claude Code"),
+    ("exec 3>.git/hooks/pre-push; echo 'exit 0' >&3", "the git hooks"),
+    ("echo x | tee >(cat > .git/hooks/pre-push)", "the git hooks"),
 ]
 
 

@@ -51,7 +51,8 @@ _NEEDLE_TEXTS = ("push", "no-ve", "hookspath", "git_config", "failgate", "includ
 _NEEDLE_WORDS = frozenset({"rm", "rmdir", "unlink", "shred", "mv", "cp", "install", "ln", "rsync",
                            "scp", "tee", "touch", "truncate", "chmod", "chown", "chgrp", "mkdir",
                            "sed", "perl", "dd", "find", "curl", "wget", "node", "nodejs", "ruby",
-                           "php", "deno", "bun", "git", "eval", "python", "pypy"})  # fmt: skip
+                           "php", "deno", "bun", "git", "eval", "python", "pypy", "tar", "unzip",
+                           "script", "watch", "su"})  # fmt: skip
 _SQUASH = re.compile(r"\\\n|['\"\\]")
 
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
@@ -287,13 +288,13 @@ def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
             _argv(inner, cmd, state, depth)
     elif name in _APPENDERS:
         _appender(name, args, state)
-    elif name in ("git", "git.exe"):
+    elif name == "git":
         _git(args, state, depth, state.cwd)
     elif name in _SHELLS:
         _shell(args, cmd, state, depth)
     elif name == "eval":
         _code_string(args, state, depth, what="eval")
-    elif name in ("watch", "su"):
+    elif name in ("watch", "su", "script"):
         _code_string([w for w in args if not w.text.startswith("-")], state, depth, what=name)
     elif name == "alias":
         for word in args:
@@ -594,8 +595,10 @@ _REMOVERS = frozenset({"rm", "rmdir", "unlink", "shred"})
 _ALL_OPERANDS = frozenset({"tee", "touch", "truncate", "chmod", "chown", "chgrp", "mkdir",
                            "chattr", "setfacl", "mkfifo", "mknod", "ln"})  # fmt: skip
 _LAST_OPERAND = frozenset({"cp", "install", "rsync", "scp"})
-_OUTPUT_OPTION = {"curl": ("-o", "--output"), "wget": ("-O", "--output-document")}
-_WRITERS = _REMOVERS | _ALL_OPERANDS | _LAST_OPERAND | {"mv", "sed", "dd", "perl", "curl", "wget"}
+# Commands that write where an option says: a file, or the folder they extract into.
+_OUTPUT_OPTION = {"curl": ("-o", "--output"), "wget": ("-O", "--output-document"),
+                  "tar": ("-C", "--directory"), "unzip": ("-d",)}  # fmt: skip
+_WRITERS = _REMOVERS | _ALL_OPERANDS | _LAST_OPERAND | {"mv", "sed", "dd", "perl", *_OUTPUT_OPTION}
 
 
 def _writer(name: str, args: list[Word], state: _State) -> None:
@@ -656,7 +659,8 @@ def _moved(cwd: str | None, operands: Sequence[Word]) -> str | None:
 
 
 def _basename(text: str) -> str:
-    return text.rsplit("/", 1)[-1]
+    """A command's name as the system finds it: `/usr/bin/Git.exe` is git where case is folded."""
+    return text.rsplit("/", 1)[-1].lower().removesuffix(".exe")
 
 
 def _shown(word: Word) -> str:
