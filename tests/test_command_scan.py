@@ -258,9 +258,10 @@ def test_relaxing_a_gate_is_left_to_a_person(command: str) -> None:
     ids=["one-word", "long-message", "long-heredoc", "operators", "expansions", "words"],
 )
 def test_a_megabyte_command_is_decided_in_well_under_a_second(command: str) -> None:
-    started = time.perf_counter()
+    # this process's CPU time: other tests loading the machine do not count against it
+    started = time.process_time()
     scan_command(command, ROOT)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 def test_a_command_too_intricate_to_read_is_refused_when_it_pushes() -> None:

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from failgate_hooks.core.command_scan import WriteTarget
+from failgate_hooks.core.command_writes import WriteTarget
 
 AGENTS = ("claude", "codex", "gemini", "cursor", "copilot")
 

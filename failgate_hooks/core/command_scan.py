@@ -13,9 +13,10 @@ This reads it, once, and says what routes around the gate:
 - `git config` that moves or includes the hooks, an alias that pushes with a
   bypass, and failgate's own relaxing commands (`expire`, `confirm`, `trust
   --yes`, `uninstall`, `record --supersedes/--retracts/--status expired`);
-- the files a command writes (redirections, `rm`, `mv`, `cp`, `tee`, `sed -i`, …)
-  and the inline code it hands an interpreter: `protected.py` judges those
-  against the repository's hooks, ledger and agent configuration.
+- the files a command writes (redirections, and what `command_writes.py` knows of
+  `rm`, `mv`, `cp`, `tee`, `sed -i`, …) and the inline code it hands an
+  interpreter: `protected.py` judges those against the repository's hooks,
+  ledger and agent configuration.
 
 A plain push proceeds: the git hook decides. So does a commit whose message
 merely quotes `--no-verify`. Most commands never reach the lexer: a scan for a
@@ -32,8 +33,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from failgate_hooks.core.command_writes import WRITERS, WriteTarget, operands, written_by
 from failgate_hooks.core.shell_lexer import (
-    DEFAULT_BUDGET,
     DYN,
     WRITE_REDIRECTS,
     Command,
@@ -139,15 +140,6 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class WriteTarget:
-    """A path a command would write or remove, and the directory it would be in then."""
-
-    path: str  # as the shell would see it; DYN where it is computed
-    cwd: str | None  # None: not known (a `cd` the scan cannot follow)
-    removes: bool = False  # removes or moves it away: its folders count too
-
-
-@dataclass(frozen=True)
 class CommandScan:
     findings: tuple[Finding, ...] = ()
     writes: tuple[WriteTarget, ...] = ()
@@ -171,7 +163,6 @@ class _State:
     pushes: list[_Push] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
     bypass_variables: list[str] = field(default_factory=list)
-    budget: int = DEFAULT_BUDGET
 
 
 def squashed(text: str) -> str:
@@ -244,7 +235,7 @@ def _scan_text(text: str, state: _State, depth: int) -> None:
     """Each command of `text`, in order (a `cd` moves the ones after it)."""
     if depth > MAX_RECURSION:
         raise Unreadable("it nests shells too deeply to read")
-    for cmd in commands(text, budget=state.budget):
+    for cmd in commands(text):
         _command(cmd, state, depth)
 
 
@@ -287,7 +278,7 @@ def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
         if inner:
             _argv(inner, cmd, state, depth)
     elif name in _APPENDERS:
-        _appender(name, args, state)
+        _appender(name, args, state, depth)
     elif name == "git":
         _git(args, state, depth, state.cwd)
     elif name in _SHELLS:
@@ -315,7 +306,7 @@ def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
     elif name == "find":
         _find(args, cmd, state, depth)
     else:
-        _writer(name, args, state)
+        state.writes.extend(written_by(name, args, state.cwd))
         # an unknown wrapper in front of git (`nice -n5 git push`, `echo git push`)
         for index, word in enumerate(args):
             if not word.dynamic and _basename(word.text) == "git":
@@ -348,13 +339,13 @@ def _unwrap(name: str, args: list[Word], state: _State, depth: int) -> list[Word
     return []
 
 
-def _appender(name: str, args: list[Word], state: _State) -> None:
+def _appender(name: str, args: list[Word], state: _State, depth: int) -> None:
     """`xargs git push`: the arguments it adds are read from its input, unseen here."""
     for index, word in enumerate(args):
         if not word.dynamic and _basename(word.text) == "git":
             state.pushes.extend(
                 _Push(p.kind, p.bypass, computed_args=True)
-                for p in _git_pushes(args[index + 1 :], state)
+                for p in _git_pushes(args[index + 1 :], state, depth)
             )
             return
         if not word.dynamic and _basename(word.text) in _SHELLS:
@@ -362,10 +353,12 @@ def _appender(name: str, args: list[Word], state: _State) -> None:
             return
 
 
-def _git_pushes(args: list[Word], state: _State) -> list[_Push]:
-    probe = _State(state.cwd, budget=state.budget)
-    _git(args, probe, MAX_RECURSION, state.cwd, pushes_only=True)
+def _git_pushes(args: list[Word], state: _State, depth: int) -> list[_Push]:
+    """The pushes of one git invocation, apart from the line's others."""
+    probe = _State(state.cwd)
+    _git(args, probe, depth, state.cwd, pushes_only=True)
     state.findings.extend(probe.findings)
+    state.unreadable.extend(probe.unreadable)
     return probe.pushes
 
 
@@ -413,7 +406,7 @@ def _git(
     elif name == "config":
         _git_config(rest, state, depth)
     elif name in ("rm", "mv"):
-        for word in _operands(rest):
+        for word in operands(rest):
             state.writes.append(WriteTarget(word.text, cwd, removes=True))
     elif name == "submodule" and rest and rest[0].text == "foreach":
         _code_string([w for w in rest[1:] if not w.text.startswith("-")], state, depth, "foreach")
@@ -563,7 +556,7 @@ def _interpreter(name: str, args: list[Word], cmd: Command, state: _State) -> No
         if code_flag and index + 1 < len(args):
             state.code.append(args[index + 1].text)
         if family == "perl" and text.startswith("-i"):
-            state.writes.extend(WriteTarget(w.text, state.cwd) for w in _operands(args))
+            state.writes.extend(WriteTarget(w.text, state.cwd) for w in operands(args))
     state.code.extend(doc.body for doc in cmd.heredocs)
     state.code.extend(w.text for w in cmd.herestrings)
 
@@ -583,67 +576,11 @@ def _find(args: list[Word], cmd: Command, state: _State, depth: int) -> None:
             end = next((i for i in range(start, len(texts)) if texts[i] in (";", "+")), len(texts))
             inner = [Word(DYN, dynamic=True) if w.text == "{}" else w for w in args[start:end]]
             if inner:
-                writes = writes or _basename(inner[0].text) in _WRITERS
+                writes = writes or _basename(inner[0].text) in WRITERS
                 _argv(inner, Command(), state, depth)
     if writes:
         # what it changes is inside its starting points, whatever the expression selects
         state.writes.extend(WriteTarget(w.text, state.cwd) for w in roots)
-
-
-# Commands that write the files they name: which operands, and whether they remove them.
-_REMOVERS = frozenset({"rm", "rmdir", "unlink", "shred"})
-_ALL_OPERANDS = frozenset({"tee", "touch", "truncate", "chmod", "chown", "chgrp", "mkdir",
-                           "chattr", "setfacl", "mkfifo", "mknod", "ln"})  # fmt: skip
-_LAST_OPERAND = frozenset({"cp", "install", "rsync", "scp"})
-# Commands that write where an option says: a file, or the folder they extract into.
-_OUTPUT_OPTION = {"curl": ("-o", "--output"), "wget": ("-O", "--output-document"),
-                  "tar": ("-C", "--directory"), "unzip": ("-d",)}  # fmt: skip
-_WRITERS = _REMOVERS | _ALL_OPERANDS | _LAST_OPERAND | {"mv", "sed", "dd", "perl", *_OUTPUT_OPTION}
-
-
-def _writer(name: str, args: list[Word], state: _State) -> None:
-    operands = _operands(args)
-    if name in _REMOVERS:
-        targets = [(w, True) for w in operands]
-    elif name == "mv":
-        targets = [(w, True) for w in operands[:-1]] + [(w, False) for w in operands[-1:]]
-    elif name in _ALL_OPERANDS:
-        targets = [(w, False) for w in operands]
-    elif name in _LAST_OPERAND:
-        named = _option_value(args, ("-t", "--target-directory"))
-        targets = [(w, False) for w in ([named] if named else operands[-1:])]
-    elif name == "sed" and any(w.text.startswith(("-i", "--in-place")) for w in args):
-        targets = [(w, False) for w in operands[1:]]
-    elif name in _OUTPUT_OPTION:
-        named = _option_value(args, _OUTPUT_OPTION[name])
-        targets = [(named, False)] if named else []
-    elif name == "dd":
-        targets = [(Word(w.text[3:], w.dynamic), False) for w in args if w.text.startswith("of=")]
-    else:
-        return
-    state.writes.extend(WriteTarget(w.text, state.cwd, removes=r) for w, r in targets)
-
-
-def _operands(args: list[Word]) -> list[Word]:
-    """The words that are not options (everything after a `--` is an operand)."""
-    out: list[Word] = []
-    options = True
-    for word in args:
-        if options and word.text == "--":
-            options = False
-        elif not options or not word.text.startswith("-") or word.text == "-":
-            out.append(word)
-    return out
-
-
-def _option_value(args: list[Word], names: tuple[str, ...]) -> Word | None:
-    for index, word in enumerate(args):
-        for name in names:
-            if word.text == name and index + 1 < len(args):
-                return args[index + 1]
-            if word.text.startswith(name + "="):
-                return Word(word.text.split("=", 1)[1], word.dynamic)
-    return None
 
 
 def _moved(cwd: str | None, operands: Sequence[Word]) -> str | None:

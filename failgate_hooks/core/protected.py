@@ -15,7 +15,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from failgate_hooks.core.command_scan import Finding, Risk, WriteTarget
+from failgate_hooks.core.command_scan import Finding, Risk
+from failgate_hooks.core.command_writes import WriteTarget
 from failgate_hooks.core.shell_lexer import DYN
 
 # Anywhere in a path: what git runs around a push, and the hook configuration of each agent.
