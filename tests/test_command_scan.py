@@ -94,6 +94,9 @@ BYPASSES = [
     "Git push --no-verify",  # a case-insensitive file system finds git
     "/usr/bin/git.exe push --no-verify",
     "script -q -c 'git push --no-verify' /dev/null",
+    "git send-pack ../remote.git main",  # pushes without running any hook
+    "git http-push https://example.org/repo.git main",
+    "PATH=/tmp/fake-git:$PATH git push",  # another git, which may skip the hook
 ]
 
 
@@ -234,7 +237,6 @@ def test_moving_the_hooks_in_git_config_is_refused(command: str) -> None:
         "failgate confirm deploy:gas --commit HEAD --note looked",
         "failgate trust --yes",
         "failgate uninstall",
-        "failgate agent uninstall",
         "failgate record deploy:gas --status expired --note gone",
         "failgate record deploy:gas --status observed --supersedes 20261129T230500Z-7f3a9c1e",
         "python -m failgate_hooks expire deploy:gas --note x",
@@ -243,6 +245,14 @@ def test_moving_the_hooks_in_git_config_is_refused(command: str) -> None:
 )
 def test_relaxing_a_gate_is_left_to_a_person(command: str) -> None:
     assert Risk.RELAXING in risks(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["failgate agent uninstall", "failgate agent install --agent claude --command true"],
+)
+def test_rewriting_the_agents_hook_config_is_left_to_a_person(command: str) -> None:
+    assert risks(command) == {Risk.PROTECTED_WRITE}
 
 
 @pytest.mark.parametrize(

@@ -60,11 +60,13 @@ _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!",
                        "{", "}", "time", "coproc", "for", "select", "case"})  # fmt: skip
 
-# Variables that change which hooks git runs, which config it reads, or what the
-# hooks themselves decide.
+# Variables that change which git runs, which hooks it runs, which config it reads,
+# or what the hooks themselves decide.
 _BYPASS_VARIABLES = re.compile(
-    r"GIT_CONFIG.*|GIT_DIR|GIT_COMMON_DIR|HOME|XDG_CONFIG_HOME|SKIP|PRE_COMMIT.*|FAILGATE_.*"
+    r"GIT_CONFIG.*|GIT_DIR|GIT_COMMON_DIR|HOME|XDG_CONFIG_HOME|PATH|SKIP|PRE_COMMIT.*|FAILGATE_.*"
 )
+# git commands that push without running the pre-push hook at all.
+_HOOKLESS_PUSHES = frozenset({"send-pack", "http-push"})
 # Config keys that move or include the hooks: setting any of them can switch the gate off.
 _HOOK_KEYS = re.compile(r"core\.hookspath|include\.path|includeif\..*\.path")
 
@@ -396,7 +398,9 @@ def _git(
         state.pushes.append(_Push("computed", bypass or _bypass_flag(rest), computed_args=True))
         return
     name = sub.text
-    if name == "push":
+    if name in _HOOKLESS_PUSHES:
+        state.pushes.append(_Push("push", f"git {name}, which runs no hook", computed_args=False))
+    elif name == "push":
         computed = any(w.dynamic for w in rest)
         state.pushes.append(_Push("push", bypass or _bypass_flag(rest), computed_args=computed))
     elif name not in _GIT_NOT_PUSH:
@@ -524,11 +528,14 @@ def _failgate(args: list[Word], state: _State) -> None:
     relaxing = (
         sub in ("expire", "confirm", "uninstall")
         or (sub == "trust" and "--yes" in rest)
-        or (sub == "agent" and "uninstall" in rest)
         or (sub == "record" and _relaxing_record(rest))
     )
     if relaxing:
         state.findings.append(Finding(Risk.RELAXING, " ".join(["failgate", sub, *rest[:1]])))
+    elif sub == "agent" and rest[:1] in (["install"], ["uninstall"]):
+        # it rewrites the agents' hook configuration, which could then run anything
+        what = f"the agents' hook configuration (failgate agent {rest[0]})"
+        state.findings.append(Finding(Risk.PROTECTED_WRITE, what))
 
 
 def _relaxing_record(args: list[str]) -> bool:
