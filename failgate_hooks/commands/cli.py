@@ -752,3 +752,8 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
             label = "OK  " if finding.ok else "TODO"
             click.echo(f"{label} {finding.topic}: {clean_line(finding.text)}")
     ctx.exit(exitcodes.ALLOWED if all(f.ok for f in findings) else exitcodes.HELD)
+
+
+from failgate_hooks.commands.agent import register as register_agent_commands  # noqa: E402
+
+register_agent_commands(main)
