@@ -11,7 +11,9 @@ from __future__ import annotations
 from failgate_hooks.app.evaluate import GitFacts
 from failgate_hooks.app.push import _default_branch_as_remote_ref as as_remote_ref
 from failgate_hooks.core.agent_gates import AgentGates, HeldGate
-from failgate_hooks.core.gates import BLOCKING_STATES, Context, Policy, assess, enforces
+from failgate_hooks.core.assess import assess
+from failgate_hooks.core.decide import enforces
+from failgate_hooks.core.gates import BLOCKING_STATES, Context, Policy
 from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
 from failgate_hooks.ledger.union import Revision, inspection_config, read_union
 
