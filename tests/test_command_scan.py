@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from failgate_hooks.core.command_scan import Risk, scan_command
+from failgate_hooks.core.command_rules import Risk
+from failgate_hooks.core.command_scan import scan_command
 from failgate_hooks.core.protected import Protected, protected_writes
 from failgate_hooks.core.shell_lexer import Unreadable, commands
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from failgate_hooks.core.agent_gates import AgentGates, HeldGate
-from failgate_hooks.core.command_scan import Finding, Risk
+from failgate_hooks.core.command_rules import Finding, Risk
 from failgate_hooks.core.gates import GateState
 from failgate_hooks.render.agent import (
     REASON_LIMIT,

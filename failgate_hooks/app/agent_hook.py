@@ -29,7 +29,8 @@ from failgate_hooks.core.agents import (
     session_context,
     takes_session_context,
 )
-from failgate_hooks.core.command_scan import CommandScan, Finding, mentions_push, scan_command
+from failgate_hooks.core.command_rules import CommandScan, Finding, mentions_push
+from failgate_hooks.core.command_scan import scan_command
 from failgate_hooks.core.errors import FailgateError
 from failgate_hooks.core.protected import Protected, protected_writes
 from failgate_hooks.render.agent import refusal, session_text, short_refusal

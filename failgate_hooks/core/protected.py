@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from failgate_hooks.core.command_scan import Finding, Risk
+from failgate_hooks.core.command_rules import Finding, Risk
 from failgate_hooks.core.command_writes import WriteTarget
 from failgate_hooks.core.shell_lexer import DYN
 

@@ -21,7 +21,7 @@ from failgate_hooks.core.agent_gates import (
     evidence_missing,
     relax_rule,
 )
-from failgate_hooks.core.command_scan import Finding, Risk
+from failgate_hooks.core.command_rules import Finding, Risk
 from failgate_hooks.core.directives import DIRECTIVE_RULES_VERSION, shown
 from failgate_hooks.core.ids import short_id
 
