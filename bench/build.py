@@ -124,7 +124,7 @@ def init_repo(path: Path, *, bare: bool = False) -> Path:
 # ---------------------------------------------------------------------------- the ledger
 
 # Background entities that are not retired must not gate a push to main: each
-# is out of scope in one of the ways DESIGN §4 lists, so that the push exercises
+# is out of scope in one of the ways the gate decision allows, so that the push exercises
 # applicability, not only the status fold. One in PATHS_EVERY is scoped by `paths`,
 # which asks for the pushed commit's whole tree: every kind appears in a small
 # ledger too, so that it asks git the same questions as a big one.

@@ -1,4 +1,4 @@
-"""`failgate export` (DESIGN §10): every entity, fenced as data, directive text quarantined."""
+"""`failgate export`: every entity, fenced as data, directive text quarantined."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ class World:
 
 
 def world(tmp_path: Path, *, note: str = "seen on the deploy") -> World:
-    """One entity in each state §4 knows, plus a ledger problem no entity owns."""
+    """One entity in each state the decision knows, plus a ledger problem no entity owns."""
     repo = make_repo(tmp_path / "repo")
     repo.write("checks/check.py", "import sys\nsys.exit(1)\n")
     base = repo.commit("a verifier that fails")

@@ -1,4 +1,4 @@
-"""Faults (DESIGN §4 fail closed, §6): each ends in a clear message, never a traceback,
+"""Faults: each ends in a clear message, never a traceback,
 and fails closed wherever a decision is at stake. And two `check`s at once."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The gate decision (DESIGN §4): each table row, each enforcement and authority case."""
+"""The gate decision: each table row, each enforcement and authority case."""
 
 from __future__ import annotations
 
@@ -166,7 +166,7 @@ PASSED = result("passed", 0, duration_s=0.12)
 FAILED = result("failed", 1, duration_s=0.12, output_tail="budget 50M < required 120M")
 
 
-# --------------------------------------------------------------------------- §4 table
+# --------------------------------------------------------------------------- the state table
 
 
 TABLE = [

@@ -28,9 +28,12 @@ ALLOWED: dict[str, set[str]] = {
 }
 # third-party modules, and the one layer each may be imported from
 OWNED_BY = {"click": "commands", "git": "git"}
-# starting processes: git/ for git itself, verify/ for verifiers (never git)
+# starting processes: git/ for git itself, verify/ for verifiers, app/ for failgate
+# itself (the demo) and an agent's hook command (agent doctor) — never git
 PROCESS_MODULES = {"subprocess"}
-MAY_START_PROCESSES = {"git", "verify"}
+MAY_START_PROCESSES = {"git", "verify", "app"}
+# Modules that spell a git command line without starting it, and why.
+SHOWS_GIT = {"app/demo.py": "prints the git command it ran through git/repo.run_git"}
 
 
 def imports_of(source: str) -> list[str]:
@@ -68,7 +71,7 @@ def violations(layer: str, source: str) -> list[str]:
         elif top in OWNED_BY and OWNED_BY[top] != layer:
             problems.append(f"imports {name}, which only {OWNED_BY[top]}/ may import")
         elif top in PROCESS_MODULES and layer not in MAY_START_PROCESSES:
-            problems.append(f"imports {name}: only git/ and verify/ start processes")
+            problems.append(f"imports {name}: only git/, verify/ and app/ start processes")
     if layer != "git" and starts_git(source):
         problems.append("spells a git command line: only git/ starts git")
     return problems
@@ -95,7 +98,10 @@ def test_top_level_holds_only_the_package_entry_points() -> None:
 
 @pytest.mark.parametrize(("layer", "path"), package_modules(), ids=lambda v: getattr(v, "name", v))
 def test_module_imports_only_the_layers_below_it(layer: str, path: Path) -> None:
-    assert violations(layer, path.read_text()) == []
+    found = violations(layer, path.read_text())
+    if str(path.relative_to(PACKAGE)) in SHOWS_GIT:
+        found = [problem for problem in found if "spells a git command line" not in problem]
+    assert found == []
 
 
 def test_no_module_is_over_500_lines() -> None:
@@ -116,7 +122,7 @@ def test_no_module_is_over_500_lines() -> None:
         ("render", "import failgate_hooks.app.ci", "imports failgate_hooks.app.ci"),
         ("app", "import click", "only commands/ may import"),
         ("verify", "from git import Repo", "only git/ may import"),
-        ("ledger", "import subprocess", "only git/ and verify/ start processes"),
+        ("ledger", "import subprocess", "only git/, verify/ and app/ start processes"),
         ("verify", "argv = ['git', 'status']", "only git/ starts git"),
         ("app", "run(('git', 'push'))", "only git/ starts git"),
     ],

@@ -1,4 +1,4 @@
-"""Rendering a decision (DESIGN §10): golden text, the JSON fields, and text that is data."""
+"""Rendering a decision: golden text, the JSON fields, and text that is data."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Historical replay (DESIGN §11) on real repositories, and once on a real project's history.
+"""Historical replay on real repositories, and once on a real project's history.
 
 The real history is tomli's fix of lower case "t" and "z" in datetimes, released
 as tomli 1.2.3 on 2021-12-13. tests/data/tomli.bundle holds two commits that are

@@ -1,4 +1,4 @@
-"""The trust store (DESIGN §6) on real files, with real concurrent writers."""
+"""The trust store on real files, with real concurrent writers."""
 
 from __future__ import annotations
 

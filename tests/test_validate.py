@@ -1,4 +1,4 @@
-"""The event format of DESIGN §2: every rule broken once gives its named error."""
+"""The event format: every rule broken once gives its named error."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Running verifiers (DESIGN §6) on real repositories with real processes."""
+"""Running verifiers on real repositories with real processes."""
 
 from __future__ import annotations
 

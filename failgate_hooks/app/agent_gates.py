@@ -2,7 +2,7 @@
 
 What a coding agent is told at the start of a session, in a refusal, and by the
 MCP server. The ledger is the union of HEAD's and the remote default branch's
-(protected), as `failgate export` reads it; states are §4's without running a
+(protected), as `failgate export` reads it; states are the gate decision's without running a
 verifier, so an open gate with a verifier stays open here.
 """
 

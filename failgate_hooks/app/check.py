@@ -1,4 +1,4 @@
-"""`failgate check`: one decision for a commit, trigger and destination (DESIGN §4, §5)."""
+"""`failgate check`: one decision for a commit, trigger and destination."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def run_check(
 
     commit = repo.resolve_commit(rev)
     protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
-    # config from the first protected revision; C's own only when there is none (§5)
+    # config from the first protected revision; C's own only when there is none
     first = protected[0] if protected else Revision(rev, commit)
     config = config_at(repo, first.commit, first.label)
     for name in config.ledger_refs:

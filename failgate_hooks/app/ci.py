@@ -1,4 +1,4 @@
-"""`failgate ci`: the CI gate in one command (DESIGN §7; authority §4; ledger §5).
+"""`failgate ci`: the CI gate in one command.
 
 CI finds what it checks in its environment: the commit under test, the base it
 is compared with and the destination ref. The base's ledger is the protected
@@ -181,7 +181,7 @@ def _github_target(
 
 
 def decide_ci(repo: GitRepo, environ: Mapping[str, str], *, sandbox: bool = False) -> CiRun:
-    """The §4 decision for the commit CI tests, against the base the environment names."""
+    """The gate decision for the commit CI tests, against the base the environment names."""
     if repo.is_shallow():
         raise GitError(SHALLOW_MESSAGE, hint=SHALLOW_HINT)
     target = find_target(environ, load_event(environ))
@@ -237,7 +237,7 @@ def decide_ci(repo: GitRepo, environ: Mapping[str, str], *, sandbox: bool = Fals
         commit=head,
         context=Context(trigger=TRIGGER, ref=target.ref),
         revisions=tuple(revisions),
-        # In CI the review is the authority (§4): relaxations apply and are reported.
+        # In CI the review is the authority: relaxations apply and are reported.
         authority="accept",
         trust_ledger=True,
         extra_protected_refs=extra_protected,

@@ -138,7 +138,7 @@ class Request:
     history_errors: tuple[Problem, ...] = ()
     # The commit the configuration in force was read from (None: the built-in
     # defaults). When it is not C, C's own configuration is compared with it: what
-    # loosens enforcement or authority is a relaxation (§9).
+    # loosens enforcement or authority is a relaxation.
     config_from: str | None = None
     # Relaxing changes found by the caller that are not events (a ref deletion).
     other_relaxations: tuple[Relaxation, ...] = ()
@@ -171,7 +171,7 @@ class Evaluator:
         )
 
     def evaluate(self, request: Request, *, hold_open: bool = True) -> Decision:
-        """The §4 decision for one commit and destination."""
+        """The gate decision for one commit and destination."""
         context = request.context
         facts = GitFacts(self.repo, request.commit, self.config.ledger)
         ledger = read_union(self.repo, request.revisions, self.config.ledger)
@@ -201,7 +201,7 @@ class Evaluator:
     def _config_change(
         self, request: Request, policy: Policy
     ) -> tuple[tuple[Relaxation, ...], tuple[Problem, ...]]:
-        """C's configuration against the one in force: loosening is a relaxation (§9), and a
+        """C's configuration against the one in force: loosening is a relaxation, and a
         configuration that does not parse is a problem that blocks where a gate would."""
         if request.config_from == request.commit:
             return (), ()
@@ -244,7 +244,7 @@ class Evaluator:
 
 
 def pinned_revision(ledger: Ledger, resolution: Resolution, commit: str) -> str:
-    """The commit whose copies of the verifier's files run (§6 pinning).
+    """The commit whose copies of the verifier's files run.
 
     The verification being run was introduced by the first event, in causal
     order, that sets it: a protected revision's copy when that event is in one,

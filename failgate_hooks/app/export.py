@@ -1,4 +1,4 @@
-"""`failgate export`: every entity, its state, reason and lifecycle, for an agent (DESIGN §10).
+"""`failgate export`: every entity, its state, reason and lifecycle, for an agent.
 
 A coding agent reads this to learn which risks the repository remembers. States
 come from `core/assess.py` alone, without running any verifier, so no free text
@@ -29,7 +29,7 @@ TRIGGER = "push"
 
 def export_ledger(repo: GitRepo, config: Config, *, rev: str = "HEAD") -> ExportReport:
     """Every entity at `rev` (with the remote default branch, protected), no verifier run."""
-    # The state is §4's for trigger push and an unknown ref, as `failgate gates` decides
+    # The state is the decision for trigger push and an unknown ref, as `failgate gates` decides
     # it: relaxations are accepted and listed, and an open gate with a verifier stays
     # open. A GitError propagates: an export that cannot tell a state does not guess.
     commit = repo.resolve_commit(rev)

@@ -1,8 +1,8 @@
-"""Historical replay (DESIGN §11): a gate proven on real history, from parent to repair.
+"""Historical replay: a gate proven on real history, from parent to repair.
 
 The entity and its pinned verifier files come from one ledger revision, today's,
 and run against every commit of REPAIR's first-parent chain back to PARENT, each
-in a clean checkout with those files laid over it (§6). The proof holds only when
+in a clean checkout with those files laid over it. The proof holds only when
 the verifier gives a verdict at both ends: held at the parent, cleared at the
 repair. What it finds is a core/replay.py report; render/replay.py shows it.
 """

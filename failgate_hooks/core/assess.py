@@ -36,7 +36,7 @@ def assess(
     protected_ids: frozenset[str],
     policy: Policy,
 ) -> Assessment:
-    """Phase 1: the entity's §4 state for C, with its relaxations and the verifier to run."""
+    """Phase 1: the entity's state for C, with its relaxations and the verifier to run."""
     relaxations, resolution = _authority(resolution, protected_ids, policy)
     shown = resolution.state
     base = Assessment(
@@ -223,7 +223,7 @@ def _authority(
 def _relaxing(
     resolution: Resolution, protected_ids: frozenset[str], known: bool
 ) -> list[tuple[str, tuple[RelaxationKind, ...]]]:
-    """The remaining, unprotected relaxing events (§1), in resolution order, with kinds.
+    """The remaining, unprotected relaxing events, in resolution order, with kinds.
 
     A superseded event changes nothing, so it relaxes nothing."""
     found: list[tuple[str, tuple[RelaxationKind, ...]]] = []

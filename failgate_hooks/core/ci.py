@@ -42,7 +42,7 @@ class CiRun:
         return exitcodes.ALLOWED if self.decision is None else self.decision.exit_code
 
     def outputs(self) -> dict[str, str]:
-        """The step's outputs: the decision and the counts of §10, for later steps."""
+        """The step's outputs: the decision and the counts, for later steps."""
         if self.decision is None:
             return {"decision": "allowed"}
         counts = {key: str(value) for key, value in self.decision.counts.items()}

@@ -140,3 +140,17 @@ def needs_reading(flat: str) -> bool:
         word in flat and re.search(rf"(?<![a-z0-9_]){word}(?![a-z_])", flat) is not None
         for word in _NEEDLE_WORDS
     )
+
+
+def relaxing_record(args: list[str]) -> bool:
+    for index, arg in enumerate(args):
+        if arg.startswith(("--supersedes", "--retracts", "--status=expired")):
+            return True
+        if arg == "--status" and args[index + 1 : index + 2] == ["expired"]:
+            return True
+    return False
+
+
+def basename(text: str) -> str:
+    """A command's name as the system finds it: `/usr/bin/Git.exe` is git where case is folded."""
+    return text.rsplit("/", 1)[-1].lower().removesuffix(".exe")

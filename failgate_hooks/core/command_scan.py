@@ -50,8 +50,10 @@ from failgate_hooks.core.command_rules import (
     CommandScan,
     Finding,
     Risk,
+    basename,
     holds_bypass,
     needs_reading,
+    relaxing_record,
     squashed,
 )
 from failgate_hooks.core.command_writes import WRITERS, WriteTarget, operands, written_by
@@ -166,7 +168,7 @@ def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
             state.pushes.append(_Push("computed", None, computed_args=True))
         state.unreadable.append(f"the command {_shown(head)} is computed by the shell")
         return
-    name = _basename(head.text)
+    name = basename(head.text)
     args = argv[1:]
     if name in _WRAPPERS:
         inner = _unwrap(name, args, state, depth)
@@ -204,7 +206,7 @@ def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
         state.writes.extend(written_by(name, args, state.cwd))
         # an unknown wrapper in front of git (`nice -n5 git push`, `echo git push`)
         for index, word in enumerate(args):
-            if not word.dynamic and _basename(word.text) == "git":
+            if not word.dynamic and basename(word.text) == "git":
                 _git(args[index + 1 :], state, depth, state.cwd, pushes_only=True)
                 break
 
@@ -237,13 +239,13 @@ def _unwrap(name: str, args: list[Word], state: _State, depth: int) -> list[Word
 def _appender(name: str, args: list[Word], state: _State, depth: int) -> None:
     """`xargs git push`: the arguments it adds are read from its input, unseen here."""
     for index, word in enumerate(args):
-        if not word.dynamic and _basename(word.text) == "git":
+        if not word.dynamic and basename(word.text) == "git":
             state.pushes.extend(
                 _Push(p.kind, p.bypass, computed_args=True)
                 for p in _git_pushes(args[index + 1 :], state, depth)
             )
             return
-        if not word.dynamic and _basename(word.text) in _SHELLS:
+        if not word.dynamic and basename(word.text) in _SHELLS:
             state.unreadable.append(f"{name} runs a shell with arguments it reads from its input")
             return
 
@@ -421,7 +423,7 @@ def _failgate(args: list[Word], state: _State) -> None:
     relaxing = (
         sub in ("expire", "confirm", "uninstall")
         or (sub == "trust" and "--yes" in rest)
-        or (sub == "record" and _relaxing_record(rest))
+        or (sub == "record" and relaxing_record(rest))
     )
     if relaxing:
         state.findings.append(Finding(Risk.RELAXING, " ".join(["failgate", sub, *rest[:1]])))
@@ -429,15 +431,6 @@ def _failgate(args: list[Word], state: _State) -> None:
         # it rewrites the agents' hook configuration, which could then run anything
         what = f"the agents' hook configuration (failgate agent {rest[0]})"
         state.findings.append(Finding(Risk.PROTECTED_WRITE, what))
-
-
-def _relaxing_record(args: list[str]) -> bool:
-    for index, arg in enumerate(args):
-        if arg.startswith(("--supersedes", "--retracts", "--status=expired")):
-            return True
-        if arg == "--status" and args[index + 1 : index + 2] == ["expired"]:
-            return True
-    return False
 
 
 def _interpreter(name: str, args: list[Word], cmd: Command, state: _State) -> None:
@@ -476,7 +469,7 @@ def _find(args: list[Word], cmd: Command, state: _State, depth: int) -> None:
             end = next((i for i in range(start, len(texts)) if texts[i] in (";", "+")), len(texts))
             inner = [Word(DYN, dynamic=True) if w.text == "{}" else w for w in args[start:end]]
             if inner:
-                writes = writes or _basename(inner[0].text) in WRITERS
+                writes = writes or basename(inner[0].text) in WRITERS
                 _argv(inner, Command(), state, depth)
     if writes:
         # what it changes is inside its starting points, whatever the expression selects
@@ -493,11 +486,6 @@ def _moved(cwd: str | None, operands: Sequence[Word]) -> str | None:
     if target.startswith("/"):
         return target
     return f"{cwd if cwd is not None else DYN}/{target}"
-
-
-def _basename(text: str) -> str:
-    """A command's name as the system finds it: `/usr/bin/Git.exe` is git where case is folded."""
-    return text.rsplit("/", 1)[-1].lower().removesuffix(".exe")
 
 
 def _shown(word: Word) -> str:

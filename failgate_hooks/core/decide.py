@@ -110,7 +110,7 @@ def decide(
 
 
 def enforces(context: Context, policy: Policy) -> bool:
-    """Whether something that blocks blocks here, before mode warn (§4 Enforcement).
+    """Whether something that blocks blocks here, before mode warn.
 
     Any trigger but push always enforces; a push enforces on a protected ref, on
     an unknown one (fail closed), and on every ref under block_on = "all"."""

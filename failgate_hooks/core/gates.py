@@ -40,7 +40,7 @@ class GateState(enum.StrEnum):
     OPEN = "open"
 
 
-# The states that refuse an action where enforcement applies (§4 Enforcement).
+# The states that refuse an action where enforcement applies.
 BLOCKING_STATES = frozenset({GateState.OPEN, GateState.CONFLICT, GateState.INVALID})
 
 
@@ -52,7 +52,7 @@ class RelaxationKind(enum.StrEnum):
     VERIFICATION = "verification"
     TRIGGERS = "triggers"
     APPLIES_TO = "applies_to"
-    # Two that are not events (§1): what loosens the configuration in force, and the
+    # Two that are not events: what loosens the configuration in force, and the
     # deletion of a protected ref whose ledger holds events the default branch lacks.
     CONFIG = "config"
     REF_DELETION = "ref_deletion"
@@ -93,7 +93,7 @@ class Facts(Protocol):
 
     @property
     def content_key(self) -> str:
-        """C's content key (§6): its tree without the ledger folder."""
+        """C's content key: its tree without the ledger folder."""
         ...
 
     def since_relation(self, since: str) -> bool | None:
@@ -120,7 +120,7 @@ class Context:
 
 @dataclass(frozen=True)
 class Policy:
-    """Enforcement and authority, from the protected configuration (§4, §9)."""
+    """Enforcement and authority, from the protected configuration."""
 
     # Required, so that a forgotten list cannot quietly protect nothing; the caller
     # has already added the remote's default branch.
@@ -129,7 +129,7 @@ class Policy:
     mode: str = "enforce"
     authority: str = "accept"
     pusher_is_relaxer: bool = False
-    # False where verifiers do not run at all (pre-receive without --exec, §7): an
+    # False where verifiers do not run at all (pre-receive without --exec): an
     # open gate then only warns; conflicts, invalid entities and pending
     # relaxations still block, since no verifier could have settled them.
     hold_open: bool = True
@@ -147,7 +147,7 @@ class Policy:
 
 @dataclass(frozen=True)
 class Relaxation:
-    """A relaxing event (§1) not yet in a protected revision, or a relaxing change that is
+    """A relaxing event not yet in a protected revision, or a relaxing change that is
     not an event (a configuration change, a ref deletion: `event_id` and `entity_key` "")."""
 
     event_id: str
@@ -162,7 +162,7 @@ class Relaxation:
 
 @dataclass(frozen=True)
 class Assessment:
-    """Phase 1: one entity's §4 state for C, before any verifier ran."""
+    """Phase 1: one entity's state for C, before any verifier ran."""
 
     entity_key: str
     state: GateState
@@ -230,6 +230,6 @@ class Decision:
 
     @property
     def counts(self) -> dict[str, int]:
-        """How many gates are open, cleared, in conflict and invalid (§10)."""
+        """How many gates are open, cleared, in conflict and invalid."""
         wanted = (GateState.OPEN, GateState.CLEARED, GateState.CONFLICT, GateState.INVALID)
         return {str(s): sum(1 for g in self.gates if g.state is s) for s in wanted}

@@ -1,4 +1,4 @@
-"""Make text from the ledger, a verifier or git safe to print (DESIGN §10); pure.
+"""Make text from the ledger, a verifier or git safe to print; pure.
 
 Everything failgate prints is data, never instructions to the terminal: escape
 sequences could rewrite earlier lines, retitle the window, hide text or, on some

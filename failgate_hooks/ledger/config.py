@@ -1,4 +1,4 @@
-"""Configuration (DESIGN §9): `[tool.failgate]` in pyproject.toml, or failgate.toml.
+"""Configuration: `[tool.failgate]` in pyproject.toml, or failgate.toml.
 
 Always read from committed bytes of a chosen revision, never from the working
 tree: a pushed commit must not be able to move the ledger, switch to warn mode,

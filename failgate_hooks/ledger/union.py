@@ -1,6 +1,6 @@
 """The ledger as git holds it: the union of several revisions, with provenance.
 
-Read from git objects, never from the working tree (DESIGN §5): the working
+Read from git objects, never from the working tree: the working
 tree is not what is pushed. Each event remembers which revisions hold it, since
 authority and pinning depend on it. Writing a new event file is here too,
 because it is the one place failgate touches the working tree's ledger.
@@ -351,7 +351,7 @@ def working_tree_files(root: str, ledger_dir: str, entity_key: str) -> Mapping[s
 
 
 def inspection_config(repo: GitRepo) -> Config:
-    """Config for commands that only write or inspect (§5): the remote default
+    """Config for commands that only write or inspect: the remote default
     branch's committed config when there is one, else HEAD's, else defaults."""
     from failgate_hooks.git.repo import default_remote, remote_default_branch
 

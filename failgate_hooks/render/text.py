@@ -1,4 +1,4 @@
-"""A decision as text for people and as JSON for programs (DESIGN §10). Pure.
+"""A decision as text for people and as JSON for programs. Pure.
 
 Every string in a decision may come from the ledger, a verifier or git: it is
 data, never instructions, so each one is sanitised here, on every output path,
@@ -68,7 +68,7 @@ def render_text(
     verbose: bool = False,
     unprotected_advice: str = CHECK_ADVICE,
 ) -> str:
-    """The §10 text: a header, one line per gate, relaxations, problems, the verdict.
+    """The text: a header, one line per gate, relaxations, problems, the verdict.
 
     With no protected revision, the accepted relaxations are counted on one line,
     followed by `unprotected_advice`, unless `verbose` asks for each."""
@@ -88,7 +88,7 @@ def render_text(
 
 
 def render_json(decision: Decision) -> str:
-    """The §10 JSON object; fields are only ever added."""
+    """The JSON object; fields are only ever added."""
     doc: dict[str, Any] = {
         "schema_version": JSON_SCHEMA_VERSION,
         "trigger": decision.trigger,
@@ -267,7 +267,7 @@ def _why_not_blocking(decision: Decision) -> str:
         return '(mode = "warn")'
     if not decision.enforcing:
         return f"on {_line(decision.ref or '')} (not a protected ref)"
-    # Enforcing, and still only warnings: open gates where no verifier runs (§7).
+    # Enforcing, and still only warnings: open gates where no verifier runs.
     return "(no verifier runs here)"
 
 

@@ -1,4 +1,4 @@
-"""Running a verifier on exactly commit C (DESIGN §6).
+"""Running a verifier on exactly commit C.
 
 A clean checkout of C's tree, the pinned verifier files laid over it from the
 revision the event was read from, and two local facts consulted before
@@ -97,7 +97,7 @@ def _signal_name(number: int) -> str:
 
 
 def _inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | None:
-    """Why the user's work tree cannot stand for C, or None when it can (§6)."""
+    """Why the user's work tree cannot stand for C, or None when it can."""
     if repo.working_dir is None:
         return "the repository is bare"
     if repo.try_resolve_commit("HEAD") != commit:
@@ -138,7 +138,7 @@ def run_gate_verifier(
     progress: Progress | None = None,
     sandbox: Sandbox | None = None,
 ) -> VerifierResult:
-    """Run one gate's verifier on exactly `commit` (§6), or say why it did not run.
+    """Run one gate's verifier on exactly `commit`, or say why it did not run.
 
     `pinned_from` is the revision the event was read from (None: `commit`).
     `progress` gets one line before the verifier runs; it holds ledger text, so

@@ -1,4 +1,4 @@
-"""This machine's trust store: the verifier version approved here for each gate (§6).
+"""This machine's trust store: the verifier version approved here for each gate.
 
 Trust is a fact about this machine, never committed: it lives in
 `<git-common-dir>/failgate/trust.json`, shared by linked worktrees. It holds

@@ -1,4 +1,4 @@
-"""`failgate ci` in a simulated GitHub Actions environment on real repositories (DESIGN §7).
+"""`failgate ci` in a simulated GitHub Actions environment on real repositories.
 
 Each run is a fresh interpreter with the variables the Actions runner sets, a
 real event payload file and a real step summary file. Its output is read the
