@@ -34,7 +34,7 @@ def held_gates(repo: GitRepo) -> AgentGates:
         revisions.append(Revision(found[0], found[1], protected=True))
         extra_protected = (as_remote_ref(found[0], remote or ""),)
     ref = push_ref(repo, remote) or (extra_protected[0] if extra_protected else None)
-    ledger = read_union(repo, revisions, config.ledger)
+    ledger = read_union(repo, revisions, config.ledger, config.max_event_bytes)
     facts = GitFacts(repo, commit, config.ledger)
     context = Context(trigger=TRIGGER, ref=ref)
     policy = Policy(

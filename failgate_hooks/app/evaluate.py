@@ -174,7 +174,9 @@ class Evaluator:
         """The gate decision for one commit and destination."""
         context = request.context
         facts = GitFacts(self.repo, request.commit, self.config.ledger)
-        ledger = read_union(self.repo, request.revisions, self.config.ledger)
+        ledger = read_union(
+            self.repo, request.revisions, self.config.ledger, self.config.max_event_bytes
+        )
         policy = self.policy(request, hold_open=hold_open)
         config_relaxations, config_problems = self._config_change(request, policy)
         protected_ids = ledger.protected_ids  # computed once: it walks the whole ledger

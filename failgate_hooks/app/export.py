@@ -40,7 +40,7 @@ def export_ledger(repo: GitRepo, config: Config, *, rev: str = "HEAD") -> Export
     if found is not None:
         revisions.append(Revision(found[0], found[1], protected=True))
         extra_protected = ("refs/heads/" + found[0].removeprefix(f"refs/remotes/{remote}/"),)
-    ledger = read_union(repo, revisions, config.ledger)
+    ledger = read_union(repo, revisions, config.ledger, config.max_event_bytes)
     facts = GitFacts(repo, commit, config.ledger)
     context = Context(trigger=TRIGGER)
     policy = Policy(

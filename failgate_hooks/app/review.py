@@ -51,7 +51,7 @@ def inspection_revisions(repo: GitRepo) -> list[Revision]:
 def inspection_ledger(repo: GitRepo, config: Config) -> tuple[Ledger, str]:
     """HEAD's ledger united with the remote default branch's (a protected revision)."""
     revisions = inspection_revisions(repo)
-    return read_union(repo, revisions, config.ledger), revisions[0].commit
+    return read_union(repo, revisions, config.ledger, config.max_event_bytes), revisions[0].commit
 
 
 def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
@@ -60,7 +60,7 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
     revisions = inspection_revisions(repo)
     head = revisions[0].commit
     labels = {r.commit: r.label for r in reversed(revisions)}
-    ledger = read_union(repo, revisions, config.ledger)
+    ledger = read_union(repo, revisions, config.ledger, config.max_event_bytes)
     store = TrustStore(repo.common_dir)
     tracked = {e.path for e in repo.ls_tree(head) if e.type == "blob"}
     out = []

@@ -18,6 +18,11 @@ from failgate_hooks.core.events import is_safe_relative_path
 from failgate_hooks.core.validate import timeout_problem
 
 CONFIG_FILES = ("failgate.toml", "pyproject.toml")
+# An event is a few hundred bytes: a file of megabytes is an attack on every later
+# push that reads it, and validating it would cost them all.
+MAX_EVENT_BYTES = 64 * 1024
+# The most a configuration may raise it to.
+MAX_EVENT_BYTES_LIMIT = 16 * 1024 * 1024
 # `**` crosses `/`: refs/tags/prod/v1 and refs/heads/release/2.0/hotfix are shipped refs too.
 DEFAULT_PROTECTED_REFS = (
     "refs/heads/main",
@@ -45,6 +50,7 @@ class Config:
     identity_env: str | None = None
     sandbox: str = "none"  # "bwrap": every verifier runs in bubblewrap
     sandbox_network: bool = False
+    max_event_bytes: int = MAX_EVENT_BYTES  # a larger event file is invalid
     source: str = "defaults"  # where it was read from, for messages
 
 
@@ -100,6 +106,16 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
     problem = timeout_problem(timeout)
     if problem is not None:
         raise UsageError(f"{where}: {prefix}default_timeout_s: {problem}")
+    max_event_bytes = table.get("max_event_bytes", MAX_EVENT_BYTES)
+    if (
+        not isinstance(max_event_bytes, int)
+        or isinstance(max_event_bytes, bool)
+        or not 1024 <= max_event_bytes <= MAX_EVENT_BYTES_LIMIT
+    ):
+        raise UsageError(
+            f"{where}: {prefix}max_event_bytes must be a whole number of bytes from 1024 to "
+            f"{MAX_EVENT_BYTES_LIMIT}, got {max_event_bytes!r}"
+        )
     sandbox_network = table.get("sandbox_network", False)
     if not isinstance(sandbox_network, bool):
         raise UsageError(f"{where}: {prefix}sandbox_network must be true or false")
@@ -126,6 +142,7 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
         identity_env=identity_env,
         sandbox=text("sandbox", "none", ("none", "bwrap")),
         sandbox_network=sandbox_network,
+        max_event_bytes=max_event_bytes,
         source=source,
     )
 
@@ -147,6 +164,8 @@ def loosened(before: Config, after: Config) -> list[str]:
     changes = []
     if before.mode == "enforce" and after.mode == "warn":
         changes.append('mode "enforce" -> "warn"')
+    if after.max_event_bytes > before.max_event_bytes:
+        changes.append(f"max_event_bytes {before.max_event_bytes} -> {after.max_event_bytes}")
     if before.block_on == "all" and after.block_on == "protected":
         changes.append('block_on "all" -> "protected"')
     removed = [ref for ref in before.protected_refs if ref not in after.protected_refs]

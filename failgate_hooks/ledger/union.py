@@ -25,7 +25,7 @@ from failgate_hooks.core.events import (
 from failgate_hooks.core.resolve import Resolution, resolve_entity
 from failgate_hooks.core.validate import parse_event
 from failgate_hooks.git.repo import GitRepo, TreeEntry
-from failgate_hooks.ledger.config import CONFIG_FILES, Config, parse_config
+from failgate_hooks.ledger.config import CONFIG_FILES, MAX_EVENT_BYTES, Config, parse_config
 from failgate_hooks.ledger.parsecache import File, Parse, ParseCache
 
 
@@ -138,20 +138,45 @@ def classify_path(path: str, ledger_dir: str) -> tuple[str | None, Problem | Non
     return key, None
 
 
-def read_union(repo: GitRepo, revisions: Sequence[Revision], ledger_dir: str) -> Ledger:
-    """The ledger at every revision, merged by id; a differing duplicate is an integrity error."""
+# A ledger of more files than this is refused whole: no team records a hundred
+# thousand failures, and reading them would make every push wait.
+MAX_LEDGER_FILES = 100_000
+
+
+def read_union(
+    repo: GitRepo,
+    revisions: Sequence[Revision],
+    ledger_dir: str,
+    max_event_bytes: int = MAX_EVENT_BYTES,
+) -> Ledger:
+    """The ledger at every revision, merged by id; a differing duplicate is an integrity error.
+
+    An event file over `max_event_bytes` is invalid, and a ledger of more than
+    MAX_LEDGER_FILES files is an integrity problem, before anything is parsed."""
     by_commit: dict[str, list[Revision]] = {}
     for rev in revisions:
         by_commit.setdefault(rev.commit, []).append(rev)
     folder = ledger_dir.strip("/")
     listings = [(revs, repo.ls_folder(commit, folder)) for commit, revs in by_commit.items()]
+    too_many = max(len(entries) for _, entries in listings) if listings else 0
+    if too_many > MAX_LEDGER_FILES:
+        ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
+        ledger.problems.append(
+            Problem(
+                code="ledger-too-large",
+                message=f"the ledger holds {too_many} files, more than {MAX_LEDGER_FILES}: "
+                "nothing of it was read",
+                path=folder,
+            )
+        )
+        return ledger
     # each path named once, however many revisions list it
     names: dict[str, Name] = {}
     for _, entries in listings:
         for entry in entries:
             if entry.path not in names and not _is_dot_file(entry.path):
                 names[entry.path] = Name(*classify_path(entry.path, ledger_dir))
-    parsed = _parse_event_files(repo, _event_files(listings, names))
+    parsed = _parse_event_files(repo, _event_files(listings, names), max_event_bytes)
     ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
     for revs, entries in listings:
         for entry in entries:
@@ -186,7 +211,9 @@ def _event_files(
     return {key: sorted(files) for key, files in found.items()}
 
 
-def _parse_event_files(repo: GitRepo, files_by_entity: Mapping[str, list[File]]) -> Parsed:
+def _parse_event_files(
+    repo: GitRepo, files_by_entity: Mapping[str, list[File]], max_event_bytes: int
+) -> Parsed:
     """Every event file parsed: the parse cache's, else read from git and parsed (and kept).
 
     A blob git cannot give is left out, and nothing of its entity is kept: `_add_entry`
@@ -196,31 +223,52 @@ def _parse_event_files(repo: GitRepo, files_by_entity: Mapping[str, list[File]])
     cache = ParseCache.open(repo)
     parsed: Parsed = {}
     missed: dict[str, list[File]] = {}
+
+    # The limit decides what a file parses to: a parse kept under one limit is no answer
+    # under another.
+    def cache_key(key: str) -> str:
+        return f"{key} max_event_bytes={max_event_bytes}"
+
     for key, files in files_by_entity.items():
-        kept = cache.get(key, files)
+        kept = cache.get(cache_key(key), files)
         if kept is None:
             missed[key] = files
         else:
             parsed.update(zip(files, kept, strict=True))
-    parsed.update(_read_and_parse(repo, missed))
+    parsed.update(_read_and_parse(repo, missed, max_event_bytes))
     for key, files in missed.items():
         if all(file in parsed for file in files):
-            cache.put(key, files, [parsed[file] for file in files])
+            cache.put(cache_key(key), files, [parsed[file] for file in files])
     cache.save()
     return parsed
 
 
-def _read_and_parse(repo: GitRepo, files_by_entity: Mapping[str, list[File]]) -> Parsed:
+def _read_and_parse(
+    repo: GitRepo, files_by_entity: Mapping[str, list[File]], max_event_bytes: int
+) -> Parsed:
     """The files' blobs read in one batch through `cat-file`, each parsed as it comes."""
     keys_by_oid: dict[str, dict[str, str]] = {}  # blob id -> path -> entity key
     for key, files in files_by_entity.items():
         for path, oid in files:
             keys_by_oid.setdefault(oid, {})[path] = key
     return {
-        (path, oid): parse_event(raw, path, entity_key=key)
+        (path, oid): _parse_bounded(raw, path, key, max_event_bytes)
         for oid, raw in repo.iter_blobs(keys_by_oid, missing_ok=True)
         for path, key in keys_by_oid[oid].items()
     }
+
+
+def _parse_bounded(raw: bytes, path: str, key: str, max_event_bytes: int) -> Parse:
+    if len(raw) > max_event_bytes:
+        problem = Problem(
+            code="event-too-large",
+            message=f"{len(raw)} bytes, more than max_event_bytes ({max_event_bytes}): "
+            "an event is a few hundred bytes; retract this one",
+            path=path,
+            entity_key=key,
+        )
+        return None, [problem]
+    return parse_event(raw, path, entity_key=key)
 
 
 def _is_dot_file(path: str) -> bool:
