@@ -96,6 +96,8 @@ class VerifierRunner:
     def close(self) -> None:
         if self._checkouts is not None:
             self._checkouts.close()
+            for note in dict.fromkeys(self._checkouts.left_behind):
+                progress_line(f"failgate: warning: {note}")
 
 
 def make_runner(

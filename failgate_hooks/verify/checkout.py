@@ -32,6 +32,8 @@ class Checkouts:
         self._base: str | None = None
         self._indexes: dict[str, str] = {}
         self._count = 0
+        # What could not be removed (a verifier made a file immutable): reported, left.
+        self.left_behind: list[str] = []
 
     def __enter__(self) -> Checkouts:
         return self
@@ -44,7 +46,7 @@ class Checkouts:
         base, self._base = self._base, None
         self._indexes.clear()
         if base is not None:
-            remove_tree(base)
+            self._remove(base)
 
     @contextlib.contextmanager
     def checkout(self, commit: str) -> Iterator[str]:
@@ -53,7 +55,18 @@ class Checkouts:
         try:
             yield path
         finally:
+            self._remove(path)
+
+    def _remove(self, path: str) -> None:
+        """Remove a folder; one that cannot be removed is noted, never a failure of the run:
+        the verifier's verdict stands."""
+        try:
             remove_tree(path)
+        except OSError as exc:
+            self.left_behind.append(
+                f"could not remove {path} ({exc.strerror or exc}): remove it by hand "
+                "(a verifier may have made a file immutable: chattr -R -i)"
+            )
 
     def fresh(self, commit: str) -> str:
         """A new folder holding exactly `commit`'s tree, removed by `close`."""

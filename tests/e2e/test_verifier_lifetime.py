@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from failgate_hooks.verify.process import run_command
-from tests.conftest import Repo
+from tests.conftest import Repo, make_repo
 from tests.processes import dead, eventually_dead, gated_repo, kill_quietly, wait_for
 from tests.worlds import with_remote
 
@@ -193,3 +194,36 @@ def test_a_signalled_server_hook_refuses_the_push_and_ends_its_verifier(tmp_path
     finally:
         hook.kill()
         kill_quietly(verifier, grandchild)
+
+
+IMMUTABLE = """\
+import subprocess, sys
+open("stuck.txt", "w").write("a verifier that makes a file immutable\\n")
+subprocess.run(["chattr", "+i", "stuck.txt"], check=True)
+sys.exit(1)
+"""
+
+
+def test_a_checkout_that_cannot_be_removed_is_reported_and_the_decision_stands(
+    tmp_path: Path,
+) -> None:
+    assert os.geteuid() == 0, "chattr +i needs root, as CI and make test run"
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/stuck.py", IMMUTABLE)
+    repo.commit("a verifier")
+    repo.record(
+        "ops:stuck", "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", "python3 checks/stuck.py", "--verify-file", "checks/stuck.py", "--no-probe",
+    )  # fmt: skip
+    repo.commit("record it")
+    result = repo.failgate("check", "--ref", "refs/heads/main")
+    try:
+        assert result.code == 1, result  # held, as the verifier said
+        assert "Traceback" not in result.output
+        assert "could not remove" in result.err and "chattr -R -i" in result.err
+    finally:
+        for line in result.err.splitlines():
+            if "could not remove" in line:
+                left = line.split("could not remove ", 1)[1].split(" (", 1)[0]
+                subprocess.run(["chattr", "-R", "-i", left], check=False)
+                shutil.rmtree(left, ignore_errors=True)
