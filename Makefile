@@ -31,7 +31,7 @@ bwrap:
 
 # pytest exits 5 when it collected nothing: that is a failure here, never a pass.
 unit: $(STAMP) bwrap
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2
 
 test: lint typecheck unit
 
