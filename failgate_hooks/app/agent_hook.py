@@ -103,12 +103,18 @@ def _protection(where: str) -> Protected:
     from failgate_hooks.ledger.union import inspection_config
 
     try:
-        with GitRepo.open(where) as repo:
-            hooks = (hooks_dir(repo), os.path.join(repo.common_dir, "hooks"))
-            ledger = inspection_config(repo).ledger
-            return Protected(root=repo.working_dir, ledger=ledger, hooks_dirs=hooks)
+        repo = GitRepo.open(where)
     except FailgateError:
         return Protected()
+    with repo:
+        hooks = [os.path.join(repo.common_dir, "hooks")]
+        ledger = Protected.ledger
+        try:
+            hooks.append(hooks_dir(repo))
+            ledger = inspection_config(repo).ledger
+        except FailgateError:
+            pass  # a configuration that does not parse still has the default ledger guarded
+        return Protected(root=repo.working_dir, ledger=ledger, hooks_dirs=tuple(hooks))
 
 
 def held_or_why(where: str) -> tuple[AgentGates | None, str | None]:

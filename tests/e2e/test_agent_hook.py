@@ -177,6 +177,15 @@ def test_a_ledger_renamed_in_the_config_is_the_one_protected(tmp_path: Path) -> 
     assert shell(repo, "claude", "rm -rf ledger").verdict("claude").action == "run"
 
 
+def test_a_configuration_that_does_not_parse_leaves_the_default_ledger_guarded(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.write("failgate.toml", 'mode = "sideways"\n')
+    repo.commit("a configuration failgate refuses")
+    assert shell(repo, "claude", "rm -rf ledger").verdict("claude").action == "block"
+
+
 @pytest.mark.parametrize("agent", AGENTS)
 def test_an_input_it_cannot_read_refuses_a_push_and_is_silent_otherwise(
     gated: tuple[Repo, Path], agent: str
