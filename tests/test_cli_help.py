@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
+
 import click
 import pytest
 from click.testing import CliRunner
 
-from failgate_hooks.commands.cli import main
+from failgate_hooks.commands.cli import COMMAND_MODULES, main
 
-COMMANDS = sorted(main.commands)
+COMMANDS = main.list_commands(click.Context(main))
 
 
 def test_the_group_lists_every_designed_command() -> None:
@@ -21,7 +23,8 @@ def test_the_group_lists_every_designed_command() -> None:
 
 @pytest.mark.parametrize("name", COMMANDS)
 def test_every_command_and_option_has_help(name: str) -> None:
-    command = main.commands[name]
+    command = main.get_command(click.Context(main), name)
+    assert command is not None
     assert command.help and command.help.strip(), f"{name} has no help"
     for param in command.params:
         if isinstance(param, click.Option):
@@ -35,3 +38,13 @@ def test_the_group_help_runs() -> None:
     result = CliRunner().invoke(main, ["--help"])
     assert result.exit_code == 0
     assert "-C" in result.output
+
+
+def test_each_command_is_loaded_from_the_module_that_defines_it() -> None:
+    """The lazy table names every command of every command module, and nothing else."""
+    defined = {
+        command.name: module
+        for module in sorted(set(COMMAND_MODULES.values()))
+        for command in importlib.import_module(f"failgate_hooks.commands.{module}").COMMANDS
+    }
+    assert defined == COMMAND_MODULES

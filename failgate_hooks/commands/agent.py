@@ -14,12 +14,6 @@ from failgate_hooks.core.agents import AGENTS
 from failgate_hooks.core.sanitize import clean_line
 
 
-def register(group: click.Group) -> None:
-    """Add the agent commands to failgate's group."""
-    for command in (agent_hook, agent, mcp):
-        group.add_command(command)
-
-
 def _directory(ctx: click.Context) -> str:
     return str(ctx.find_root().obj or ".")
 
@@ -144,3 +138,6 @@ def mcp(ctx: click.Context) -> None:
     from failgate_hooks.app import mcp_server
 
     mcp_server.serve(_directory(ctx))
+
+
+COMMANDS = [agent_hook, agent, mcp]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -9,7 +10,7 @@ import click
 
 from failgate_hooks import __version__
 
-# The hooks' entry points live in hookmain, which imports no click; cli names them
+# The hooks' entry points live in hooks.py, which imports no click; cli names them
 # too for hook scripts written by earlier versions (`from failgate_hooks.commands.cli import …`).
 from failgate_hooks.commands.hooks import error_lines, pre_push_main, pre_receive_main
 from failgate_hooks.commands.signals import ended_by_signals
@@ -26,8 +27,32 @@ def report_error(error: FailgateError) -> None:
         click.echo(line, err=True)
 
 
+# Each command's module, imported only when one of its commands is asked for: a
+# `check` in a hook pays for the decision, not for the agent scanner or the
+# installer. tests/test_cli_help.py holds this table to the modules' COMMANDS.
+COMMAND_MODULES = {
+    **dict.fromkeys(("record", "confirm", "expire"), "record"),
+    **dict.fromkeys(("log", "fsck", "gates", "export", "doctor"), "inspect"),
+    **dict.fromkeys(("check", "try", "ci", "replay"), "decide"),
+    **dict.fromkeys(("trust", "demo", "install", "uninstall"), "setup"),
+    **dict.fromkeys(("agent-hook", "agent", "mcp"), "agent"),
+}
+
+
 class FailgateGroup(click.Group):
-    """Turns every expected failure into its message and exit code, never a traceback."""
+    """Loads each command on first use, and turns every expected failure into its
+    message and exit code, never a traceback."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module_name = COMMAND_MODULES.get(cmd_name)
+        if module_name is not None and cmd_name not in self.commands:
+            module = importlib.import_module(f"failgate_hooks.commands.{module_name}")
+            for command in module.COMMANDS:
+                self.add_command(command)
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -60,16 +85,3 @@ def run() -> None:
     """The `failgate` program (its console script, and `python -m failgate_hooks`)."""
     with ended_by_signals():
         main(prog_name="failgate")
-
-
-def _register() -> None:
-    from failgate_hooks.commands import decide, inspect, record, setup
-    from failgate_hooks.commands.agent import register as register_agent_commands
-
-    for module in (record, inspect, decide, setup):
-        for command in module.COMMANDS:
-            main.add_command(command)
-    register_agent_commands(main)
-
-
-_register()
