@@ -1,11 +1,12 @@
-"""Parsed event files kept between runs, in one file keyed by what git names forever.
+"""Parsed and resolved entities kept between runs, in one file keyed by what git names forever.
 
-Reading and parsing every event blob is most of what a decision costs on a
-large ledger, and it gives the same answer every time: a parse depends only
-on the file's bytes, its path and the entity its folder names. So each
-entity's parses are kept under a digest of its key and its sorted (path,
-blob id) pairs. A blob id names its bytes forever: an entry is never stale,
-only unused.
+Reading, parsing and resolving every event is most of what a decision costs
+on a large ledger, and it gives the same answer every time: a parse depends
+only on the file's bytes, its path and the entity its folder names, and an
+entity's resolution only on its parses. So each entity's parses and the
+resolution of those parses are kept under a digest of its key and its sorted
+(path, blob id) pairs. A blob id names its bytes forever: an entry is never
+stale, only unused.
 
 The file is `<git-common-dir>/failgate/parsed-events.pickle`. It carries a
 format version (failgate's, Python's, and a digest of the sources whose rules
@@ -38,12 +39,14 @@ from typing import Any, TypeGuard
 from failgate_hooks import __version__
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.events import Event, Problem
+from failgate_hooks.core.resolve import Resolution
 from failgate_hooks.git.repo import GitRepo
 
 FILE_NAME = "parsed-events.pickle"
 
 File = tuple[str, str]  # (path, blob id)
-Parse = tuple[Event | None, list[Problem]]  # what core.events.parse_event gives
+Parse = tuple[Event | None, list[Problem]]  # what core.validate.parse_event gives
+Entry = tuple[list[Parse], Resolution]  # an entity's parses, in file order, and their resolution
 
 
 def cache_path(repo: GitRepo) -> str | None:
@@ -76,12 +79,17 @@ class ParseCache:
             self._version, path = "", None
         self._path = path
         self._on_disk = self._load() if path is not None else {}
-        self._used: dict[bytes, list[Parse]] = {}
+        self._used: dict[bytes, Entry] = {}
         self._added = False
 
     @classmethod
     def open(cls, repo: GitRepo) -> ParseCache:
         return cls(cache_path(repo))
+
+    @property
+    def enabled(self) -> bool:
+        """Whether anything put here is kept for the next run."""
+        return self._path is not None
 
     def _load(self) -> dict[bytes, Any]:
         assert self._path is not None
@@ -95,17 +103,18 @@ class ParseCache:
         entities = data.get("entities")
         return entities if type(entities) is dict else {}
 
-    def get(self, entity_key: str, files: Sequence[File]) -> list[Parse] | None:
-        """The parses of `files` (sorted), in their order, when an earlier read kept them."""
+    def get(self, entity_key: str, files: Sequence[File]) -> Entry | None:
+        """The parses of `files` (sorted), in their order, and their resolution, when an
+        earlier read kept them."""
         key = _digest(entity_key, files)
         found = self._on_disk.get(key)
-        if not _is_parses(found, len(files)):
+        if not _is_entry(found, len(files)):
             return None
         self._used[key] = found
         return found
 
-    def put(self, entity_key: str, files: Sequence[File], parses: list[Parse]) -> None:
-        self._used[_digest(entity_key, files)] = parses
+    def put(self, entity_key: str, files: Sequence[File], entry: Entry) -> None:
+        self._used[_digest(entity_key, files)] = entry
         self._added = True
 
     def save(self) -> None:
@@ -134,17 +143,20 @@ def _digest(entity_key: str, files: Sequence[File]) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).digest()
 
 
-def _is_parses(value: Any, count: int) -> TypeGuard[list[Parse]]:
+def _is_entry(value: Any, count: int) -> TypeGuard[Entry]:
     """Whether `value` has the shape `put` keeps, for that many files: a file of the right
     version is still bytes from disk."""
+    if type(value) is not tuple or len(value) != 2 or type(value[1]) is not Resolution:
+        return False
+    parses = value[0]
     return (
-        type(value) is list
-        and len(value) == count
+        type(parses) is list
+        and len(parses) == count
         and all(
             type(item) is tuple
             and len(item) == 2
             and (item[0] is None or type(item[0]) is Event)
             and type(item[1]) is list
-            for item in value
+            for item in parses
         )
     )

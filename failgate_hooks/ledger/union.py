@@ -67,6 +67,10 @@ class Ledger:
     files: dict[str, LedgerFile] = field(default_factory=dict)  # by repository path
     problems: list[Problem] = field(default_factory=list)  # problems no entity owns
     paths_by_id: dict[str, str] = field(default_factory=dict)
+    # Each entity's resolution as the parse cache keeps it, for entities whose files
+    # are exactly their parses: the union changed none of them (no duplicate id, no
+    # misnamed file). Resolving those files again gives the same answer.
+    resolved: dict[str, Resolution] = field(default_factory=dict)
 
     def file_of_id(self, event_id: str) -> LedgerFile | None:
         path = self.paths_by_id.get(event_id)
@@ -92,23 +96,26 @@ class Ledger:
         """Ids of events that some protected revision already holds."""
         return frozenset(f.event_id for f in self.files.values() if f.protected)
 
-    def resolve(
-        self,
-        entity_key: str,
-        also_dropped: Iterable[str] = (),
-        *,
-        files: Sequence[LedgerFile] | None = None,
-    ) -> Resolution:
-        files = self.files_of(entity_key) if files is None else files
-        events = [f.event for f in files if f.event is not None]
-        problems = [p for f in files for p in f.problems]
-        return resolve_entity(entity_key, events, problems, also_dropped=frozenset(also_dropped))
+    def resolve(self, entity_key: str, also_dropped: Iterable[str] = ()) -> Resolution:
+        return self._resolve(entity_key, None, frozenset(also_dropped))
 
     def resolve_all(self) -> dict[str, Resolution]:
         # grouped once: resolving entity by entity over the whole ledger was quadratic
         return {
-            key: self.resolve(key, files=files) for key, files in self.files_by_entity().items()
+            key: self._resolve(key, files, frozenset())
+            for key, files in self.files_by_entity().items()
         }
+
+    def _resolve(
+        self, entity_key: str, files: Sequence[LedgerFile] | None, also_dropped: frozenset[str]
+    ) -> Resolution:
+        kept = self.resolved.get(entity_key)
+        if kept is not None and not also_dropped:
+            return kept
+        files = self.files_of(entity_key) if files is None else files
+        events = [f.event for f in files if f.event is not None]
+        problems = [p for f in files for p in f.problems]
+        return resolve_entity(entity_key, events, problems, also_dropped=also_dropped)
 
 
 # ---------------------------------------------------------------------------- reading
@@ -153,11 +160,13 @@ def read_union(
 
     An event file over `max_event_bytes` is invalid, and a ledger of more than
     MAX_LEDGER_FILES files is an integrity problem, before anything is parsed."""
-    by_commit: dict[str, list[Revision]] = {}
-    for rev in revisions:
-        by_commit.setdefault(rev.commit, []).append(rev)
     folder = ledger_dir.strip("/")
-    listings = [(revs, repo.ls_folder(commit, folder)) for commit, revs in by_commit.items()]
+    # Revisions whose ledger folder is the same tree (the usual push: code changed,
+    # the ledger not) are read as one listing that all of them hold.
+    by_folder: dict[TreeEntry | None, list[Revision]] = {}
+    for rev in revisions:
+        by_folder.setdefault(repo.tree_entry(rev.commit, folder), []).append(rev)
+    listings = [(revs, repo.ls_folder(revs[0].commit, folder)) for revs in by_folder.values()]
     too_many = max(len(entries) for _, entries in listings) if listings else 0
     if too_many > MAX_LEDGER_FILES:
         ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
@@ -176,13 +185,15 @@ def read_union(
         for entry in entries:
             if entry.path not in names and not _is_dot_file(entry.path):
                 names[entry.path] = Name(*classify_path(entry.path, ledger_dir))
-    parsed = _parse_event_files(repo, _event_files(listings, names), max_event_bytes)
+    parsed, resolved = _parse_event_files(repo, _event_files(listings, names), max_event_bytes)
     ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
+    altered: set[str] = set()  # entities whose files are not just their parses
     for revs, entries in listings:
         for entry in entries:
             name = names.get(entry.path)
             if name is not None:  # dot-files are left out: never events
-                _add_entry(ledger, entry, name, revs, parsed)
+                _add_entry(ledger, entry, name, revs, parsed, altered)
+    ledger.resolved = {key: r for key, r in resolved.items() if key not in altered}
     return ledger
 
 
@@ -213,15 +224,17 @@ def _event_files(
 
 def _parse_event_files(
     repo: GitRepo, files_by_entity: Mapping[str, list[File]], max_event_bytes: int
-) -> Parsed:
-    """Every event file parsed: the parse cache's, else read from git and parsed (and kept).
+) -> tuple[Parsed, dict[str, Resolution]]:
+    """Every event file parsed, and with a cache each entity's parses resolved: the
+    cache's, else read from git, parsed and resolved (and kept).
 
     A blob git cannot give is left out, and nothing of its entity is kept: `_add_entry`
     names the file it belongs to."""
     if not files_by_entity:
-        return {}  # no ledger, no cache file to open
+        return {}, {}  # no ledger, no cache file to open
     cache = ParseCache.open(repo)
     parsed: Parsed = {}
+    resolved: dict[str, Resolution] = {}
     missed: dict[str, list[File]] = {}
 
     # The limit decides what a file parses to: a parse kept under one limit is no answer
@@ -234,13 +247,30 @@ def _parse_event_files(
         if kept is None:
             missed[key] = files
         else:
-            parsed.update(zip(files, kept, strict=True))
+            parsed.update(zip(files, kept[0], strict=True))
+            resolved[key] = kept[1]
     parsed.update(_read_and_parse(repo, missed, max_event_bytes))
+    if not cache.enabled:
+        return parsed, resolved  # nothing to keep: the ledger resolves what it needs
     for key, files in missed.items():
         if all(file in parsed for file in files):
-            cache.put(cache_key(key), files, [parsed[file] for file in files])
+            parses = [parsed[file] for file in files]
+            resolved[key] = _resolve_parses(key, parses)
+            cache.put(cache_key(key), files, (parses, resolved[key]))
     cache.save()
-    return parsed
+    return parsed, resolved
+
+
+def _resolve_parses(entity_key: str, parses: Sequence[Parse]) -> Resolution:
+    """What `Ledger.resolve` gives for an entity whose files are exactly these parses."""
+    events = [event for event, _ in parses if event is not None]
+    problems = [p for _, found in parses for p in _owned(found, entity_key)]
+    return resolve_entity(entity_key, events, problems)
+
+
+def _owned(problems: Sequence[Problem], entity_key: str) -> list[Problem]:
+    """A parse's problems as its entity's files carry them."""
+    return [replace(p, entity_key=entity_key) for p in problems]
 
 
 def _read_and_parse(
@@ -277,16 +307,25 @@ def _is_dot_file(path: str) -> bool:
 
 
 def _add_entry(
-    ledger: Ledger, entry: TreeEntry, name: Name, revs: list[Revision], parsed: Parsed
+    ledger: Ledger,
+    entry: TreeEntry,
+    name: Name,
+    revs: list[Revision],
+    parsed: Parsed,
+    altered: set[str],
 ) -> None:
+    """Add one listed file; name in `altered` each entity whose files it makes more than
+    their parses."""
     path, oid = entry.path, entry.oid
     key = name.entity_key
     if name.problem is not None:
         problem = replace(name.problem, commit=revs[0].commit)
         if key is None:
             ledger.problems.append(problem)
-        elif path not in ledger.files:
-            ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
+        else:
+            altered.add(key)
+            if path not in ledger.files:
+                ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
         return
     assert key is not None
     stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
@@ -315,6 +354,7 @@ def _add_entry(
             other = ledger.files.setdefault(path, fresh)
             other.event = None
             other.problems = [replace(problem, entity_key=key)]
+        altered.update(k for k in (key, existing.entity_key) if k)
         return
     ledger.paths_by_id[stem] = path
     if entry.mode not in REGULAR_MODES:
@@ -326,6 +366,7 @@ def _add_entry(
             entity_key=key,
         )
         ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
+        altered.add(key)
         return
     if (path, oid) not in parsed:
         # name the file, not only the object: the path is what a person can look up
@@ -334,8 +375,7 @@ def _add_entry(
             hint="the object database is damaged: run git fsck, or fetch the object again",
         )
     event, problems = parsed[path, oid]
-    problems = [replace(p, entity_key=key) for p in problems]
-    ledger.files[path] = LedgerFile(path, oid, key, event, problems, list(revs))
+    ledger.files[path] = LedgerFile(path, oid, key, event, _owned(problems, key), list(revs))
 
 
 def config_at(repo: GitRepo, commit: str, label: str) -> Config:
