@@ -37,13 +37,7 @@ NULL = "0" * 40
 
 
 def _ci_argv() -> list[str]:
-    """The real `failgate ci` once the CLI has it; until then, the module's own entry point."""
-    from failgate_hooks.commands.cli import main
-
-    if "ci" in getattr(main, "commands", {}):
-        return [sys.executable, "-m", "failgate_hooks", "ci"]
-    entry = "import sys; from failgate_hooks.app.ci import main; sys.exit(main())"
-    return [sys.executable, "-c", entry]
+    return [sys.executable, "-m", "failgate_hooks", "ci"]
 
 
 def _unescape(text: str, *, property_value: bool = False) -> str:
