@@ -109,10 +109,13 @@ class Ledger:
     def _resolve(
         self, entity_key: str, files: Sequence[LedgerFile] | None, also_dropped: frozenset[str]
     ) -> Resolution:
-        kept = self.resolved.get(entity_key)
-        if kept is not None and not also_dropped:
-            return kept
+        cached = self.resolved.get(entity_key)
+        if cached is not None and not also_dropped:
+            return cached
         files = self.files_of(entity_key) if files is None else files
+        # by path, as the cache resolves them: problems list in one order, whatever
+        # order the revisions were read in
+        files = sorted(files, key=lambda f: f.path)
         events = [f.event for f in files if f.event is not None]
         problems = [p for f in files for p in f.problems]
         return resolve_entity(entity_key, events, problems, also_dropped=also_dropped)
@@ -243,12 +246,12 @@ def _parse_event_files(
         return f"{key} max_event_bytes={max_event_bytes}"
 
     for key, files in files_by_entity.items():
-        kept = cache.get(cache_key(key), files)
-        if kept is None:
+        entry = cache.get(cache_key(key), files)
+        if entry is None:
             missed[key] = files
         else:
-            parsed.update(zip(files, kept[0], strict=True))
-            resolved[key] = kept[1]
+            parsed.update(zip(files, entry[0], strict=True))
+            resolved[key] = entry[1]
     parsed.update(_read_and_parse(repo, missed, max_event_bytes))
     if not cache.enabled:
         return parsed, resolved  # nothing to keep: the ledger resolves what it needs
@@ -264,11 +267,11 @@ def _parse_event_files(
 def _resolve_parses(entity_key: str, parses: Sequence[Parse]) -> Resolution:
     """What `Ledger.resolve` gives for an entity whose files are exactly these parses."""
     events = [event for event, _ in parses if event is not None]
-    problems = [p for _, found in parses for p in _owned(found, entity_key)]
+    problems = [p for _, found in parses for p in _with_entity(found, entity_key)]
     return resolve_entity(entity_key, events, problems)
 
 
-def _owned(problems: Sequence[Problem], entity_key: str) -> list[Problem]:
+def _with_entity(problems: Sequence[Problem], entity_key: str) -> list[Problem]:
     """A parse's problems as its entity's files carry them."""
     return [replace(p, entity_key=entity_key) for p in problems]
 
@@ -375,7 +378,7 @@ def _add_entry(
             hint="the object database is damaged: run git fsck, or fetch the object again",
         )
     event, problems = parsed[path, oid]
-    ledger.files[path] = LedgerFile(path, oid, key, event, _owned(problems, key), list(revs))
+    ledger.files[path] = LedgerFile(path, oid, key, event, _with_entity(problems, key), list(revs))
 
 
 def config_at(repo: GitRepo, commit: str, label: str) -> Config:
