@@ -276,12 +276,13 @@ def _run_step(
         ref=None,
         environment=None,
     )
-    # Always a clean checkout, whatever `workdir` says: history has no work tree.
+    # Always a clean checkout, whatever `workdir` says: history has no work tree. The
+    # same one each step, moved by git: a step rewrites only what the commit changed.
     try:
         with checkouts.checkout(commit) as root:
             write_pins(repo, root, pins)
             return run_command(verification.command, cwd=root, env=env, timeout_s=timeout_s)
-    except OSError as exc:  # a full or read-only TMPDIR
+    except OSError as exc:  # a full or read-only cache folder
         return CommandRun(None, 0.0, start_error=f"cannot prepare a clean checkout: {exc}")
 
 

@@ -24,7 +24,7 @@ def progress_line(text: str) -> None:
 
 
 class VerifierRunner:
-    """Runs verifiers for one repository and config; owns the temporary checkouts."""
+    """Runs verifiers for one repository and config; owns the checkouts they run in."""
 
     def __init__(
         self, repo: GitRepo, config: Config, *, trust_ledger: bool, no_cache: bool

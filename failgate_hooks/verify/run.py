@@ -181,7 +181,7 @@ def run_gate_verifier(
             try:
                 cwd = stack.enter_context(checkouts.checkout(commit))
                 write_pins(repo, cwd, pins)
-            except OSError as exc:  # a full or read-only TMPDIR: the gate stays open, no traceback
+            except OSError as exc:  # a full or read-only cache: the gate stays open, no traceback
                 detail = f"cannot prepare a clean checkout of {short_id(commit)}: {exc}"
                 return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=detail)
         result = _run_verifier(
