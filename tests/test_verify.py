@@ -493,11 +493,13 @@ def test_the_verifier_sees_only_the_allow_list(
     assert env["FAILGATE_TRIGGER"] == "push"
     assert env["FAILGATE_REF"] == "refs/heads/main"
     assert env["FAILGATE_ENVIRONMENT"] == ""
-    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "TERM", "NODE_OPTIONS"}
+    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "TERM", "NODE_OPTIONS", "GIT_CEILING_DIRECTORIES"}
     extra = {k for k in env if k not in allowed and not k.startswith(("LC_", "FAILGATE_"))}
     assert extra == set()
     assert seen["stdin"] == ""
     assert seen["cwd"] != str(world.path)
+    slot = os.path.dirname(seen["cwd"])
+    assert env["GIT_CEILING_DIRECTORIES"] == f"{slot}:{os.path.dirname(slot)}"
 
 
 def test_the_hook_virtualenv_is_taken_off_path(

@@ -51,6 +51,17 @@ def _to_stderr(text: str) -> None:
     sys.stderr.flush()
 
 
+def verifier_git_env(tree: str) -> dict[str, str]:
+    """What a verifier running in checkout `tree` needs so that git there finds no repository.
+
+    Git's search stops at the checkout, and at the folder above it (reached by a
+    `node_modules -> ..` link): never the pool, a home folder kept in git, or a
+    work tree the cache folder happens to be in. Git stops only below a ceiling,
+    hence two: the checkout's parent and grandparent."""
+    slot = os.path.dirname(os.path.abspath(tree))
+    return {"GIT_CEILING_DIRECTORIES": os.pathsep.join([slot, os.path.dirname(slot)])}
+
+
 class Checkouts:
     """Checkouts of exact commits for one process's verifier runs, each proven before use.
 

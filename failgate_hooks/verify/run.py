@@ -23,7 +23,7 @@ from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Verification, Workdir
 from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.verify.checkout import Checkouts
+from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
 from failgate_hooks.verify.keys import content_key, input_key
 from failgate_hooks.verify.passcache import PassCache, pass_key
 from failgate_hooks.verify.pins import (
@@ -177,6 +177,7 @@ def run_gate_verifier(
         else:
             notes.append(f"workdir inplace not used ({why_not}): ran in a clean checkout")
     with contextlib.ExitStack() as stack:
+        git_env: dict[str, str] = {}
         if cwd is None:
             try:
                 cwd = stack.enter_context(checkouts.checkout(commit))
@@ -184,9 +185,11 @@ def run_gate_verifier(
             except OSError as exc:  # a full or read-only cache: the gate stays open, no traceback
                 detail = f"cannot prepare a clean checkout of {short_id(commit)}: {exc}"
                 return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=detail)
+            git_env = verifier_git_env(cwd)
         result = _run_verifier(
             verification,
             cwd=cwd,
+            git_env=git_env,
             commit=commit,
             entity_key=entity_key,
             trigger=trigger,
@@ -222,6 +225,7 @@ def run_in_worktree(
     return _run_verifier(
         verification,
         cwd=root,
+        git_env={},
         commit=repo.try_resolve_commit("HEAD") or "",
         entity_key=entity_key,
         trigger=trigger,
@@ -236,6 +240,7 @@ def _run_verifier(
     verification: Verification,
     *,
     cwd: str,
+    git_env: dict[str, str],
     commit: str,
     entity_key: str,
     trigger: str,
@@ -244,7 +249,7 @@ def _run_verifier(
     default_timeout_s: float,
     notes: Sequence[str],
 ) -> VerifierResult:
-    """Run the verifier in `cwd` with its allow-listed environment and timeout."""
+    """Run the verifier in `cwd` with its allow-listed environment (and `git_env`) and timeout."""
     env, refused = verifier_env(
         os.environ,
         env_pass=verification.env_pass,
@@ -256,6 +261,7 @@ def _run_verifier(
     )
     if refused:
         notes = [*notes, f"env_pass {', '.join(refused)} not passed: git's own variables never are"]
+    env.update(git_env)
     timeout_s = verification.timeout_s or default_timeout_s
     run = run_command(verification.command, cwd=cwd, env=env, timeout_s=timeout_s)
     return _result(verification.command, run, notes)

@@ -63,6 +63,36 @@ def test_what_one_run_leaves_never_clears_the_next(tmp_path: Path) -> None:
     assert (slot / "tree" / "leftover.txt").exists()  # the second run's, left as it was
 
 
+def test_git_inside_a_checkout_finds_no_repository(tmp_path: Path) -> None:
+    home = make_repo(tmp_path / "home")  # a home folder kept in git, the cache inside it
+    cache = home.path / ".cache"
+    seen = tmp_path / "seen.json"
+    check = f"""\
+    import json, os, subprocess, sys
+    def top(where):
+        run = subprocess.run(["git", "-C", where, "rev-parse", "--show-toplevel"],
+                             capture_output=True, text=True)
+        return [run.returncode, run.stdout.strip()]
+    json.dump({{"cwd": os.getcwd(), "here": top("."), "sub": top("checks"),
+               "parent": top("node_modules"),
+               "parent_files": sorted(os.listdir("node_modules"))}},
+              open({str(seen)!r}, "w"))
+    """
+    repo = gated(tmp_path / "repo", check)
+    os.symlink("..", repo.path / "node_modules")
+    repo.commit("node_modules pointing up, as a workspace link can")
+    result = repo.failgate(
+        "check", "--trigger", "push", "--no-cache", env={"XDG_CACHE_HOME": str(cache)}
+    )
+    assert result.code == 0, result
+    found = json.loads(seen.read_text())
+    assert Path(found["cwd"]).is_relative_to(cache)
+    for where in ("here", "sub", "parent"):
+        code, top = found[where]
+        assert code != 0 and top == "", (where, found)
+    assert found["parent_files"] == ["index", "lock", "state.json", "tree"]
+
+
 def test_a_cache_inside_the_work_tree_is_never_used(tmp_path: Path) -> None:
     seen = tmp_path / "cwd"
     repo = gated(tmp_path / "repo", f"import os\nopen({str(seen)!r}, 'w').write(os.getcwd())\n")
