@@ -612,3 +612,56 @@ def test_submodule_recurse_leaves_the_users_submodule_alone(
     assert {p: p.read_bytes() for p in modules.rglob("*") if p.is_file()} == before
     assert (repo.path / "vendor/library/README").read_text() == "a project\n"
     assert repo.git("status", "--porcelain") == ""
+
+
+# --------------------------------------------------------------------------- what cannot be removed
+
+
+def make_immutable(path: Path) -> None:
+    """`chattr +i`, as a verifier run as root can: nobody may change or remove the file."""
+    if os.geteuid() != 0:
+        pytest.fail("making a file immutable needs root (chattr +i): run these tests as root")
+    subprocess.run(["chattr", "+i", str(path)], check=True)
+
+
+@pytest.fixture
+def immutable_files(tmp_path: Path) -> Iterator[None]:
+    """Whatever a test made immutable under its folders is made removable again afterwards."""
+    yield
+    for folder in (tmp_path, Path(os.environ["XDG_CACHE_HOME"])):
+        subprocess.run(["chattr", "-R", "-i", str(folder)], capture_output=True, check=False)
+
+
+def test_a_checkout_that_cannot_be_removed_is_reported_left_and_replaced(
+    world: World, immutable_files: None
+) -> None:
+    reports: list[str] = []
+    with GitRepo.open(world.repo.path) as grepo, Checkouts(grepo, report=reports.append) as co:
+        with co.checkout(world.first) as root:
+            (Path(root) / "src/app.py").write_text("print('locked')\n")
+            make_immutable(Path(root) / "src/app.py")
+        with co.checkout(world.second) as again:
+            assert_holds(again, world.repo.path, world.second)
+    (report,) = reports
+    left = list(Path(root).parents[1].glob("broken/*/tree/src/app.py"))
+    assert len(left) == 1 and left[0].read_text() == "print('locked')\n"
+    assert report.startswith("failgate: a verifier checkout cannot be removed (")
+    assert f"it is left at {left[0].parents[2]}" in report
+    assert "chattr -i" in report
+
+
+def test_a_temporary_checkout_that_cannot_be_removed_is_reported_and_left(
+    world: World, tmp_path: Path, immutable_files: None
+) -> None:
+    reports: list[str] = []
+    parent = tmp_path / "temporary"
+    parent.mkdir()
+    with (
+        GitRepo.open(world.repo.path) as grepo,
+        Checkouts(grepo, parent_dir=str(parent), report=reports.append) as checkouts,
+    ):
+        root = Path(checkouts.fresh(world.first))
+        make_immutable(root / "README")
+    (report,) = reports
+    assert (root / "README").exists()
+    assert f"it is left at {root.parents[1]}" in report

@@ -140,20 +140,27 @@ class Pool:
             slot.lock_fd = -1
 
     def discard(self, slot: Slot, report: Report) -> None:
-        """Remove `slot` wholly, moved aside first so that no other run can take it meanwhile."""
+        """Remove `slot` wholly; one that cannot be removed is reported and left in broken/.
+
+        It is moved aside first, so that no other run can take it meanwhile."""
         name = os.path.basename(slot.path)
         aside = os.path.join(self.root, "broken", f"{name}-{time.time_ns()}")
         try:
             os.makedirs(os.path.dirname(aside), exist_ok=True)
             os.rename(slot.path, aside)
             remove_tree(aside)
+        except OSError as exc:
+            report(_left(exc, aside if os.path.lexists(aside) else slot.path))
         finally:
             self.release(slot)
 
     def close(self, report: Report) -> None:
-        """A temporary pool is removed."""
+        """A temporary pool is removed; one that cannot be is reported and left."""
         if self.temporary:
-            remove_tree(self.root)
+            try:
+                remove_tree(self.root)
+            except OSError as exc:
+                report(_left(exc, self.root))
 
     def _slot_names(self) -> set[str]:
         with os.scandir(self.root) as entries:
@@ -234,3 +241,12 @@ def write_state(path: str, state: SlotState) -> None:
     with open(partial, "w", encoding="utf-8") as handle:
         json.dump(data, handle)
     os.replace(partial, path)
+
+
+def _left(exc: OSError, where: str) -> str:
+    """The report of a checkout that could not be removed."""
+    what = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc.strerror or exc)
+    return (
+        f"failgate: a verifier checkout cannot be removed ({what}); it is left at {where}: "
+        "remove it by hand (a file made immutable needs `chattr -i` first)"
+    )

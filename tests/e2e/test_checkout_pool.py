@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Repo, git, make_repo
 from tests.e2e.test_pre_receive import install_pre_receive, push
 from tests.worlds import remote_ref, with_remote
@@ -141,3 +143,31 @@ def test_pre_receive_moves_one_checkout_through_a_refused_push_and_its_fix(
         ["ls", str(slot / "tree")], capture_output=True, text=True, check=True
     ).stdout.split()
     assert listed == ["README", "checks", "fixed.txt", "ledger", "work.txt"]
+
+
+def test_a_verifier_that_makes_a_file_immutable_changes_no_decision(tmp_path: Path) -> None:
+    """Hole 7b: `chattr +i` in a verifier (as root) once ended `check` in a PermissionError."""
+    if os.geteuid() != 0:
+        pytest.fail("a verifier making a file immutable needs root (chattr +i): run as root")
+    check = """\
+    import subprocess, sys
+    subprocess.run(["chattr", "+i", "checks/v.py", "README"], check=True)
+    sys.exit(0)
+    """
+    repo = gated(tmp_path / "repo", check)
+    cache = Path(os.environ["XDG_CACHE_HOME"])
+    try:
+        first = repo.failgate("check", "--trigger", "push", "--no-cache")
+        assert first.code == 0, first
+        repo.write("README", "a project, changed where the file is immutable\n")
+        repo.commit("change the immutable file")
+        second = repo.failgate("check", "--trigger", "push", "--no-cache")
+        assert second.code == 0, second
+        assert "Traceback" not in second.output
+        assert "a verifier checkout cannot be removed (Operation not permitted: " in second.err
+        assert "chattr -i" in second.err
+        assert "CLEARED" in second.out
+        (left,) = cache.glob("failgate/checkouts/*/broken/*")
+        assert (left / "tree" / "README").read_text() == "a project\n"
+    finally:
+        subprocess.run(["chattr", "-R", "-i", str(cache)], capture_output=True, check=False)
