@@ -103,6 +103,7 @@ class World:
     second: str  # a later commit: some paths changed, the tampered ones mostly not
     outside: Path  # a folder outside every checkout, for links and moved folders
 
+    @contextlib.contextmanager
     def checkouts(self) -> Iterator[Checkouts]:
         with GitRepo.open(self.repo.path) as grepo, Checkouts(grepo) as checkouts:
             yield checkouts
@@ -374,7 +375,7 @@ def test_a_tampered_checkout_is_proven_back_to_the_commit(
 ) -> None:
     world = build_world(tmp_path)
     target = world.first if then == "same commit" else world.second
-    for checkouts in world.checkouts():
+    with world.checkouts() as checkouts:
         with checkouts.checkout(world.first) as root:
             assert_holds(root, world.repo.path, world.first)
             time.sleep(1.1 if when == "a second later" else 0.01)
@@ -391,7 +392,7 @@ def test_a_tampered_sha256_checkout_is_proven_back_to_the_commit(
 ) -> None:
     world = build_world(tmp_path, "sha256")
     assert len(world.first) == 64
-    for checkouts in world.checkouts():
+    with world.checkouts() as checkouts:
         with checkouts.checkout(world.first) as root:
             tamper(Path(root), world.outside)
         with checkouts.checkout(world.second) as again:
@@ -401,7 +402,7 @@ def test_a_tampered_sha256_checkout_is_proven_back_to_the_commit(
 
 def test_the_walk_never_follows_a_link_out_of_the_checkout(world: World) -> None:
     victim = world.outside / "lib"
-    for checkouts in world.checkouts():
+    with world.checkouts() as checkouts:
         with checkouts.checkout(world.first) as root:
             folder_replaced_by_a_symlink_to_itself_moved(Path(root), world.outside)
             os.symlink(world.repo.path, Path(root) / "escape")
@@ -431,7 +432,7 @@ def writes(root: str) -> dict[str, tuple[int, int]]:
 
 
 def test_moving_rewrites_only_what_the_commit_changed(world: World) -> None:
-    for checkouts in world.checkouts():
+    with world.checkouts() as checkouts:
         with checkouts.checkout(world.first) as root:
             time.sleep(1.1)  # past the racy second: every entry's stat data is trusted
             before = writes(root)
@@ -449,17 +450,15 @@ def test_a_slot_whose_commit_lost_its_objects_still_moves(tmp_path: Path) -> Non
     repo.write("src/app.py", "print('rejected')\n")
     add_gitlink(repo, "vendor/rejected", world.first)
     rejected = repo.commit("a commit that will vanish")
-    for checkouts in world.checkouts():
-        with checkouts.checkout(rejected) as root:
-            (Path(root) / "vendor/rejected/left.txt").write_text("x\n")
+    with world.checkouts() as checkouts, checkouts.checkout(rejected) as root:
+        (Path(root) / "vendor/rejected/left.txt").write_text("x\n")
     repo.git("reset", "-q", "--hard", world.second)
     repo.git("reflog", "expire", "--expire=now", "--all")
     repo.git("gc", "-q", "--prune=now")
     assert repo.git("cat-file", "-t", rejected, check=False) == ""
-    for checkouts in world.checkouts():
-        with checkouts.checkout(world.second) as again:
-            assert again == root
-            assert_holds(again, repo.path, world.second)
+    with world.checkouts() as checkouts, checkouts.checkout(world.second) as again:
+        assert again == root
+        assert_holds(again, repo.path, world.second)
 
 
 def test_a_checkout_moves_between_a_submodule_and_a_folder(tmp_path: Path) -> None:
@@ -468,7 +467,7 @@ def test_a_checkout_moves_between_a_submodule_and_a_folder(tmp_path: Path) -> No
     repo.git("rm", "-q", "--cached", "vendor/lib")
     repo.write("vendor/lib/real.py", "REAL = 1\n")
     as_folder = repo.commit("the submodule becomes a folder")
-    for checkouts in world.checkouts():
+    with world.checkouts() as checkouts:
         for commit in (world.first, as_folder, world.first, world.second):
             with checkouts.checkout(commit) as root:
                 assert_holds(root, repo.path, commit)
