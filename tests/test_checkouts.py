@@ -9,6 +9,7 @@ else present: the proof is judged by an oracle that shares no code with it.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -126,6 +127,7 @@ def build_world(path: Path, object_format: str = "sha1") -> World:
     repo.write("src/app.py", "print('app')\n")
     repo.write("src/lib/util.py", "UTIL = 1\n")
     repo.write("src/lib/deep/x.txt", "deep\n")
+    repo.write("gone/only/leaf.txt", "dropped by the second commit\n")
     repo.write("text.txt", "one\ntwo\n")
     repo.write("run.sh", "#!/bin/sh\necho run\n")
     os.chmod(repo.path / "run.sh", 0o755)
@@ -138,11 +140,14 @@ def build_world(path: Path, object_format: str = "sha1") -> World:
     repo.write("src/app.py", "print('app, second')\n")
     repo.write("src/new.py", "NEW = 2\n")
     (repo.path / "src/lib/deep/x.txt").unlink()
-    repo.git("add", "-A", "src")
+    shutil.rmtree(repo.path / "gone")
+    repo.git("add", "-A", "src", "gone")
     add_gitlink(repo, "vendor/two", target)
     second = commit_index(repo, "the second commit")
     outside = path / "outside"
-    outside.mkdir()
+    (outside / "premade/sub/deeper").mkdir(parents=True)
+    (outside / "premade/sub/deeper/file.txt").write_text("x\n")
+    os.mkfifo(outside / "premade/sub/pipe")
     return World(repo, first, second, outside)
 
 
@@ -251,6 +256,27 @@ def untracked_and_ignored(root: Path, outside: Path) -> None:
     (root / "src/debug.log").write_text("log\n")
 
 
+def untracked_below_the_root(root: Path, outside: Path) -> None:
+    """The root untouched: only the folders changed are cleaned, and what they leave empty."""
+    (root / "src/lib/junk.txt").write_text("x\n")
+    (root / "src/lib/newdir/deeper").mkdir(parents=True)
+    (root / "src/lib/newdir/deeper/inner.txt").write_text("x\n")
+    (root / "src/debug.log").write_text("ignored\n")
+    (root / "src/lib/deep/junk.txt").write_text("in a folder the next commit drops\n")
+    (root / "gone/only/junk.txt").write_text("in a folder chain the next commit drops\n")
+
+
+def folder_moved_in_from_outside(root: Path, outside: Path) -> None:
+    """Made before the checkout was, its subfolders keep their older times: new all the same."""
+    shutil.move(outside / "premade", root / "src/lib/moved")
+
+
+def folder_swapped_for_an_older_one(root: Path, outside: Path) -> None:
+    """A folder the checkout holds, replaced by one made before it: same path, older times."""
+    shutil.move(root / "src/lib", outside / "lib")
+    shutil.move(outside / "premade", root / "src/lib")
+
+
 def nested_repository(root: Path, outside: Path) -> None:
     nested = root / "src/lib/nested"
     nested.mkdir()
@@ -333,6 +359,9 @@ TAMPERS: list[Callable[[Path, Path], None]] = [
     folder_replaced_by_a_symlink_to_itself_moved,
     crlf_rewritten,
     untracked_and_ignored,
+    untracked_below_the_root,
+    folder_moved_in_from_outside,
+    folder_swapped_for_an_older_one,
     nested_repository,
     git_init_at_the_root,
     git_file_pointing_elsewhere,
@@ -398,6 +427,33 @@ def test_a_tampered_sha256_checkout_is_proven_back_to_the_commit(
         with checkouts.checkout(world.second) as again:
             assert_holds(again, world.repo.path, world.second)
     assert no_discard == []
+
+
+def test_a_clock_set_back_makes_the_next_run_look_at_everything(tmp_path: Path) -> None:
+    """File times older than the last run's record: nothing can be taken as unchanged."""
+    world = build_world(tmp_path)
+    with world.checkouts() as checkouts:
+        with checkouts.checkout(world.first) as root:
+            (Path(root) / "src/lib/junk.txt").write_text("x\n")
+            time.sleep(0.2)  # the record is written after the change, as a clock set back makes it
+            state = Path(root).parent / "state.json"
+            recorded = json.loads(state.read_text())
+            state.write_text(json.dumps({**recorded, "settled": time.time() + 3600.0}))
+        with checkouts.checkout(world.first) as again:
+            assert_holds(again, world.repo.path, world.first)
+
+
+@pytest.mark.parametrize("tamper", [folder_moved_in_from_outside, folder_swapped_for_an_older_one])
+def test_a_folder_moved_in_is_looked_into_however_old_its_subfolders(
+    tmp_path: Path, tamper: Callable[[Path, Path], None]
+) -> None:
+    world = build_world(tmp_path)
+    time.sleep(1.1)  # the subfolders of the folder moved in are older than the checkout
+    with world.checkouts() as checkouts:
+        with checkouts.checkout(world.first) as root:
+            tamper(Path(root), world.outside)
+        with checkouts.checkout(world.first) as again:
+            assert_holds(again, world.repo.path, world.first)
 
 
 def test_the_walk_never_follows_a_link_out_of_the_checkout(world: World) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.git.repo import GitRepo
@@ -47,8 +48,15 @@ _FORCED_CONFIG = (
 # $GIT_DIR/info/attributes outranks every .gitattributes in the tree.
 ATTRIBUTES = "* -text -crlf -eol -filter -ident -working-tree-encoding\n"
 
-_GITLINK = "160000"
-_LS_TREE_GITLINK_RE = re.compile(r"(?:^|\0)160000 commit [0-9a-f]+\t([^\0]*)")
+_TREE, _GITLINK = "040000", "160000"
+_LS_TREE_RE = re.compile(r"(?:^|\0)(040000|160000) (?:tree|commit) [0-9a-f]+\t([^\0]*)")
+
+
+class Shape(NamedTuple):
+    """A commit's folders and its submodule paths (folders in a checkout too), relative."""
+
+    folders: frozenset[str]
+    gitlinks: frozenset[str]
 
 
 def object_dirs(repo: GitRepo) -> list[str]:
@@ -114,29 +122,38 @@ class CheckoutGit:
         that carries an edit forward where the path did not change."""
         self._run(work_tree, "read-tree", "--reset", "-u", commit, work_tree=work_tree, index=index)
 
-    def clean(self, work_tree: str, index: str) -> None:
-        """Remove everything the index does not hold: untracked, ignored, nested repositories."""
-        self._run(work_tree, "clean", "-ffdxq", work_tree=work_tree, index=index)
+    def clean(self, work_tree: str, index: str, folders: Sequence[str] | None = None) -> None:
+        """Remove everything the index does not hold: untracked, ignored, nested repositories.
 
-    def gitlinks(self, commit: str) -> list[str]:
-        """The paths of `commit`'s submodule entries, from one listing of its whole tree."""
-        out = self._run(self.home, "ls-tree", "-r", "-z", "--full-tree", commit)
-        return [match.group(1) for match in _LS_TREE_GITLINK_RE.finditer(out)]
+        With `folders` (relative paths, never the root), only their own entries:
+        an untracked folder among them may be left empty."""
+        spec = [] if folders is None else ["--", *_pathspecs_in(folders)]
+        self._run(work_tree, "clean", "-ffdxq", *spec, work_tree=work_tree, index=index)
 
-    def changed_gitlinks(self, old: str, new: str) -> tuple[set[str], set[str]]:
-        """(submodule paths `new` adds, those it drops) against `old`; GitError if `old` is gone.
+    def shape(self, commit: str) -> Shape:
+        """`commit`'s folders and submodule paths, from one listing of its whole tree."""
+        out = self._run(self.home, "ls-tree", "-r", "-t", "-z", "--full-tree", commit)
+        folders: set[str] = set()
+        gitlinks: set[str] = set()
+        for match in _LS_TREE_RE.finditer(out):
+            mode, path = match.groups()
+            (folders if mode == _TREE else gitlinks).add(path)
+        return Shape(frozenset(folders), frozenset(gitlinks))
 
-        A tree diff skips the subtrees the commits share: it costs what changed."""
-        out = self._run(self.home, "diff-tree", "-r", "-z", "--no-renames", old, new)
-        added: set[str] = set()
-        dropped: set[str] = set()
+    def reshape(self, shape: Shape, old: str, new: str) -> Shape:
+        """`new`'s shape from `old`'s, through a tree diff; GitError when `old` is gone.
+
+        The diff skips the subtrees the commits share: it costs what changed."""
+        out = self._run(self.home, "diff-tree", "-r", "-t", "-z", "--no-renames", old, new)
+        folders, gitlinks = set(shape.folders), set(shape.gitlinks)
         for meta, path in _raw_records(out):
             old_mode, new_mode = meta[1:].split(" ", 2)[:2]
-            if old_mode == _GITLINK:
-                dropped.add(path)
-            if new_mode == _GITLINK:
-                added.add(path)
-        return added - dropped, dropped - added
+            for mode, paths in ((_TREE, folders), (_GITLINK, gitlinks)):
+                if old_mode == mode and new_mode != mode:
+                    paths.discard(path)
+                elif new_mode == mode and old_mode != mode:
+                    paths.add(path)
+        return Shape(frozenset(folders), frozenset(gitlinks))
 
     def _env(self, work_tree: str, index: str) -> dict[str, str]:
         """Every variable that could point git elsewhere, pointed here (git's own hook
@@ -187,6 +204,12 @@ class CheckoutGit:
             first = next((line.strip() for line in text.splitlines() if line.strip()), "")
             raise GitError(f"git {args[0]} in a verifier checkout failed: {first or status}")
         return bytes(out).decode("utf-8", "surrogateescape")
+
+
+def _pathspecs_in(folders: Sequence[str]) -> Iterator[str]:
+    """A pathspec for each folder's own entries (a glob's `*` stops at `/`)."""
+    for folder in folders:
+        yield ":(top,glob)" + re.sub(r"([*?\[\\])", r"\\\1", folder) + "/*"
 
 
 def _config_text(object_format: str) -> str:

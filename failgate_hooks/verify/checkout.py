@@ -22,10 +22,10 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from failgate_hooks.core.errors import GitError
-from failgate_hooks.git.checkoutgit import CheckoutGit, object_dirs
+from failgate_hooks.git.checkoutgit import CheckoutGit, Shape, object_dirs
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.pool import (
     Pool,
@@ -42,6 +42,8 @@ from failgate_hooks.verify.scrub import scrub
 
 # A version-2 index has no extended flags: no skip-worktree, no intent-to-add.
 _PLAIN_INDEX = b"DIRC\x00\x00\x00\x02"
+# Beyond this many changed folders, `clean` looks at every folder instead of each of them.
+_CLEAN_FOLDERS = 200
 
 
 def _to_stderr(text: str) -> None:
@@ -201,34 +203,72 @@ class Checkouts:
 def prove(git: CheckoutGit, slot: Slot, commit: str) -> None:
     """Make `slot`'s checkout hold exactly `commit`, or raise OSError or GitError."""
     held = read_state(slot.state)
+    since = _settled(slot, held)
+    shape = _shape(git, held, commit)
     if not _index_is_plain(slot.index):
-        # Without the index git knows no stat data: every file is written again.
+        # Without the index git knows no stat data: every file is written again,
+        # and nothing on disk is known to be the last commit's.
         with contextlib.suppress(FileNotFoundError):
             os.unlink(slot.index)
-    gitlinks = _gitlinks(git, held, commit)
+        held = None
     _make_folder(slot.tree)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(slot.index + ".lock")  # a killed run's: this run holds the slot
-    # Without a record of when the last run began, every file's mode is checked. A
-    # second's margin: file times come from a coarser clock than time.time().
-    scrub(slot.tree, gitlinks, since=0.0 if held is None else float(held.settled - 1))
+    on_disk = None if held is None else held.shape.folders | held.shape.gitlinks
+    changed = scrub(slot.tree, shape.gitlinks, since=since, known=on_disk)
     git.move(slot.tree, slot.index, commit)
-    git.clean(slot.tree, slot.index)
-    write_state(slot.state, SlotState(commit, gitlinks, int(time.time())))
+    if on_disk is None or "" in changed or len(changed) > _CLEAN_FOLDERS:
+        git.clean(slot.tree, slot.index)
+    elif changed:
+        # Only a folder changed since the last run can hold what the commit does not.
+        git.clean(slot.tree, slot.index, changed)
+        _remove_emptied(slot.tree, changed, shape.gitlinks)
+    write_state(slot.state, SlotState(commit, shape, time.time()))
 
 
-def _gitlinks(git: CheckoutGit, held: SlotState | None, commit: str) -> frozenset[str]:
-    """`commit`'s submodule paths: from what the slot held and a tree diff, else a listing."""
+def _settled(slot: Slot, held: SlotState | None) -> float:
+    """Since when the checkout may have changed: when it was last handed to a run.
+
+    The state file's ctime, written last, from the clock every file time here
+    comes from (coarser than time.time(), so a change in the same tick counts
+    as later); the time recorded in it if earlier, should the file have been
+    written again. 0.0, so that everything is looked at, without a record or
+    when the clock has been set back since."""
+    if held is None or time.time() < held.settled:
+        return 0.0
+    try:
+        written = os.stat(slot.state).st_ctime
+    except OSError:
+        return 0.0
+    return min(written, held.settled)
+
+
+def _shape(git: CheckoutGit, held: SlotState | None, commit: str) -> Shape:
+    """`commit`'s folders and submodules: from the last commit and a tree diff, else listed."""
     if held is not None:
         if held.commit == commit:
-            return held.gitlinks
+            return held.shape
         try:
-            added, dropped = git.changed_gitlinks(held.commit, commit)
+            return git.reshape(held.shape, held.commit, commit)
         except GitError:
             pass  # the commit it held is gone (a rejected push's objects): list the tree
-        else:
-            return frozenset((held.gitlinks - dropped) | added)
-    return frozenset(git.gitlinks(commit))
+    return git.shape(commit)
+
+
+def _remove_emptied(root: str, folders: list[str], gitlinks: Collection[str]) -> None:
+    """Remove each folder left empty, and its parents left empty in turn.
+
+    A commit holds no empty folder but a submodule's: one left once `clean`
+    removed what lay in a folder the commit drops is not the commit's."""
+    for folder in sorted(folders, key=len, reverse=True):
+        while folder and folder not in gitlinks:
+            try:
+                os.rmdir(os.path.join(root, folder))
+            except FileNotFoundError:
+                pass  # `clean` removed it whole: its parent may be empty now
+            except OSError:
+                break  # not empty: the usual case
+            folder = folder.rpartition("/")[0]
 
 
 def _index_is_plain(index: str) -> bool:

@@ -26,9 +26,9 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
-from failgate_hooks.git.checkoutgit import CheckoutGit
+from failgate_hooks.git.checkoutgit import CheckoutGit, Shape
 from failgate_hooks.verify.scrub import remove_tree
 
 POOL_FORMAT = 1  # part of the pool id: a new layout starts a new pool
@@ -202,14 +202,14 @@ class Pool:
 
 @dataclass(frozen=True)
 class SlotState:
-    """What a slot's checkout was last proven equal to, and that commit's submodule paths."""
+    """What a slot's checkout was last proven equal to: a commit, its shape, and when."""
 
     commit: str
-    gitlinks: frozenset[str]
-    settled: int  # the second (since the epoch) it was proven in and handed to a run
+    shape: Shape
+    settled: float  # when it was handed to a run, in seconds since the epoch
 
 
-_STATE_FORMAT = 1
+_STATE_FORMAT = 2
 
 
 def read_state(path: str) -> SlotState | None:
@@ -221,12 +221,17 @@ def read_state(path: str) -> SlotState | None:
         return None
     if not isinstance(data, dict) or data.get("format") != _STATE_FORMAT:
         return None
-    commit, gitlinks, settled = data.get("commit"), data.get("gitlinks"), data.get("settled")
-    if not isinstance(commit, str) or not isinstance(gitlinks, list):
+    commit, settled = data.get("commit"), data.get("settled")
+    folders, gitlinks = data.get("folders"), data.get("gitlinks")
+    if not isinstance(commit, str) or type(settled) is not float:
         return None
-    if not all(isinstance(path, str) for path in gitlinks) or type(settled) is not int:
+    if not _paths(folders) or not _paths(gitlinks):
         return None
-    return SlotState(commit, frozenset(gitlinks), settled)
+    return SlotState(commit, Shape(frozenset(folders), frozenset(gitlinks)), settled)
+
+
+def _paths(value: object) -> TypeGuard[list[str]]:
+    return isinstance(value, list) and all(isinstance(path, str) for path in value)
 
 
 def write_state(path: str, state: SlotState) -> None:
@@ -234,7 +239,8 @@ def write_state(path: str, state: SlotState) -> None:
     data = {
         "format": _STATE_FORMAT,
         "commit": state.commit,
-        "gitlinks": sorted(state.gitlinks),
+        "folders": sorted(state.shape.folders),
+        "gitlinks": sorted(state.shape.gitlinks),
         "settled": state.settled,
     }
     partial = path + ".partial"

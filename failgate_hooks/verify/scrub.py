@@ -20,6 +20,7 @@ The walk never follows a link, so it never reaches outside the checkout.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import stat
@@ -42,37 +43,99 @@ def file_mode(executable: bool) -> int:
     return (0o777 if executable else 0o666) & folder_mode()
 
 
-def scrub(root: str, gitlinks: Collection[str], *, since: float = 0.0) -> None:
+def scrub(
+    root: str, gitlinks: Collection[str], *, since: float = 0.0, known: Collection[str] | None
+) -> list[str]:
     """Remove from `root` what git cannot see or undo (above); empty each submodule folder.
 
     `gitlinks` are the submodule paths of the commit the checkout is moved to,
-    relative to `root` with `/`. A file's mode is checked only in folders
-    changed at or after `since` (seconds since the epoch): git writes a file by
-    creating it anew, so a file written in the second a run began, the only
-    kind whose chmod git can miss, lies in a folder changed then. An entry that
-    cannot be put right raises OSError."""
+    relative to `root` with `/`. `known` are the folders (relative) the
+    checkout held when it was last proven, at `since` (seconds since the
+    epoch); None when that is not known. Returns the folders changed since,
+    or not known then ("" is the root): all of them without `known`.
+
+    A folder's ctime, which no process can set back, moves whenever an entry
+    is added to it, removed or renamed, or its mode changes. So a known folder
+    not changed since holds what it held: only its subfolders are looked at,
+    unless git wrote into it in the second `since` falls in. A file's mode is
+    checked in each folder looked into: git compares ctime to the second, so a
+    chmod within the second git wrote the file goes unseen by git, and git
+    writes a file by creating it anew, which changes its folder then. An entry
+    that cannot be put right raises OSError."""
     modes = (file_mode(False), file_mode(True), folder_mode())
+    was = None if known is None else {"", *known}
+    subfolders = _subfolders(was or ())
+    same_second = math.floor(since)
     top = os.lstat(root)
     _set_mode(root, top, modes)
-    pending = [("", root, top.st_mtime >= since)]
+    changed = []
+    pending = [("", root, top)]
     while pending:
-        prefix, folder, recent = pending.pop()
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.is_symlink() or entry.name.lower() == ".git":
-                    remove_tree(entry.path)
-                elif entry.is_dir(follow_symlinks=False):
-                    st = entry.stat(follow_symlinks=False)
-                    _set_mode(entry.path, st, modes)
-                    path = prefix + entry.name
-                    if path in gitlinks:
-                        _empty(entry.path)
-                    else:
-                        pending.append((path + "/", entry.path, st.st_mtime >= since))
-                elif not entry.is_file(follow_symlinks=False):
-                    os.unlink(entry.path)  # a FIFO, socket or device
-                elif recent:
-                    _set_mode(entry.path, entry.stat(follow_symlinks=False), modes)
+        path, folder, st = pending.pop()
+        if path in gitlinks:
+            _empty(folder)
+            continue
+        found = None
+        if was is not None and path in was and st.st_ctime < same_second:
+            found = _known_subfolders(path, folder, subfolders.get(path, ()))
+        if found is None:
+            found = _scan(path, folder, modes)
+        if was is None or path not in was or st.st_ctime >= since:
+            changed.append(path)
+        for sub, full, sub_st in found:
+            _set_mode(full, sub_st, modes)
+            pending.append((sub, full, sub_st))
+    return changed
+
+
+def _scan(
+    path: str, folder: str, modes: tuple[int, int, int]
+) -> list[tuple[str, str, os.stat_result]]:
+    """Every entry of `folder` put right, files' modes too; its subfolders, to be walked."""
+    prefix = path + "/" if path else ""
+    subfolders = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_symlink() or entry.name.lower() == ".git":
+                remove_tree(entry.path)
+            elif entry.is_dir(follow_symlinks=False):
+                subfolders.append(
+                    (prefix + entry.name, entry.path, entry.stat(follow_symlinks=False))
+                )
+            elif not entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)  # a FIFO, socket or device
+            else:
+                _set_mode(entry.path, entry.stat(follow_symlinks=False), modes)
+    return subfolders
+
+
+def _known_subfolders(
+    path: str, folder: str, names: Collection[str]
+) -> list[tuple[str, str, os.stat_result]] | None:
+    """The subfolders an unchanged folder held; None if one is not what it was (look again)."""
+    prefix = path + "/" if path else ""
+    found = []
+    for name in names:
+        full = os.path.join(folder, name)
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISDIR(st.st_mode):
+            return None
+        found.append((prefix + name, full, st))
+    return found
+
+
+def _subfolders(folders: Collection[str]) -> dict[str, list[str]]:
+    """Each folder's subfolders by name, the root's under ""."""
+    children: dict[str, list[str]] = {}
+    for folder in folders:
+        if not folder:
+            continue
+        parent, _, name = folder.rpartition("/")
+        children.setdefault(parent, []).append(name)
+    return children
 
 
 def _set_mode(path: str, st: os.stat_result, modes: tuple[int, int, int]) -> None:
