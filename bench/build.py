@@ -124,7 +124,7 @@ def init_repo(path: Path, *, bare: bool = False) -> Path:
 # ---------------------------------------------------------------------------- the ledger
 
 # Background entities that are not retired must not gate a push to main: each
-# is out of scope in one of the ways DESIGN §4 lists, so that the push exercises
+# is out of scope in one of the ways the gate decision allows, so that the push exercises
 # applicability, not only the status fold. One in PATHS_EVERY is scoped by `paths`,
 # which asks for the pushed commit's whole tree: every kind appears in a small
 # ledger too, so that it asks git the same questions as a big one.
@@ -218,10 +218,11 @@ def event_files(events: Iterable[Event]) -> dict[str, bytes]:
 
 @dataclass
 class World:
-    """A work repository whose main is one commit ahead of its bare remote's main."""
+    """A work repository whose main is one commit ahead of its bare remote's main
+    (or, without a remote, of the commit that holds the ledger)."""
 
     work: Path
-    remote: Path
+    remote: Path | None
     base: str  # the remote's main: what the pushed commit builds on
     tip: str  # the work repository's main: what is pushed and checked
     events: int
@@ -230,12 +231,13 @@ class World:
 # `check` reads the remote's main as a protected revision, as a team would set it up:
 # the events already there are not relaxations to list on every run.
 CONFIG = b'[tool.failgate]\nledger_refs = ["refs/remotes/origin/main"]\n'
+NO_CONFIG = b'[project]\nname = "no-remote"\n'  # no remote: nothing for ledger_refs to name
 
 
-def _source_files() -> dict[str, bytes]:
+def _source_files(config: bytes = CONFIG) -> dict[str, bytes]:
     files = {
         "README.md": b"A project whose ledger remembers what burned.\n",
-        "pyproject.toml": CONFIG,
+        "pyproject.toml": config,
         CHECK_PATH: CHECK_SCRIPT.encode(),
     }
     for i in range(20):
@@ -243,12 +245,17 @@ def _source_files() -> dict[str, bytes]:
     return files
 
 
-def ledger_world(root: Path, events: int, *, per_commit: int = 1000) -> World:
-    """A repository with `events` ledger events (the live gate among them when events > 0)."""
+def ledger_world(
+    root: Path, events: int, *, per_commit: int = 1000, upstream: bool = True
+) -> World:
+    """A repository with `events` ledger events (the live gate among them when events > 0).
+
+    With `upstream`, a bare remote holds them and `check` reads it as protected
+    (ledger_refs); without, there is no remote and nothing is protected."""
     work = init_repo(root / "work")
-    remote = init_repo(root / "remote.git", bare=True)
+    remote = init_repo(root / "remote.git", bare=True) if upstream else None
     ledger = ([*background_events(events - 1), live_gate_event()]) if events else []
-    commits = [Commit("the project", _source_files())]
+    commits = [Commit("the project", _source_files(CONFIG if upstream else NO_CONFIG))]
     for start in range(0, len(ledger), per_commit):
         chunk = ledger[start : start + per_commit]
         commits.append(Commit(f"record {len(chunk)} events", event_files(chunk)))
@@ -256,11 +263,12 @@ def ledger_world(root: Path, events: int, *, per_commit: int = 1000) -> World:
     return _finish(work, remote, events)
 
 
-def _finish(work: Path, remote: Path, events: int) -> World:
+def _finish(work: Path, remote: Path | None, events: int) -> World:
     """Push main to the remote, then commit one more change to push in the benchmark."""
     git(work, "reset", "-q", "--hard", "main")
-    git(work, "remote", "add", "origin", str(remote))
-    git(work, "push", "-q", "--no-verify", "origin", "main")
+    if remote is not None:
+        git(work, "remote", "add", "origin", str(remote))
+        git(work, "push", "-q", "--no-verify", "origin", "main")
     base = git(work, "rev-parse", "main")
     fast_import(
         work, "main", [Commit("a change to push", {"src/change.py": b"CHANGED = True\n"})],
@@ -269,7 +277,8 @@ def _finish(work: Path, remote: Path, events: int) -> World:
     git(work, "reset", "-q", "--hard", "main")
     # a clone's layout: one pack, and the remote's default branch known locally
     git(work, "repack", "-q", "-a", "-d")
-    git(work, "remote", "set-head", "origin", "main")
+    if remote is not None:
+        git(work, "remote", "set-head", "origin", "main")
     return World(work, remote, base, git(work, "rev-parse", "main"), events)
 
 

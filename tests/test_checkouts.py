@@ -690,33 +690,30 @@ def immutable_files(tmp_path: Path) -> Iterator[None]:
 def test_a_checkout_that_cannot_be_removed_is_reported_left_and_replaced(
     world: World, immutable_files: None
 ) -> None:
-    reports: list[str] = []
-    with GitRepo.open(world.repo.path) as grepo, Checkouts(grepo, report=reports.append) as co:
+    with GitRepo.open(world.repo.path) as grepo, Checkouts(grepo) as co:
         with co.checkout(world.first) as root:
             (Path(root) / "src/app.py").write_text("print('locked')\n")
             make_immutable(Path(root) / "src/app.py")
         with co.checkout(world.second) as again:
             assert_holds(again, world.repo.path, world.second)
-    (report,) = reports
+    (report,) = co.left_behind
     left = list(Path(root).parents[1].glob("broken/*/tree/src/app.py"))
     assert len(left) == 1 and left[0].read_text() == "print('locked')\n"
-    assert report.startswith("failgate: a verifier checkout cannot be removed (")
-    assert f"it is left at {left[0].parents[2]}" in report
-    assert "chattr -i" in report
+    assert report.startswith(f"could not remove {left[0].parents[2]} (")
+    assert "chattr -R -i" in report
 
 
 def test_a_temporary_checkout_that_cannot_be_removed_is_reported_and_left(
     world: World, tmp_path: Path, immutable_files: None
 ) -> None:
-    reports: list[str] = []
     parent = tmp_path / "temporary"
     parent.mkdir()
     with (
         GitRepo.open(world.repo.path) as grepo,
-        Checkouts(grepo, parent_dir=str(parent), report=reports.append) as checkouts,
+        Checkouts(grepo, parent_dir=str(parent)) as checkouts,
     ):
         root = Path(checkouts.fresh(world.first))
         make_immutable(root / "README")
-    (report,) = reports
+    (report,) = checkouts.left_behind
     assert (root / "README").exists()
-    assert f"it is left at {root.parents[1]}" in report
+    assert report.startswith(f"could not remove {root.parents[1]} (")

@@ -40,6 +40,21 @@ def test_identity_env_names_the_server_s_variable() -> None:
 
 
 @pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("0", "expected a positive integer, got 0"),
+        ("86401", "expected at most 86400 seconds (a day), got 86401"),
+        ("1" + "0" * 400, "expected at most 86400 seconds (a day), got 1000"),
+    ],
+)
+def test_default_timeout_s_is_at_most_a_day(value: str, problem: str) -> None:
+    with pytest.raises(UsageError, match=r"default_timeout_s: ") as raised:
+        config(f"default_timeout_s = {value}\n")
+    assert problem in str(raised.value)
+    assert config("default_timeout_s = 86400\n").default_timeout_s == 86_400
+
+
+@pytest.mark.parametrize(
     ("before", "after", "expected"),
     [
         ("", 'mode = "warn"', 'mode "enforce" -> "warn"'),
@@ -49,6 +64,9 @@ def test_identity_env_names_the_server_s_variable() -> None:
         ("", 'identity_env = "REMOTE_USER"', "identity_env None -> 'REMOTE_USER'"),
         ("", 'ledger = "elsewhere"', "ledger 'ledger' -> 'elsewhere'"),
         ("", 'ledger_refs = ["refs/heads/x"]', "ledger_refs () -> ('refs/heads/x',)"),
+        ('sandbox = "bwrap"', "", 'sandbox "bwrap" -> "none"'),
+        ('sandbox = "bwrap"', 'sandbox = "none"', 'sandbox "bwrap" -> "none"'),
+        ("", "sandbox_network = true", "sandbox_network false -> true"),
     ],
 )
 def test_each_loosening_key_is_found(before: str, after: str, expected: str) -> None:
@@ -65,10 +83,22 @@ def test_each_loosening_key_is_found(before: str, after: str, expected: str) -> 
              ' "refs/tags/**", "refs/heads/prod"]'),
         ('relaxers = ["a", "b"]', 'relaxers = ["a"]'),
         ("", "default_timeout_s = 60"),
+        ("", 'sandbox = "bwrap"'),
+        ("sandbox_network = true", ""),
     ],
 )  # fmt: skip
 def test_tightening_or_unrelated_changes_loosen_nothing(before: str, after: str) -> None:
     assert loosened(config(before), config(after)) == []
+
+
+def test_the_sandbox_keys_are_read_and_checked() -> None:
+    chosen = config('sandbox = "bwrap"\nsandbox_network = true\n')
+    assert (chosen.sandbox, chosen.sandbox_network) == ("bwrap", True)
+    assert (Config().sandbox, Config().sandbox_network) == ("none", False)
+    with pytest.raises(UsageError, match='sandbox must be "none" or "bwrap"'):
+        config('sandbox = "docker"\n')
+    with pytest.raises(UsageError, match="sandbox_network must be true or false"):
+        config('sandbox_network = "yes"\n')
 
 
 def test_an_added_failgate_toml_is_judged_by_what_it_makes_the_config() -> None:

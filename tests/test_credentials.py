@@ -340,7 +340,9 @@ def test_every_rule_runs_in_linear_time_on_hostile_repetition(opening: str) -> N
     text = opening * (400_000 // len(opening))
     started = time.monotonic()
     credentials.find_credentials(text)
-    assert time.monotonic() - started < 2.0
+    # Linear takes well under a second here; the quadratic scan took 37 s. The margin is
+    # for a machine busy with other work, which made a tighter limit fail now and then.
+    assert time.monotonic() - started < 10.0
 
 
 @pytest.mark.parametrize(("rule", "text", "secret"), POSITIVE)

@@ -1,4 +1,4 @@
-"""`failgate export` (DESIGN §10): every entity, fenced as data, directive text quarantined."""
+"""`failgate export`: every entity, fenced as data, directive text quarantined."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ class World:
 
 
 def world(tmp_path: Path, *, note: str = "seen on the deploy") -> World:
-    """One entity in each state §4 knows, plus a ledger problem no entity owns."""
+    """One entity in each state the decision knows, plus a ledger problem no entity owns."""
     repo = make_repo(tmp_path / "repo")
     repo.write("checks/check.py", "import sys\nsys.exit(1)\n")
     base = repo.commit("a verifier that fails")
@@ -390,7 +390,7 @@ def test_the_outcome_never_depends_on_free_text(tmp_path: Path) -> None:
         # the two worlds' commits differ (their times do): compare reasons without them
         return [
             (e.entity_key, e.state, e.blocking, e.outcome, e.heads,
-             re.sub(r"\b[0-9a-f]{7}\b", "<commit>", e.reason))
+             re.sub(r"\b[0-9a-f]{12}\b", "<commit>", e.reason))
             for e in report.entities
         ]  # fmt: skip
 

@@ -1,4 +1,4 @@
-"""Faults (DESIGN §4 fail closed, §6): each ends in a clear message, never a traceback,
+"""Faults: each ends in a clear message, never a traceback,
 and fails closed wherever a decision is at stake. And two `check`s at once."""
 
 from __future__ import annotations
@@ -396,7 +396,7 @@ while not os.path.exists(sys.argv[3]) and time.monotonic() < deadline:
 locks = [name for base, _, names in os.walk(os.path.join(common, "failgate"))
          for name in names if name.endswith(".lock")]
 with open(sys.argv[2], "a") as handle:
-    handle.write(f"{os.getpid()} locks={locks}\\n")
+    handle.write(f"{os.getpid()} {time.time()} locks={locks}\\n")
 time.sleep(2.5)
 sys.exit(0)
 """
@@ -428,21 +428,22 @@ def test_two_checks_at_once_share_cache_and_trust_store_without_corruption(
             stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
 
-    started = time.monotonic()
     procs = [start("check", "--ref", "refs/heads/main", "--no-cache") for _ in range(2)]
     time.sleep(0.5)
     procs.append(start("trust", "--yes"))
     trusted = procs[-1].communicate(timeout=120)
     go.touch()
     outputs = [proc.communicate(timeout=120) for proc in procs[:-1]] + [trusted]
-    took = time.monotonic() - started
     for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, (out, err)
         assert "Traceback" not in out + err
-    # two 2.5 s verifiers in parallel, not one after the other behind a lock
-    assert took < 2 * 2.5 + 2.0, took
     runs = log.read_text().splitlines()
     assert len(runs) == 2 and all(line.endswith("locks=[]") for line in runs), runs
+    # two 2.5 s verifiers in parallel, not one after the other behind a lock: the second
+    # began while the first was still running (judged by the runs, not by a clock limit
+    # that a busy machine broke)
+    first, second = sorted(float(line.split()[1]) for line in runs)
+    assert second - first < 2.5, runs
 
     approved = json.loads(store.read_text())
     assert len(approved["verifiers"]) == 2  # the approval made during the checks landed

@@ -1,4 +1,4 @@
-"""Bad input through every reader (DESIGN §3 step 5, §4 fail closed), and random graphs.
+"""Bad input through every reader, and random graphs.
 
 Event files are mutated the ways files go bad (bytes flipped and cut, NUL
 bytes, invalid UTF-8, deep nesting, huge strings, wrong types, duplicate

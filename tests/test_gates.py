@@ -1,4 +1,4 @@
-"""The gate decision (DESIGN §4): each table row, each enforcement and authority case."""
+"""The gate decision: each table row, each enforcement and authority case."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 import pytest
 
 from failgate_hooks.core import exitcodes, wildmatch
+from failgate_hooks.core.assess import assess
+from failgate_hooks.core.decide import decide, enforces, verifier_reason
 from failgate_hooks.core.events import (
     AppliesTo,
     Event,
@@ -27,10 +29,6 @@ from failgate_hooks.core.gates import (
     Policy,
     VerifierOutcome,
     VerifierResult,
-    assess,
-    decide,
-    enforces,
-    verifier_reason,
 )
 from failgate_hooks.core.resolve import MISSING_TITLE, MISSING_TRIGGERS, resolve_entity
 
@@ -168,7 +166,7 @@ PASSED = result("passed", 0, duration_s=0.12)
 FAILED = result("failed", 1, duration_s=0.12, output_tail="budget 50M < required 120M")
 
 
-# --------------------------------------------------------------------------- §4 table
+# --------------------------------------------------------------------------- the state table
 
 
 TABLE = [
@@ -180,7 +178,7 @@ TABLE = [
     ),
     pytest.param(
         [observed(applies_to=AppliesTo(since=SIBLING))], Context("push", MAIN), FakeFacts(),
-        GateState.NOT_APPLICABLE, "since bbbbbbb is neither ccccccc nor an ancestor of it",
+        GateState.NOT_APPLICABLE, "since bbbbbbbbbbbb is neither cccccccccccc nor an ancestor of it",
         id="since-not-an-ancestor",
     ),
     pytest.param(
@@ -194,13 +192,13 @@ TABLE = [
     ),
     pytest.param(
         [observed(applies_to=AppliesTo(since=MISSING))], Context("push", MAIN), FakeFacts(),
-        GateState.OPEN, "since eeeeeee is not in this repository: applies (fail closed)",
+        GateState.OPEN, "since eeeeeeeeeeee is not in this repository: applies (fail closed)",
         id="since-unknown-fails-closed",
     ),
     pytest.param(
         [observed(applies_to=AppliesTo(paths=("contracts/**",)))], Context("push", MAIN),
         FakeFacts(), GateState.NOT_APPLICABLE,
-        "no file of ccccccc matches its paths (contracts/**)", id="paths-no-file-matches",
+        "no file of cccccccccccc matches its paths (contracts/**)", id="paths-no-file-matches",
     ),
     pytest.param(
         [observed(applies_to=AppliesTo(paths=("deploy/*.json",)))], Context("push", MAIN),
@@ -271,7 +269,7 @@ TABLE = [
     pytest.param(
         [observed(), ev("e2", "verified", follows=("e1",), evidence=human(TWIN))],
         Context("push", MAIN), FakeFacts(), GateState.CLEARED,
-        "confirmed by Ada <ada@example.org> in e2 for ddddddd, the same content as ccccccc",
+        "confirmed by Ada <ada@example.org> in e2 for dddddddddddd, the same content as cccccccccccc",
         id="human-evidence-on-same-content-clears",
     ),
     pytest.param(

@@ -1,4 +1,4 @@
-"""Append-only as a property of trees (DESIGN §5), through `fsck --range`."""
+"""Append-only as a property of trees, through `fsck --range`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hostile text on every output path (DESIGN §10): nothing read is ever a terminal instruction.
+"""Hostile text on every output path: nothing read is ever a terminal instruction.
 
 One world holds hostile text everywhere failgate reads text from: event titles,
 notes, names and evidence; a verifier's argv and its output; ledger file and

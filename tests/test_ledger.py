@@ -7,13 +7,19 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
+from failgate_hooks.app.evaluate import Evaluator, Request
 from failgate_hooks.core.events import Event, Status, entity_folder, event_to_toml
+from failgate_hooks.core.gates import Context, GateState
 from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Revision, read_union
 from tests.conftest import Repo
 
 KEY = "deploy:mainnet:gas-budget"
 FOLDER = f"ledger/{entity_folder(KEY)}"
+WHEN = dt.datetime(2026, 11, 30, 3, 0, tzinfo=dt.UTC)
 
 
 def first(repo: Repo, *extra: str) -> str:
@@ -153,3 +159,65 @@ def test_effective_at_is_written_but_never_orders(repo: Repo) -> None:
     result = repo.failgate("gates", "--json", "--ref", "refs/heads/main")
     (gate,) = json.loads(result.out)["gates"]
     assert gate["state"] == "retired"
+
+
+# --------------------------------------------------------------------------- odd trees
+
+
+def test_two_entries_of_one_name_in_a_folder_are_a_duplicate_id_not_a_crash(repo: Repo) -> None:
+    # git mktree writes such a tree; fsck only warns about it
+    eid = "20261130T030000Z-00000001"
+    event = Event(id=eid, entity_key="svc:r0", status=Status.OBSERVED, effective_at=WHEN,
+                  title="t", triggers=("push",))  # fmt: skip
+    one = repo.git("hash-object", "-w", "--stdin", input=event_to_toml(event).decode())
+    edited = event_to_toml(Event(**{**event.__dict__, "title": "edited"})).decode()
+    two = repo.git("hash-object", "-w", "--stdin", input=edited)
+    tree = repo.git(
+        "mktree", input=f"100644 blob {one}\t{eid}.toml\n100644 blob {two}\t{eid}.toml\n"
+    )
+    for folder in ("r0", "svc", "ledger"):
+        tree = repo.git("mktree", input=f"040000 tree {tree}\t{folder}\n")
+    commit = repo.git("commit-tree", tree, "-m", "two entries of one name")
+    with GitRepo.open(repo.path) as git_repo:
+        ledger = read_union(git_repo, [Revision("C", commit)], "ledger")
+    assert [p.code for p in ledger.problems] == ["duplicate-id"]
+    assert [f.event for f in ledger.files.values()] == [None]
+
+
+@pytest.mark.parametrize("char", ["\n", "\r", "\x85", "\u2028"])
+def test_a_file_name_with_a_line_break_is_a_bad_name_not_a_crash(repo: Repo, char: str) -> None:
+    name = f"ledger/{entity_folder(KEY)}/notes{char}draft.toml"
+    blob = repo.git("hash-object", "-w", "--stdin", input="x = 1\n")
+    tree = repo.git("mktree", "-z", input=f"100644 blob {blob}\t{name.rsplit('/', 1)[1]}\0")
+    for folder in reversed(name.split("/")[:-1]):
+        tree = repo.git("mktree", input=f"040000 tree {tree}\t{folder}\n")
+    commit = repo.git("commit-tree", tree, "-m", "a name with a line break")
+    with GitRepo.open(repo.path) as git_repo:
+        ledger = read_union(git_repo, [Revision("C", commit)], "ledger")
+    (file,) = ledger.files.values()
+    assert file.path == name and file.entity_key == KEY
+    assert [p.code for p in file.problems] == ["bad-file-name"]
+
+
+def test_a_gate_moved_off_push_asks_nothing_beyond_a_shallow_clone(
+    repo: Repo, tmp_path: Path
+) -> None:
+    # C scopes the gate to pushes since A; the protected revision moves it to deploy.
+    # A clone without A decides the push without asking whether C descends from A.
+    since = repo.head()
+    repo.write("x.txt", "C's change\n")
+    repo.commit("C's change")
+    first(repo, "--since", since)
+    tip = repo.commit("the gate, since A")
+    repo.record(KEY, "--status", "diagnosed", "--trigger", "deploy")
+    main = repo.commit("moved to deploy")
+    repo.git("branch", "c", tip)
+    clone = tmp_path / "shallow"
+    repo.git("clone", "-q", "--depth", "1", "--no-single-branch", f"file://{repo.path}", str(clone))
+    assert repo.git("-C", str(clone), "cat-file", "-t", since, check=False) != "commit"
+    with GitRepo.open(clone) as git_repo:
+        revisions = (Revision("C", tip), Revision("main", main, protected=True))
+        request = Request(tip, Context("push", "refs/heads/main"), revisions)
+        decision = Evaluator(git_repo, Config()).evaluate(request)
+    assert decision.exit_code == 0 and not decision.errors
+    assert [g.state for g in decision.gates] == [GateState.NOT_APPLICABLE]

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from failgate_hooks.core import sanitize
 from failgate_hooks.core.ci import CiRun, CiTarget
+from failgate_hooks.core.decide import decide
 from failgate_hooks.core.events import Problem, Status, Verification
 from failgate_hooks.core.export import ExportedEntity, ExportedEvent, ExportReport
 from failgate_hooks.core.gates import (
@@ -26,7 +27,6 @@ from failgate_hooks.core.gates import (
     Policy,
     VerifierOutcome,
     VerifierResult,
-    decide,
 )
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.replay import ReplayReport, ReplayStep, StepState

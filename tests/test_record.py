@@ -7,6 +7,8 @@ import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Repo, failgate
 
 KEY = "deploy:mainnet:gas-budget"
@@ -260,3 +262,53 @@ def test_the_probe_replaces_a_symlinked_folder_without_writing_through_it(
     assert result.code == 0, result
     assert "already passes on HEAD" in result.err  # the probe ran the work tree's file
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("command", "operator"),
+    [("python3 a.py | tee out", "|"), ("python3 a.py&&true", "&&"), ("python3 a.py > out", ">"),
+     ("python3 a.py; true", ";"), ("python3 a.py < in", "<")],
+)  # fmt: skip
+def test_record_refuses_shell_operators_and_names_the_sh_c_form(
+    repo: Repo, command: str, operator: str
+) -> None:
+    result = repo.failgate(
+        "record", "ops:x", "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", command, "--no-probe",
+    )  # fmt: skip
+    assert result.code == 2, result
+    assert f"shell operator {operator!r}" in result.err
+    assert f"--verify \"sh -c '{command}'\"" in result.err
+    assert not (repo.path / "ledger").exists()
+
+
+def test_a_quoted_operator_is_an_argument_not_a_shell_operator(repo: Repo) -> None:
+    result = repo.failgate(
+        "record", "ops:x", "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", "grep -E 'a|b' README", "--no-probe",
+    )  # fmt: skip
+    assert result.code == 0, result
+
+
+def test_record_refuses_a_program_it_cannot_find_unless_forced(repo: Repo) -> None:
+    args = ["record", "ops:x", "--status", "observed", "--title", "t", "--trigger", "push",
+            "--verify", "no-such-program-anywhere --check", "--no-probe"]  # fmt: skip
+    refused = repo.failgate(*args)
+    assert refused.code == 2, refused
+    assert "'no-such-program-anywhere' is neither on the verifier's PATH" in refused.err
+    assert not (repo.path / "ledger").exists()
+    assert repo.failgate(*args, "--force").code == 0
+
+
+def test_a_repository_script_is_a_program_record_can_find(repo: Repo) -> None:
+    repo.write("checks/run.sh", "#!/bin/sh\nexit 0\n")
+    result = repo.failgate(
+        "record", "ops:x", "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", "checks/run.sh", "--no-probe",
+    )  # fmt: skip
+    assert result.code == 0, result
+    missing = repo.failgate(
+        "record", "ops:y", "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", "checks/missing.sh", "--no-probe",
+    )  # fmt: skip
+    assert missing.code == 2, missing

@@ -1,4 +1,4 @@
-"""Rendering a decision (DESIGN §10): golden text, the JSON fields, and text that is data."""
+"""Rendering a decision: golden text, the JSON fields, and text that is data."""
 
 from __future__ import annotations
 
@@ -10,18 +10,17 @@ from typing import Any
 
 import pytest
 
+from failgate_hooks.core.decide import decide
 from failgate_hooks.core.events import Problem, Status
 from failgate_hooks.core.gates import (
     Assessment,
     Context,
     Decision,
-    Gate,
     GateState,
     Policy,
     Relaxation,
     VerifierOutcome,
     VerifierResult,
-    decide,
 )
 from failgate_hooks.render.text import render_json, render_text
 
@@ -251,6 +250,25 @@ def test_pending_lines_and_verdict() -> None:
     assert got[-1] == 'BLOCKED: 1 relaxation(s) pending review. Resolve them before "push".'
 
 
+def test_with_nothing_protected_accepted_relaxations_are_counted_and_pending_ones_listed() -> None:
+    pending = replace(relaxation(False), event_id="20261130T101600Z-0badf00e")
+    items = [
+        item(GateState.RETIRED, relaxations=(relaxation(True),)),
+        item(GateState.NOT_APPLICABLE, key="b:c", relaxations=(pending,)),
+    ]
+    unprotected = replace(decision(items), protected_read=False)
+    got = render_text(unprotected, unprotected_advice="ADVICE").splitlines()
+    relaxed = [line for line in got if line.startswith(("RELAXED", "PENDING"))]
+    assert relaxed == [
+        "RELAXED 1 relaxing event(s) accepted: no protected revision was read, so every one "
+        "counts as new and none is listed; ADVICE.",
+        f"PENDING 20261130T101600Z-0badf00e ({KEY}: status expired) — not yet in a protected "
+        "revision: decided as if it were not there",
+    ]
+    listed = render_text(unprotected, verbose=True).splitlines()
+    assert f"RELAXED by 20261130T101500Z-0badf00d ({KEY}: status expired)" in listed
+
+
 def test_open_gate_and_pending_relaxation_in_one_verdict() -> None:
     items = [item(relaxations=(relaxation(False),))]
     got = render_text(decision(items, {KEY: failed()})).splitlines()
@@ -445,58 +463,3 @@ def test_an_escape_sequence_spanning_lines_of_output_is_removed_whole() -> None:
 def test_output_tail_keeps_its_lines_each_marked_as_output() -> None:
     got = render_text(decision([item()], {KEY: failed("one\r\ntwo\n\tthree")})).splitlines()
     assert got[3:6] == ["     | one", "     | two", "     |  three"]
-
-
-# --------------------------------------------------------------------------- settled gates
-
-
-def settled_gates(n: int) -> list[Gate]:
-    return [
-        Gate(f"svc:r{i:03d}", GateState.NOT_APPLICABLE, False, False, "deploy only", "t", None, ())
-        for i in range(n)
-    ]
-
-
-def test_text_counts_settled_gates_without_making_them() -> None:
-    # A hook at 10,000 events must not build 5,000 gates to print "(5000 not applicable)".
-    def never() -> list[Gate]:
-        raise AssertionError("made the settled gates for text output")
-
-    got = decide(
-        [item()], {KEY: PASSED}, context=Context("push", MAIN), policy=POLICY,
-        settled=5000, make_settled=never,
-    )  # fmt: skip
-    text = render_text(got)
-    assert "(5000 not applicable)" in text
-    assert "OK: all gates cleared" in text
-    assert got.counts == {"open": 0, "cleared": 1, "conflict": 0, "invalid": 0}
-
-
-def test_json_lists_settled_gates_in_key_order_with_the_others() -> None:
-    got = decide(
-        [item()], {KEY: PASSED}, context=Context("push", MAIN), policy=POLICY,
-        settled=3, make_settled=lambda: settled_gates(3),
-    )  # fmt: skip
-    doc = json.loads(render_json(got))
-    keys = [g["entity_key"] for g in doc["gates"]]
-    assert keys == sorted([KEY, "svc:r000", "svc:r001", "svc:r002"])
-    assert [g["state"] for g in doc["gates"]].count("not_applicable") == 3
-
-
-@pytest.mark.parametrize(
-    "made",
-    [
-        settled_gates(2),  # fewer than said
-        [replace(g, state=GateState.OPEN) for g in settled_gates(3)],  # not not-applicable
-        [replace(g, blocking=True) for g in settled_gates(3)],
-        [*settled_gates(2), replace(settled_gates(1)[0], entity_key=KEY)],  # decided twice
-    ],
-    ids=["fewer", "open", "blocking", "twice"],
-)
-def test_settled_gates_that_are_not_what_was_said_are_refused(made: list[Gate]) -> None:
-    got = decide(
-        [item()], {KEY: PASSED}, context=Context("push", MAIN), policy=POLICY,
-        settled=3, make_settled=lambda: made,
-    )  # fmt: skip
-    with pytest.raises(ValueError):
-        list(got.gates)

@@ -1,4 +1,4 @@
-"""Historical replay (DESIGN §11) on real repositories, and once on a real project's history.
+"""Historical replay on real repositories, and once on a real project's history.
 
 The real history is tomli's fix of lower case "t" and "z" in datetimes, released
 as tomli 1.2.3 on 2021-12-13. tests/data/tomli.bundle holds two commits that are
@@ -319,7 +319,7 @@ def test_a_command_that_cannot_start_is_no_verdict_everywhere(tmp_path: Path) ->
     parent = repo.head()
     repair = repo.commit("a repair")
     repo.record(KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
-                "--verify", "no-such-verifier-anywhere --check", "--no-probe")  # fmt: skip
+                "--verify", "no-such-verifier-anywhere --check", "--no-probe", "--force")  # fmt: skip
     repo.commit("record it")
     report = run_replay(repo, f"{parent}..{repair}")
     assert [(s.state, s.exit_code) for s in report.steps] == [(StepState.NO_VERDICT, None)] * 2
@@ -349,17 +349,17 @@ def test_a_timeout_at_the_repair_is_no_verdict(tmp_path: Path) -> None:
     repo.write("checks/slow.py", SLOW_WHEN_FIXED)
     repo.record(KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
                 "--verify", "python3 checks/slow.py", "--verify-file", "checks/slow.py",
-                "--timeout", "1", "--no-probe")  # fmt: skip
+                "--timeout", "3", "--no-probe")  # fmt: skip
     repo.commit("record it")
     report = run_replay(repo, f"{parent}..{repair}")
     last = report.steps[-1]
     assert (last.state, last.exit_code, last.detail) == (
         StepState.NO_VERDICT,
         None,
-        "timed out after 1 s",
+        "timed out after 3 s",
     )
-    assert report.reasons == (f"no verdict at the repair {repair[:12]} (timed out after 1 s)",)
-    assert "  NO VERDICT  exit - in 1.00 s  " in render_replay_text(report)
+    assert report.reasons == (f"no verdict at the repair {repair[:12]} (timed out after 3 s)",)
+    assert "  NO VERDICT  exit - in 3.00 s  " in render_replay_text(report)
 
 
 def test_no_verdict_between_the_ends_does_not_fail_the_replay(tmp_path: Path) -> None:

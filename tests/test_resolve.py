@@ -1,4 +1,4 @@
-"""Resolving an entity's events (DESIGN §3): each test states one rule."""
+"""Resolving an entity's events: each test states one rule."""
 
 from __future__ import annotations
 
@@ -280,7 +280,7 @@ def test_retracts_implies_supersedes() -> None:
 
 
 def test_a_retracted_event_whose_file_is_gone_is_no_broken_reference() -> None:
-    # §2: once retracted, b's file may be deleted; c (written to follow b) still names it.
+    # once retracted, b's file may be deleted; c (written to follow b) still names it.
     res = resolve_entity(KEY, [ev("a"), ev("c", "diagnosed", follows=("a", "b"), retracts=("b",))])
     assert res.problems == ()
     assert res.outcome is Outcome.RESOLVED

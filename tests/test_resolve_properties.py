@@ -1,4 +1,4 @@
-"""Properties of resolution (DESIGN §3) over random event graphs."""
+"""Properties of resolution over random event graphs."""
 
 from __future__ import annotations
 

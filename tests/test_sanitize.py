@@ -166,3 +166,10 @@ def test_clean_tree_keeps_non_strings() -> None:
     assert sanitize.clean_tree(None) is None
     assert sanitize.clean_tree(7) == 7
     assert sanitize.clean_tree("x\x1b[1my") == "xy"
+
+
+def test_a_line_is_bounded_and_says_how_much_was_left_out() -> None:
+    line = sanitize.clean_line("x" * 10_000)
+    assert line.startswith("x" * sanitize.LINE_LIMIT)
+    assert line.endswith(f"… ({10_000 - sanitize.LINE_LIMIT} more characters)")
+    assert sanitize.clean_line("short\nline") == "short line"

@@ -1,4 +1,4 @@
-"""The trust store (DESIGN §6) on real files, with real concurrent writers."""
+"""The trust store on real files, with real concurrent writers."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -34,29 +35,71 @@ def test_fingerprint_is_order_free_for_pins_and_sensitive_to_everything_else() -
 def test_an_approval_is_seen_by_a_fresh_store(tmp_path: Path) -> None:
     store = TrustStore(str(tmp_path))
     entry = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada <ada@example.org>")
-    assert not store.is_trusted(entry.fingerprint)
+    assert not store.is_trusted("deploy:gas", entry.fingerprint)
     store.approve([entry])
     fresh = TrustStore(str(tmp_path))
-    assert fresh.is_trusted(entry.fingerprint)
+    assert fresh.is_trusted("deploy:gas", entry.fingerprint)
     assert fresh.entries() == [entry]
     on_disk = json.loads((tmp_path / "failgate/trust.json").read_text())
+    assert on_disk["format"] == 2
     assert on_disk["verifiers"][0]["approved_by"] == "Ada <ada@example.org>"
     assert not list((tmp_path / "failgate").glob("*.tmp"))
     assert not (tmp_path / "failgate/trust.json.lock").exists()
 
 
-def test_previous_for_gives_the_last_trusted_version_of_the_entity(tmp_path: Path) -> None:
+def test_trust_is_for_one_gate(tmp_path: Path) -> None:
+    """The same verifier approved for one gate does not run for another: each gate's
+    version is revoked on its own, and one gate's approval must not keep it alive."""
+    store = TrustStore(str(tmp_path))
+    entry = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada")
+    store.approve([entry])
+    assert not TrustStore(str(tmp_path)).is_trusted("deploy:other", entry.fingerprint)
+
+
+def test_approving_a_new_version_revokes_the_old_and_going_back_is_a_downgrade(
+    tmp_path: Path,
+) -> None:
     store = TrustStore(str(tmp_path))
     old = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada", "2026-01-01T00:00:00Z")
     new = TrustedVerifier.new("deploy:gas", (*ARGV, "--strict"), PINS, "Bo", "2026-02-01T00:00:00Z")
     other = TrustedVerifier.new("deploy:other", ("true",), [], "Cy")
     store.approve([old])
     store.approve([new, other])
-    store.approve([old])  # approving again adds nothing
     fresh = TrustStore(str(tmp_path))
-    assert fresh.previous_for("deploy:gas") == new
-    assert fresh.previous_for("deploy:none") is None
-    assert len(fresh.entries()) == 3
+    assert fresh.approved("deploy:gas") == replace(new, replaced=(old.fingerprint,))
+    assert not fresh.is_trusted("deploy:gas", old.fingerprint)
+    assert fresh.was_replaced("deploy:gas", old.fingerprint)
+    assert not fresh.was_replaced("deploy:gas", new.fingerprint)
+    assert fresh.approved("deploy:none") is None
+    assert len(fresh.entries()) == 2
+    # approving the old one again, knowingly, makes it the version and the new one replaced
+    fresh.approve([old])
+    again = TrustStore(str(tmp_path)).approved("deploy:gas")
+    assert again is not None and again.fingerprint == old.fingerprint
+    assert again.replaced == (new.fingerprint,)
+
+
+def test_approving_the_approved_version_again_changes_nothing(tmp_path: Path) -> None:
+    store = TrustStore(str(tmp_path))
+    first = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada", "2026-01-01T00:00:00Z")
+    store.approve([first])
+    store.approve([TrustedVerifier.new("deploy:gas", ARGV, PINS, "Bo")])
+    assert TrustStore(str(tmp_path)).entries() == [first]
+
+
+def test_a_store_of_format_1_keeps_each_gates_last_approval(tmp_path: Path) -> None:
+    """Format 1 kept every approval ever given; reading it must not keep them all."""
+    old = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada", "2026-01-01T00:00:00Z")
+    new = TrustedVerifier.new("deploy:gas", (*ARGV, "--strict"), PINS, "Bo", "2026-02-01T00:00:00Z")
+    legacy = [{k: v for k, v in e.to_json().items() if k != "replaced"} for e in (old, new)]
+    path = tmp_path / "failgate/trust.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"format": 1, "verifiers": legacy}))
+    store = TrustStore(str(tmp_path))
+    assert store.approved("deploy:gas") == replace(new, replaced=(old.fingerprint,))
+    assert store.was_replaced("deploy:gas", old.fingerprint)
+    store.approve([TrustedVerifier.new("deploy:other", ("true",), [], "Cy")])
+    assert json.loads(path.read_text())["format"] == 2
 
 
 def test_concurrent_approvals_lose_nothing(tmp_path: Path) -> None:
@@ -82,13 +125,18 @@ def test_a_corrupt_store_says_where_and_what_to_do(tmp_path: Path) -> None:
     path.parent.mkdir()
     path.write_text("{not json")
     with pytest.raises(TrustError) as caught:
-        TrustStore(str(tmp_path)).is_trusted("0" * 64)
+        TrustStore(str(tmp_path)).is_trusted("e:x", "0" * 64)
     assert str(path) in caught.value.message
     assert "corrupt" in caught.value.message
     assert caught.value.hint is not None and "failgate trust" in caught.value.hint
     path.write_text('{"format": 1, "verifiers": [{"argv": "x"}]}')
     with pytest.raises(TrustError, match=r"verifiers\[0\]"):
         TrustStore(str(tmp_path)).entries()
+    twice = TrustedVerifier.new("e:x", ("true",), [], "t").to_json()
+    path.write_text(json.dumps({"format": 2, "verifiers": [twice, twice]}))
+    with pytest.raises(TrustError, match=r"verifiers\[1\] is a second approval for e:x"):
+        TrustStore(str(tmp_path)).entries()
+    path.write_text('{"format": 1, "verifiers": [{"argv": "x"}]}')
     with pytest.raises(TrustError):  # approving never overwrites what it cannot read
         TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ("true",), [], "t")])
     assert "argv" in path.read_text()

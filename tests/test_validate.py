@@ -1,4 +1,4 @@
-"""The event format of DESIGN §2: every rule broken once gives its named error."""
+"""The event format: every rule broken once gives its named error."""
 
 from __future__ import annotations
 
@@ -133,6 +133,8 @@ BROKEN = [
     ("unnormalised pinned file", _set("verification.files", ["checks/./x.py"]), "verification.files[0]: expected a relative, normalised path"),
     ("zero timeout", _set("verification.timeout_s", 0), "verification.timeout_s: expected a positive integer"),
     ("float timeout", _set("verification.timeout_s", 1.5), "verification.timeout_s: expected a positive integer"),
+    ("timeout over a day", _set("verification.timeout_s", 86_401), "verification.timeout_s: expected at most 86400 seconds (a day), got 86401"),
+    ("400-digit timeout", _set("verification.timeout_s", 10**400), "verification.timeout_s: expected at most 86400 seconds (a day), got 10000000000000000000… (381 more characters)"),
     ("bad workdir", _set("verification.workdir", "tmp"), "verification.workdir: expected checkout or inplace"),
     ("bad env_pass", _set("verification.env_pass", ["A B"]), "verification.env_pass[0]: expected a variable name"),
     ("unknown verification key", _set("verification.shell", True), "verification.shell: unknown key"),

@@ -1,4 +1,4 @@
-"""Running verifiers (DESIGN §6) on real repositories with real processes."""
+"""Running verifiers on real repositories with real processes."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.checkout import Checkouts
 from failgate_hooks.verify.pins import resolve_pins
+from failgate_hooks.verify.process import own_virtualenv
 from failgate_hooks.verify.run import (
     NO_VERDICT_DETAIL,
     UNTRUSTED_DETAIL,
@@ -296,6 +297,96 @@ def test_a_pinned_file_keeps_its_exec_bit(world: Repo, tmp_path: Path) -> None:
     assert "pinned-ran" in result.output_tail
 
 
+LISTING = """\
+import json, os, sys
+found = {}
+for folder, _, names in os.walk("checks"):
+    for name in names:
+        path = os.path.join(folder, name)
+        found[path] = "link" if os.path.islink(path) else open(path).read()
+json.dump(found, open(sys.argv[1], "w"))
+"""
+
+
+def test_a_pinned_folder_is_taken_whole_from_its_revision(world: Repo, tmp_path: Path) -> None:
+    listing = tmp_path / "listing.json"
+    world.write("checks/list.py", LISTING)
+    world.write("checks/lib/strict.py", "STRICT = True\n")
+    reviewed = world.commit("a verifier folder")
+    world.write("checks/lib/strict.py", "STRICT = False\n")
+    world.write("checks/lib/added.py", "pushed\n")
+    (world.path / "checks/check.py").unlink()
+    pushed = world.commit("the folder changed in the pushed commit")
+    verification = Verification(command=(PY, "checks/list.py", str(listing)), files=("checks",))
+    result = verify(world, verification, pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.PASSED, result
+    seen = json.loads(listing.read_text())
+    assert seen == {
+        "checks/check.py": CHECK,
+        "checks/list.py": LISTING,
+        "checks/lib/strict.py": "STRICT = True\n",
+    }
+
+
+def test_every_file_of_a_pinned_folder_is_a_pin(world: Repo) -> None:
+    world.write("checks/lib/a.py", "a\n")
+    first = world.commit("a pinned folder")
+    world.write("checks/lib/deeper/b.py", "b\n")
+    second = world.commit("a file added to it")
+    with GitRepo.open(world.path) as grepo:
+        before = [(p.path, p.folder) for p in resolve_pins(grepo, first, ("checks",))]
+        after = [p.path for p in resolve_pins(grepo, second, ("checks/lib", "checks/lib/a.py"))]
+    assert before == [("checks/check.py", "checks"), ("checks/lib/a.py", "checks")]
+    assert sorted(after) == ["checks/lib/a.py", "checks/lib/deeper/b.py"]
+
+
+def test_a_link_or_submodule_in_a_pinned_folder_never_runs(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    os.symlink("check.py", world.path / "checks/alias.py")
+    rev = world.commit("a link in the verifier's folder")
+    result = verify(world, check(marker, files=("checks",)), rev)
+    assert result.outcome is VerifierOutcome.CANNOT_START
+    assert result.detail == (
+        f"pinned verifier folder checks holds checks/alias.py, a symlink, at {rev[:12]}; "
+        "symlinks are never followed"
+    )
+    assert runs(marker) == []
+
+
+def test_a_pinned_folder_is_emptied_without_going_through_a_link(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    outside = tmp_path / "outside"
+    (outside / "lib").mkdir(parents=True)
+    (outside / "lib/keep.txt").write_text("not the checkout's\n")
+    world.write("checks/lib/strict.py", "STRICT = True\n")
+    reviewed = world.commit("a pinned folder")
+    world.git("rm", "-q", "-r", "checks")
+    (world.path / "checks").symlink_to(outside)
+    pushed = world.commit("the folder's parent swapped for a link out of the checkout")
+    result = verify(world, check(marker, files=("checks/check.py", "checks/lib")), pushed,
+                    pinned_from=reviewed)  # fmt: skip
+    assert result.outcome is VerifierOutcome.FAILED, result  # the reviewed check ran
+    assert (outside / "lib/keep.txt").read_text() == "not the checkout's\n"
+
+
+def test_inplace_needs_the_pinned_folder_as_the_commit_holds_it(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    reviewed = world.head()
+    world.write("checks/extra.py", "pushed\n")
+    pushed = world.commit("a file the pinned folder lacks")
+    inplace = check(marker, files=("checks",), workdir=Workdir.INPLACE)
+    result = verify(world, inplace, pushed, pinned_from=reviewed)
+    assert f"{pushed[:12]} has checks/extra.py in the pinned folder checks" in result.detail
+    assert runs(marker)[-1] != str(world.path)
+    same = verify(world, inplace, pushed)
+    assert same.detail == "", same
+    assert runs(marker)[-1] == str(world.path)
+
+
 # --------------------------------------------------------------------------- the process
 
 
@@ -493,7 +584,11 @@ def test_the_verifier_sees_only_the_allow_list(
     assert env["FAILGATE_TRIGGER"] == "push"
     assert env["FAILGATE_REF"] == "refs/heads/main"
     assert env["FAILGATE_ENVIRONMENT"] == ""
+    # failgate's own two: the load watcher first on the path, a private bytecode cache
+    assert env["PYTHONPATH"].endswith(f"{os.sep}site")
+    assert Path(env["PYTHONPYCACHEPREFIX"]).parent == Path(env["PYTHONPATH"]).parent
     allowed = {"PATH", "HOME", "LANG", "TMPDIR", "TERM", "NODE_OPTIONS", "GIT_CEILING_DIRECTORIES"}
+    allowed |= {"PYTHONPATH", "PYTHONPYCACHEPREFIX"}
     extra = {k for k in env if k not in allowed and not k.startswith(("LC_", "FAILGATE_"))}
     assert extra == set()
     assert seen["stdin"] == ""
@@ -502,16 +597,45 @@ def test_the_verifier_sees_only_the_allow_list(
     assert env["GIT_CEILING_DIRECTORIES"] == f"{slot}:{os.path.dirname(slot)}"
 
 
-def test_the_hook_virtualenv_is_taken_off_path(
-    world: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("active", "kept"),
+    [("another", False), ("ours", True), (None, True)],
+    ids=["another-venv-active", "ours-is-the-active-one", "none-active"],
+)
+def test_the_hook_virtualenv_leaves_path_only_when_it_is_not_the_project_s(
+    world: Repo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    active: str | None,
+    kept: bool,
 ) -> None:
     assert sys.prefix != sys.base_prefix, "the suite runs in the project's virtualenv"
     ours = os.path.dirname(sys.executable)
     monkeypatch.setenv("PATH", os.pathsep.join([ours, "/usr/bin", "/bin"]))
+    monkeypatch.delenv("PRE_COMMIT_HOME", raising=False)
+    if active is None:
+        monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    else:
+        monkeypatch.setenv("VIRTUAL_ENV", sys.prefix if active == "ours" else str(tmp_path))
     dump = tmp_path / "path.txt"
     commit = script(world, f"import os\nopen({str(dump)!r}, 'w').write(os.environ['PATH'])\n")
     verify(world, Verification(command=(PY, "checks/check.py")), commit)
-    assert dump.read_text().split(os.pathsep) == ["/usr/bin", "/bin"]
+    expected = [ours, "/usr/bin", "/bin"] if kept else ["/usr/bin", "/bin"]
+    assert dump.read_text().split(os.pathsep) == expected
+
+
+def test_pre_commit_s_hook_env_is_failgate_s_own_even_as_the_active_one(tmp_path: Path) -> None:
+    store = tmp_path / "pre-commit"
+    hook_env = store / "repo1a2b3c" / "py_env-python3.11"
+    hook_env.mkdir(parents=True)
+    # pre-commit sets VIRTUAL_ENV to its hook env and puts that env first on PATH
+    environ = {"PRE_COMMIT_HOME": str(store), "VIRTUAL_ENV": str(hook_env)}
+    assert own_virtualenv(environ, str(hook_env), "/usr") == str(hook_env)
+    cache = {"XDG_CACHE_HOME": str(tmp_path), "VIRTUAL_ENV": str(hook_env)}
+    assert own_virtualenv(cache, str(hook_env), "/usr") == str(hook_env)
+    home = {"HOME": str(tmp_path / "home"), "VIRTUAL_ENV": str(hook_env)}
+    assert own_virtualenv(home, str(hook_env), "/usr") is None  # not under ~/.cache/pre-commit
+    assert own_virtualenv({}, "/usr", "/usr") is None  # no virtualenv at all
 
 
 def test_one_progress_line_before_running(world: Repo, tmp_path: Path) -> None:

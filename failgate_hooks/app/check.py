@@ -1,7 +1,8 @@
-"""`failgate check`: one decision for a commit, trigger and destination (DESIGN §4, §5)."""
+"""`failgate check`: one decision for a commit, trigger and destination."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 from failgate_hooks.app.evaluate import Request
@@ -23,6 +24,7 @@ def run_check(
     authority: str,
     no_cache: bool,
     trust_ledger: bool,
+    sandbox: bool = False,
 ) -> tuple[Decision, list[str]]:
     """The decision, and warnings for the person running it."""
     from failgate_hooks.app.runner import decide_with_verifiers
@@ -30,7 +32,7 @@ def run_check(
 
     commit = repo.resolve_commit(rev)
     protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
-    # config from the first protected revision; C's own only when there is none (§5)
+    # config from the first protected revision; C's own only when there is none
     first = protected[0] if protected else Revision(rev, commit)
     config = config_at(repo, first.commit, first.label)
     for name in config.ledger_refs:
@@ -41,23 +43,46 @@ def run_check(
                 hint="fetch it, or fix ledger_refs in the protected configuration",
             )
         protected.append(Revision(name, found, protected=True))
-    from failgate_hooks.worktree import start_uncommitted
-
     # The ledger is read from commits: the warnings say when the work tree holds more.
-    # The look runs on the other core while the decision is made, and ends with it.
-    with start_uncommitted(repo, config.ledger) as look:
-        history = check_range(repo, range_, config.ledger) if range_ else []
-        request = Request(
-            commit=commit,
-            context=Context(trigger=trigger, ref=ref, environment=environment),
-            revisions=(Revision(rev, commit), *protected),
-            authority=authority,
-            no_cache=no_cache,
-            trust_ledger=trust_ledger,
-            history_errors=tuple(history),
-        )
-        decision = decide_with_verifiers(repo, config, request)
-        return decision, _warnings(look(), lambda: _committed(repo, config.ledger))
+    # git works on it on the other core while the decision is made.
+    uncommitted = _start_uncommitted(repo, config.ledger)
+    history = check_range(repo, range_, config.ledger) if range_ else []
+    request = Request(
+        commit=commit,
+        context=Context(trigger=trigger, ref=ref, environment=environment),
+        revisions=(Revision(rev, commit), *protected),
+        authority=authority,
+        no_cache=no_cache,
+        trust_ledger=trust_ledger,
+        history_errors=tuple(history),
+    )
+    sandbox_by = "failgate check --sandbox" if sandbox else None
+    decision = decide_with_verifiers(repo, config, request, sandbox_by=sandbox_by)
+    return decision, _warnings(uncommitted(), lambda: _committed(repo, config.ledger))
+
+
+def _start_uncommitted(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
+    """Start asking git which ledger paths the work tree holds but HEAD does not, or differ.
+
+    Call the result for them. No work tree, or no ledger folder in it: no process."""
+    root, folder = repo.working_dir, ledger_dir.strip("/")
+    if root is None or not os.path.isdir(os.path.join(root, *folder.split("/"))):
+        return list
+    status = repo.start("status", "--porcelain", "-z", "--untracked-files=all", "--", folder)
+    return lambda: _status_paths(status())
+
+
+def _status_paths(output: str) -> list[str]:
+    """The paths of `git status --porcelain -z`: a rename or copy names its source too."""
+    paths = []
+    records = iter(output.split("\0"))
+    for record in records:
+        if not record:
+            continue
+        paths.append(record[3:])
+        if record[0] in "RC":
+            paths.append(next(records, ""))
+    return [path for path in paths if path]
 
 
 def _committed(repo: GitRepo, ledger_dir: str) -> set[str]:
@@ -67,8 +92,9 @@ def _committed(repo: GitRepo, ledger_dir: str) -> set[str]:
 
 
 def _warnings(paths: list[str], committed: Callable[[], set[str]]) -> list[str]:
-    # a dot-file is the temporary file of an interrupted write, never an event
-    changed = [path for path in paths if not path.rsplit("/", 1)[-1].startswith(".")]
+    # a dot-file is the temporary file of an interrupted write, never an event; a file
+    # taken out of the index is reported twice (deleted, and untracked)
+    changed = [p for p in dict.fromkeys(paths) if not p.rsplit("/", 1)[-1].startswith(".")]
     if not changed:
         return []
     held = committed()  # asked only when something differs: a listing of the ledger

@@ -1,4 +1,4 @@
-"""`failgate ci`: the CI gate in one command (DESIGN §7; authority §4; ledger §5).
+"""`failgate ci`: the CI gate in one command.
 
 CI finds what it checks in its environment: the commit under test, the base it
 is compared with and the destination ref. The base's ledger is the protected
@@ -129,7 +129,8 @@ def _github_target(
 ) -> CiTarget | None:
     """The target a GitHub Actions event names, or None when it names no base."""
     default = _text(event, "repository", "default_branch")
-    base_branch = environ.get("GITHUB_BASE_REF")
+    # The event payload says it too, for a run whose environment lacks it.
+    base_branch = environ.get("GITHUB_BASE_REF") or _text(event, "pull_request", "base", "ref")
     if base_branch:
         payload_base = _commit_id(_text(event, "pull_request", "base", "sha"))
         return CiTarget(
@@ -179,8 +180,8 @@ def _github_target(
 # --------------------------------------------------------------------------- the decision
 
 
-def decide_ci(repo: GitRepo, environ: Mapping[str, str]) -> CiRun:
-    """The §4 decision for the commit CI tests, against the base the environment names."""
+def decide_ci(repo: GitRepo, environ: Mapping[str, str], *, sandbox: bool = False) -> CiRun:
+    """The gate decision for the commit CI tests, against the base the environment names."""
     if repo.is_shallow():
         raise GitError(SHALLOW_MESSAGE, hint=SHALLOW_HINT)
     target = find_target(environ, load_event(environ))
@@ -236,7 +237,7 @@ def decide_ci(repo: GitRepo, environ: Mapping[str, str]) -> CiRun:
         commit=head,
         context=Context(trigger=TRIGGER, ref=target.ref),
         revisions=tuple(revisions),
-        # In CI the review is the authority (§4): relaxations apply and are reported.
+        # In CI the review is the authority: relaxations apply and are reported.
         authority="accept",
         trust_ledger=True,
         extra_protected_refs=extra_protected,
@@ -244,8 +245,9 @@ def decide_ci(repo: GitRepo, environ: Mapping[str, str]) -> CiRun:
     )
     from failgate_hooks.app.runner import decide_with_verifiers
 
-    decision = decide_with_verifiers(repo, config, request)
-    return CiRun(target, head, base, decision, tuple(notes))
+    sandbox_by = "failgate ci --sandbox" if sandbox else None
+    decision = decide_with_verifiers(repo, config, request, sandbox_by=sandbox_by)
+    return CiRun(target, head, base, decision, tuple(notes), ledger_dir=config.ledger)
 
 
 def _default_branch(
@@ -287,6 +289,7 @@ def run_ci(
     stdout: TextIO,
     stderr: TextIO,
     as_json: bool = False,
+    sandbox: bool = False,
 ) -> int:
     """`failgate ci`: decide, print, annotate on GitHub; the decision's exit code (0/1/3/4)."""
     github = on_github(environ)
@@ -294,19 +297,21 @@ def run_ci(
     # which the Actions runner reads for them as well.
     commands = stderr if as_json else stdout
     try:
-        run = decide_ci(repo, environ)
+        run = decide_ci(repo, environ, sandbox=sandbox)
     except FailgateError as error:
         if github:
             lines = [error.message, *([f"hint: {error.hint}"] if error.hint else [])]
             commands.write(github_output.workflow_command("error", lines) + "\n")
             _write_summary(environ, github_output.error_summary(error), stderr)
         raise
+    if github:
+        _write_outputs(environ, run, stderr)
     if run.decision is None:
         for note in run.notes:
             stdout.write(f"failgate ci: {sanitize.clean_line(note)}\n")
         return run.exit_code
     if github:
-        for line in github_output.annotation_lines(run.decision):
+        for line in github_output.annotation_lines(run.decision, run.ledger_dir):
             commands.write(line + "\n")
         _write_summary(environ, github_output.step_summary(run), stderr)
     if as_json:
@@ -316,6 +321,18 @@ def run_ci(
         stdout.write((github_output.stop_commands(text) if github else text) + "\n")
     stdout.flush()
     return run.exit_code
+
+
+def _write_outputs(environ: Mapping[str, str], run: CiRun, stderr: TextIO) -> None:
+    """Append the decision and counts to $GITHUB_OUTPUT, for the steps after this one."""
+    path = environ.get("GITHUB_OUTPUT")
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.writelines(f"{key}={value}\n" for key, value in run.outputs().items())
+    except OSError as exc:
+        stderr.write(f"failgate ci: warning: cannot write the step outputs: {exc}\n")
 
 
 def _write_summary(environ: Mapping[str, str], text: str, stderr: TextIO) -> None:

@@ -6,32 +6,29 @@ The imperative shell around the pure core: `ledger` reads, `gates` decides,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from failgate_hooks.core.assess import assess
+from failgate_hooks.core.decide import decide
 from failgate_hooks.core.errors import GitError, UsageError
-from failgate_hooks.core.events import Problem, Status, Verification
+from failgate_hooks.core.events import Problem, Verification
 from failgate_hooks.core.gates import (
     Assessment,
     Context,
     Decision,
-    Gate,
     GateState,
     Policy,
     Relaxation,
     RelaxationKind,
     VerifierOutcome,
     VerifierResult,
-    assess,
-    decide,
-    ruled_out,
 )
-from failgate_hooks.core.resolve import Resolution
+from failgate_hooks.core.resolve import Resolution, verification_key
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config, loosened
 from failgate_hooks.ledger.union import Ledger, Revision, config_at, read_union
-from failgate_hooks.ledgerindex import Settled, ledger_view
 
 
 class GitFacts:
@@ -141,7 +138,7 @@ class Request:
     history_errors: tuple[Problem, ...] = ()
     # The commit the configuration in force was read from (None: the built-in
     # defaults). When it is not C, C's own configuration is compared with it: what
-    # loosens enforcement or authority is a relaxation (§9).
+    # loosens enforcement or authority is a relaxation.
     config_from: str | None = None
     # Relaxing changes found by the caller that are not events (a ref deletion).
     other_relaxations: tuple[Relaxation, ...] = ()
@@ -162,8 +159,6 @@ class Evaluator:
     run_verifier: RunVerifier | None = None
     # shared by every ref of a push: a commit's verifiers run once
     results: dict[ResultKey, VerifierResult] = field(default_factory=dict)
-    # False: read every entity in full (ledgerindex's summaries are checked against it)
-    use_index: bool = True
 
     def policy(self, request: Request, *, hold_open: bool = True) -> Policy:
         return Policy(
@@ -176,20 +171,12 @@ class Evaluator:
         )
 
     def evaluate(self, request: Request, *, hold_open: bool = True) -> Decision:
-        """The §4 decision for one commit and destination."""
+        """The gate decision for one commit and destination."""
         context = request.context
         facts = GitFacts(self.repo, request.commit, self.config.ledger)
-        settled: Settled | None = None
-        if self.use_index:
-            view = ledger_view(
-                self.repo,
-                request.revisions,
-                self.config.ledger,
-                lambda scopes: ruled_out(scopes, facts, context),
-            )
-            ledger, settled = view.ledger, view.settled
-        else:
-            ledger = read_union(self.repo, request.revisions, self.config.ledger)
+        ledger = read_union(
+            self.repo, request.revisions, self.config.ledger, self.config.max_event_bytes
+        )
         policy = self.policy(request, hold_open=hold_open)
         config_relaxations, config_problems = self._config_change(request, policy)
         protected_ids = ledger.protected_ids  # computed once: it walks the whole ledger
@@ -201,7 +188,7 @@ class Evaluator:
         for item in assessments:
             if item.state is GateState.OPEN and item.verification is not None:
                 results[item.entity_key] = self._verify(request, ledger, item, item.verification)
-        return decide(
+        decision = decide(
             assessments,
             results,
             context=request.context,
@@ -210,14 +197,13 @@ class Evaluator:
             history_errors=request.history_errors + config_problems,
             commit=request.commit,
             other_relaxations=request.other_relaxations + config_relaxations,
-            settled=len(settled.rows) if settled else 0,
-            make_settled=None if settled is None else lambda: _settled_gates(settled),
         )
+        return replace(decision, protected_read=any(r.protected for r in request.revisions))
 
     def _config_change(
         self, request: Request, policy: Policy
     ) -> tuple[tuple[Relaxation, ...], tuple[Problem, ...]]:
-        """C's configuration against the one in force: loosening is a relaxation (§9), and a
+        """C's configuration against the one in force: loosening is a relaxation, and a
         configuration that does not parse is a problem that blocks where a gate would."""
         if request.config_from == request.commit:
             return (), ()
@@ -259,36 +245,31 @@ class Evaluator:
         return self.results[key]
 
 
-def _settled_gates(settled: Settled) -> Iterator[Gate]:
-    """The gates of entities settled from the ledger index: not applicable, as assess says."""
-    for key, reason, title, status, event_ids in settled.entities():
-        yield Gate(
-            entity_key=key,
-            state=GateState.NOT_APPLICABLE,
-            blocking=False,
-            warning=False,
-            reason=reason,
-            title=title,
-            status=None if status is None else Status(status),
-            event_ids=event_ids,
-        )
-
-
 def pinned_revision(ledger: Ledger, resolution: Resolution, commit: str) -> str:
-    """The commit whose copies of the verifier's files run (§6 pinning).
+    """The commit whose copies of the verifier's files run.
 
-    The event that set the verification being run: a protected revision's copy
-    when that event is in one, else C's own.
+    The verification being run was introduced by the first event, in causal
+    order, that sets it: a protected revision's copy when that event is in one,
+    else C's own. A later event that restates it cannot re-pin it, or a pushed
+    commit could repeat the reviewed verification beside a gutted file.
     """
     wanted = resolution.state.verification
-    for event_id in reversed(resolution.order):
+    if wanted is None:
+        return commit
+    key = verification_key(wanted)
+    # Every event that sets it, dropped ones too (superseding an event copies its
+    # keys forward). Any protected one wins, not only the first: an event's
+    # ancestors are in every revision that holds it, so the first is protected
+    # whenever a later one is, except among events that do not follow each other,
+    # whose order is their ids' and so the pusher's to choose.
+    for event_id in resolution.order:
         event = resolution.events.get(event_id)
-        if event is None or event_id in resolution.dropped or event.verification != wanted:
+        if event is None or event.verification is None:
+            continue
+        if verification_key(event.verification) != key:
             continue
         file = ledger.file_of_id(event_id)
-        if file is not None:
-            for rev in file.revisions:
-                if rev.protected:
-                    return rev.commit
-        break
+        for rev in file.revisions if file is not None else ():
+            if rev.protected:
+                return rev.commit
     return commit

@@ -1,13 +1,15 @@
-"""`failgate export`: every entity, its state, reason and lifecycle, for an agent (DESIGN §10).
+"""`failgate export`: every entity, its state, reason and lifecycle, for an agent.
 
 A coding agent reads this to learn which risks the repository remembers. States
-come from `gates.assess` alone, without running any verifier, so no free text
+come from `core/assess.py` alone, without running any verifier, so no free text
 can change an outcome: render/export.py only shows the text, as quoted data.
 """
 
 from __future__ import annotations
 
 from failgate_hooks.app.evaluate import GitFacts
+from failgate_hooks.core.assess import assess
+from failgate_hooks.core.decide import enforces
 from failgate_hooks.core.events import Event
 from failgate_hooks.core.export import (
     ExportedEntity,
@@ -16,7 +18,7 @@ from failgate_hooks.core.export import (
     ExportedRevision,
     ExportReport,
 )
-from failgate_hooks.core.gates import BLOCKING_STATES, Assessment, Context, Policy, assess, enforces
+from failgate_hooks.core.gates import BLOCKING_STATES, Assessment, Context, Policy
 from failgate_hooks.core.resolve import Resolution
 from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
 from failgate_hooks.ledger.config import Config
@@ -27,7 +29,7 @@ TRIGGER = "push"
 
 def export_ledger(repo: GitRepo, config: Config, *, rev: str = "HEAD") -> ExportReport:
     """Every entity at `rev` (with the remote default branch, protected), no verifier run."""
-    # The state is §4's for trigger push and an unknown ref, as `failgate gates` decides
+    # The state is the decision for trigger push and an unknown ref, as `failgate gates` decides
     # it: relaxations are accepted and listed, and an open gate with a verifier stays
     # open. A GitError propagates: an export that cannot tell a state does not guess.
     commit = repo.resolve_commit(rev)
@@ -38,7 +40,7 @@ def export_ledger(repo: GitRepo, config: Config, *, rev: str = "HEAD") -> Export
     if found is not None:
         revisions.append(Revision(found[0], found[1], protected=True))
         extra_protected = ("refs/heads/" + found[0].removeprefix(f"refs/remotes/{remote}/"),)
-    ledger = read_union(repo, revisions, config.ledger)
+    ledger = read_union(repo, revisions, config.ledger, config.max_event_bytes)
     facts = GitFacts(repo, commit, config.ledger)
     context = Context(trigger=TRIGGER)
     policy = Policy(

@@ -1,4 +1,4 @@
-"""`failgate install` / `uninstall`: the plain git pre-push hook (DESIGN §7).
+"""`failgate install` / `uninstall`: the plain git pre-push hook.
 
 The hook is marked as failgate's, so that failgate never replaces or removes
 a hook it did not write (as gitlint and pre-commit do). It names an absolute

@@ -1,8 +1,8 @@
-"""Hook input → ref updates → one decision per ref (DESIGN §5, §7).
+"""Hook input → ref updates → one decision per ref.
 
 `pre-push` (plain git and under pre-commit) and `pre-receive` read different
 input but ask the same question of every updated ref: which ledger applies
-(the union of §5), has history stayed append-only, and does a gate hold.
+(the union of revisions), has history stayed append-only, and does a gate hold.
 """
 
 from __future__ import annotations
@@ -254,7 +254,7 @@ def pre_receive(
 
 
 def config_for(repo: GitRepo, revisions: Sequence[Revision]) -> Config:
-    """From the first protected revision (§5); C's own only when none is protected."""
+    """From the first protected revision; C's own only when none is protected."""
     return config_at(repo, *_config_revision(revisions))
 
 

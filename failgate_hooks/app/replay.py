@@ -1,8 +1,8 @@
-"""Historical replay (DESIGN §11): a gate proven on real history, from parent to repair.
+"""Historical replay: a gate proven on real history, from parent to repair.
 
 The entity and its pinned verifier files come from one ledger revision, today's,
 and run against every commit of REPAIR's first-parent chain back to PARENT, each
-in a clean checkout with those files laid over it (§6). The proof holds only when
+in a clean checkout with those files laid over it. The proof holds only when
 the verifier gives a verdict at both ends: held at the parent, cleared at the
 repair. What it finds is a core/replay.py report; render/replay.py shows it.
 """
@@ -24,6 +24,7 @@ from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
 from failgate_hooks.verify.pins import Pin, PinError, resolve_pins, write_pins
 from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
 from failgate_hooks.verify.run import DEFAULT_TIMEOUT_S, NO_VERDICT_DETAIL, NO_VERDICT_EXIT
+from failgate_hooks.verify.worktree_loads import LoadWatch, work_trees
 
 # (position from 1, number of steps, full commit id), called before each step runs.
 Progress = Callable[[int, int, str], None]
@@ -74,11 +75,12 @@ def replay(
     # naming the entity; nothing arrives unasked as it does on a push. The pass cache
     # is neither read nor written either: every step of a proof runs.
     steps = []
+    watched = work_trees(repo)
     with Checkouts(repo) as checkouts:
         for position, commit in enumerate(chain, 1):
             if progress is not None:
                 progress(position, len(chain), commit)
-            run = _run_step(
+            run, leak = _run_step(
                 repo,
                 checkouts,
                 commit,
@@ -87,8 +89,9 @@ def replay(
                 entity_key=entity_key,
                 trigger=trigger,
                 timeout_s=timeout_s,
+                watched=watched,
             )
-            steps.append(_step(commit, facts[commit][2], run, timeout_s))
+            steps.append(_step(commit, facts[commit][2], run, timeout_s, leak))
 
     changed = changed_files(repo, parent, repair)
     expected = None if expect_files is None else tuple(expect_files)
@@ -265,8 +268,10 @@ def _run_step(
     entity_key: str,
     trigger: str,
     timeout_s: float,
-) -> CommandRun:
-    """The verifier in a clean checkout of `commit`, the pinned files laid over it."""
+    watched: Sequence[str],
+) -> tuple[CommandRun, str | None]:
+    """The verifier in a clean checkout of `commit`, the pinned files laid over it;
+    and why it gives no verdict when it loaded code from a `watched` work tree."""
     env, _refused = verifier_env(
         os.environ,
         env_pass=verification.env_pass,
@@ -279,18 +284,24 @@ def _run_step(
     # Always a clean checkout, whatever `workdir` says: history has no work tree. The
     # same one each step, moved by git: a step rewrites only what the commit changed.
     try:
-        with checkouts.checkout(commit) as root:
+        with checkouts.checkout(commit) as root, LoadWatch(watched, checkout=root) as watch:
             write_pins(repo, root, pins)
-            env.update(verifier_git_env(root))
-            return run_command(verification.command, cwd=root, env=env, timeout_s=timeout_s)
+            env = watch.environ({**env, **verifier_git_env(root)})
+            run = run_command(verification.command, cwd=root, env=env, timeout_s=timeout_s)
+            return run, watch.leak(commit)
     except OSError as exc:  # a full or read-only cache folder
-        return CommandRun(None, 0.0, start_error=f"cannot prepare a clean checkout: {exc}")
+        return CommandRun(None, 0.0, start_error=f"cannot prepare a clean checkout: {exc}"), None
 
 
-def _step(commit: str, subject: str, run: CommandRun, timeout_s: float) -> ReplayStep:
-    """One step's state: 0 clears, 125 or no run at all gives no verdict, the rest holds."""
+def _step(
+    commit: str, subject: str, run: CommandRun, timeout_s: float, leak: str | None
+) -> ReplayStep:
+    """One step's state: 0 clears, 125 or no run at all gives no verdict, the rest holds;
+    a run that loaded code from the work tree gives no verdict, whatever it exited with."""
     if run.start_error is not None:
         state, detail = StepState.NO_VERDICT, run.start_error
+    elif leak is not None:
+        state, detail = StepState.NO_VERDICT, leak
     elif run.timed_out:
         state, detail = StepState.NO_VERDICT, f"timed out after {timeout_s:g} s"
     elif run.exit_code == 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from failgate_hooks.ledger.config import Config
 
 if TYPE_CHECKING:
     from failgate_hooks.verify.checkout import Checkouts
+    from failgate_hooks.verify.sandbox import Sandbox
 
 
 def progress_line(text: str) -> None:
@@ -24,16 +26,27 @@ def progress_line(text: str) -> None:
 
 
 class VerifierRunner:
-    """Runs verifiers for one repository and config; owns the checkouts they run in."""
+    """Runs verifiers for one repository and config; owns the checkouts they run in.
+
+    `sandbox_by` names what asked for the sandbox (a flag), or None; the
+    configuration's `sandbox = "bwrap"` asks for it too."""
 
     def __init__(
-        self, repo: GitRepo, config: Config, *, trust_ledger: bool, no_cache: bool
+        self,
+        repo: GitRepo,
+        config: Config,
+        *,
+        trust_ledger: bool,
+        no_cache: bool,
+        sandbox_by: str | None = None,
     ) -> None:
         self.repo = repo
         self.config = config
         self.trust_ledger = trust_ledger
         self.no_cache = no_cache
+        self.sandbox_by = sandbox_by
         self._checkouts: Checkouts | None = None
+        self._sandbox: Sandbox | None = None
 
     @property
     def checkouts(self) -> Checkouts:
@@ -43,6 +56,23 @@ class VerifierRunner:
 
             self._checkouts = Checkouts(self.repo)
         return self._checkouts
+
+    @property
+    def sandbox(self) -> Sandbox | None:
+        """The sandbox every verifier runs in, when one was asked for; made once."""
+        if self._sandbox is None and (self.sandbox_by or self.config.sandbox == "bwrap"):
+            from failgate_hooks.verify.pool import pools_folder
+            from failgate_hooks.verify.sandbox import Sandbox
+
+            asked_by = self.sandbox_by or f'sandbox = "bwrap" in {self.config.source}'
+            # The repository and the user's work tree: nothing there is commit C's.
+            hidden = [self.repo.common_dir, self.repo.git_dir, self.repo.working_dir or ""]
+            # Every pool of kept checkouts: the run's own is bound back over it.
+            hidden.append(pools_folder(os.environ) or "")
+            self._sandbox = Sandbox(
+                network=self.config.sandbox_network, hidden=hidden, asked_by=asked_by
+            )
+        return self._sandbox
 
     def __call__(
         self, request: Request, item: Assessment, verification: Verification, pinned_from: str
@@ -64,22 +94,40 @@ class VerifierRunner:
             default_timeout_s=self.config.default_timeout_s,
             no_cache=self.no_cache or request.no_cache,
             progress=progress_line,
+            sandbox=self.sandbox,
         )
 
     def close(self) -> None:
         if self._checkouts is not None:
             self._checkouts.close()
+            for note in dict.fromkeys(self._checkouts.left_behind):
+                progress_line(f"failgate: warning: {note}")
 
 
 def make_runner(
-    repo: GitRepo, config: Config, *, trust_ledger: bool, no_cache: bool
+    repo: GitRepo,
+    config: Config,
+    *,
+    trust_ledger: bool,
+    no_cache: bool,
+    sandbox_by: str | None = None,
 ) -> VerifierRunner:
-    return VerifierRunner(repo, config, trust_ledger=trust_ledger, no_cache=no_cache)
+    return VerifierRunner(
+        repo, config, trust_ledger=trust_ledger, no_cache=no_cache, sandbox_by=sandbox_by
+    )
 
 
-def decide_with_verifiers(repo: GitRepo, config: Config, request: Request) -> Decision:
+def decide_with_verifiers(
+    repo: GitRepo, config: Config, request: Request, *, sandbox_by: str | None = None
+) -> Decision:
     """One decision for one request, its verifiers run and its checkouts removed."""
-    runner = make_runner(repo, config, trust_ledger=request.trust_ledger, no_cache=request.no_cache)
+    runner = make_runner(
+        repo,
+        config,
+        trust_ledger=request.trust_ledger,
+        no_cache=request.no_cache,
+        sandbox_by=sandbox_by,
+    )
     try:
         return Evaluator(repo, config, runner).evaluate(request)
     finally:

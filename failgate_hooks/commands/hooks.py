@@ -8,15 +8,17 @@ once a hook runs (`failgate install`'s script and the console scripts start here
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from failgate_hooks.collector import program_run
 from failgate_hooks.commands.environment import trust_ledger_requested
+from failgate_hooks.commands.signals import Terminated, ended_by_signals
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
+from failgate_hooks.core.sanitize import clean_line
 
 if TYPE_CHECKING:
     from failgate_hooks.app.push import PushReport
@@ -72,20 +74,27 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
 
 
 def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
-    """`failgate-pre-receive [--exec]` in a server's repository, fed `<old> <new> <ref>`."""
+    """`failgate-pre-receive [--exec] [--no-sandbox]` in a server's repository, fed
+    `<old> <new> <ref>`. `--exec` runs verifiers, in the sandbox unless `--no-sandbox`."""
     from failgate_hooks.app.push import HookRun, parse_pre_receive, pre_receive
     from failgate_hooks.app.runner import make_runner
     from failgate_hooks.git.repo import GitRepo
 
-    unknown = [a for a in args if a != "--exec"]
+    unknown = [a for a in args if a not in ("--exec", "--sandbox", "--no-sandbox")]
     if unknown:
-        raise UsageError(f"usage: failgate-pre-receive [--exec]; unknown {' '.join(unknown)}")
+        raise UsageError(f"{PRE_RECEIVE_USAGE}; unknown {' '.join(unknown)}")
+    if "--sandbox" in args and "--no-sandbox" in args:
+        raise UsageError(f"{PRE_RECEIVE_USAGE}; --sandbox and --no-sandbox contradict each other")
     exec_verifiers = "--exec" in args
+    # Pushed code runs here: without a sandbox only when told so.
+    sandbox_by = None if "--no-sandbox" in args else PRE_RECEIVE_SANDBOX
     updates = parse_pre_receive(stdin.read())
     with GitRepo.open() as repo, ExitStack() as cleanup:
 
         def runner(config: Config) -> VerifierRunner:
-            made = make_runner(repo, config, trust_ledger=True, no_cache=False)
+            made = make_runner(
+                repo, config, trust_ledger=True, no_cache=False, sandbox_by=sandbox_by
+            )
             cleanup.callback(made.close)
             return made
 
@@ -95,6 +104,16 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     return report.exit_code
 
 
+# What a hook says when it read no protected revision (a first push to an empty remote).
+HOOK_ADVICE = (
+    "the hook reads the remote's default branch once this repository has it (push it, "
+    "or fetch it); failgate check --verbose lists them"
+)
+
+PRE_RECEIVE_USAGE = "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox]"
+PRE_RECEIVE_SANDBOX = (
+    "failgate-pre-receive --exec runs verifiers in a sandbox; --no-sandbox runs them without"
+)
 _NO_EXEC_NOTE = (
     "NOTE: this server runs no verifier (failgate-pre-receive without --exec): open gates "
     "warn here and are enforced by the client hook and CI."
@@ -103,17 +122,16 @@ _NO_EXEC_NOTE = (
 
 def _print_report(report: PushReport, note: str | None) -> None:
     """Everything on standard error, in order, so the verdict is what the pusher reads last."""
-    from failgate_hooks.core.sanitize import clean
     from failgate_hooks.render.text import render_text
 
     color = sys.stderr.isatty()
     blocks = []
     for outcome in report.outcomes:
-        lines = [f"NOTE {clean(n)}" for n in outcome.notes]
+        lines = [f"NOTE {clean_line(n)}" for n in outcome.notes]
         if outcome.decision is None:
-            lines.append(f"DELETE {clean(outcome.update.remote_ref)}: allowed")
+            lines.append(f"DELETE {clean_line(outcome.update.remote_ref)}: allowed")
         else:
-            lines.append(render_text(outcome.decision, color=color))
+            lines.append(render_text(outcome.decision, color=color, unprotected_advice=HOOK_ADVICE))
         blocks.append("\n".join(lines))
     if note:
         blocks.insert(0, note)
@@ -124,7 +142,7 @@ def _print_report(report: PushReport, note: str | None) -> None:
             if o.decision is not None and o.decision.exit_code != 0
         ]
         if refused:
-            summary = f"failgate: push refused: {', '.join(clean(r) for r in refused)} blocked"
+            summary = f"failgate: push refused: {', '.join(clean_line(r) for r in refused)} blocked"
         else:
             summary = f"failgate: all {len(report.outcomes)} refs may be pushed"
         blocks.append(summary)
@@ -142,26 +160,28 @@ def say(text: str) -> None:
 
 def error_lines(error: FailgateError) -> list[str]:
     """An expected failure as people read it: what, where, and what to do."""
-    from failgate_hooks.core.sanitize import clean
 
-    lines = [f"failgate: {clean(error.message)}"]
+    lines = [f"failgate: {clean_line(error.message)}"]
     if error.hint:
-        lines.append(f"  hint: {clean(error.hint)}")
+        lines.append(f"  hint: {clean_line(error.hint)}")
     return lines
 
 
 def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:
     """Run a hook's body; an expected failure refuses the push with its message."""
-    try:
-        with program_run():
+    with ended_by_signals():
+        try:
             code = body()
-    except FailgateError as error:
-        say("\n".join(error_lines(error)))
-        say(f"{name}: push refused (failgate could not decide).")
-        code = error.exit_code if error.exit_code != exitcodes.USAGE else exitcodes.INTEGRITY
-    except KeyboardInterrupt:
-        say(f"{name}: interrupted: push refused.")
-        code = exitcodes.INTERRUPTED
+        except FailgateError as error:
+            say("\n".join(error_lines(error)))
+            say(f"{name}: push refused (failgate could not decide).")
+            code = error.exit_code if error.exit_code != exitcodes.USAGE else exitcodes.INTEGRITY
+        except KeyboardInterrupt:
+            say(f"{name}: interrupted: push refused.")
+            code = exitcodes.INTERRUPTED
+        except Terminated as stop:
+            say(f"{name}: {signal.Signals(stop.signum).name}: push refused.")
+            raise
     sys.exit(code)
 
 
@@ -172,6 +192,6 @@ def pre_push_main(argv: list[str] | None = None) -> None:
 
 
 def pre_receive_main(argv: list[str] | None = None) -> None:
-    """Console script `failgate-pre-receive [--exec]` for a server's bare repository."""
+    """Console script `failgate-pre-receive [--exec] [--no-sandbox]` for a bare repository."""
     args = sys.argv[1:] if argv is None else argv
     _hook_exit("failgate-pre-receive", lambda: run_pre_receive(args, sys.stdin, os.environ))

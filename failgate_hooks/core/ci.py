@@ -35,7 +35,15 @@ class CiRun:
     base: str | None
     decision: Decision | None
     notes: tuple[str, ...] = ()
+    ledger_dir: str = "ledger"  # where the event files an annotation points at live
 
     @property
     def exit_code(self) -> int:
         return exitcodes.ALLOWED if self.decision is None else self.decision.exit_code
+
+    def outputs(self) -> dict[str, str]:
+        """The step's outputs: the decision and the counts, for later steps."""
+        if self.decision is None:
+            return {"decision": "allowed"}
+        counts = {key: str(value) for key, value in self.decision.counts.items()}
+        return {"decision": self.decision.decision.value, **counts}

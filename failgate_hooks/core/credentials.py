@@ -1,4 +1,4 @@
-"""Credential-shaped text: versioned detection rules (DESIGN §10); pure.
+"""Credential-shaped text: versioned detection rules; pure.
 
 The ledger is never a credential store: `record`, `confirm` and `expire`
 refuse text that a rule matches, and `fsck` reports a committed match so that

@@ -1,4 +1,4 @@
-"""One ledger event: the typed record of a failure's lifecycle (DESIGN §2).
+"""One ledger event: the typed record of a failure's lifecycle.
 
 The record types, the rules for ids, entity keys and paths, and writing an
 event as TOML. Reading and validating an event file is `core.validate`.
@@ -94,7 +94,7 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Event:
-    """One event file. Keys that are None were absent and are inherited (§3)."""
+    """One event file. Keys that are None were absent and are inherited."""
 
     id: str
     entity_key: str

@@ -1,4 +1,4 @@
-"""The exit-code contract of `check`, `ci`, `pre-push` and `pre-receive` (DESIGN §4).
+"""The exit-code contract of `check`, `ci`, `pre-push` and `pre-receive`.
 
 Every process exit in failgate goes through these names; nothing else picks a number.
 """

@@ -58,13 +58,13 @@ class ExportedRelaxation:
 
 @dataclass(frozen=True)
 class ExportedEntity:
-    """One entity: its §4 state for a push to an unknown ref, why, and its lifecycle."""
+    """One entity: its state for a push to an unknown ref, why, and its lifecycle."""
 
     entity_key: str
     state: GateState
     blocking: bool
     reason: str
-    outcome: str  # resolved, conflict or invalid (§3)
+    outcome: str  # resolved, conflict or invalid
     status: str | None
     title: str | None
     heads: tuple[str, ...]

@@ -1,4 +1,4 @@
-"""Resolving an entity's events into one state (DESIGN §3). Pure: no I/O.
+"""Resolving an entity's events into one state. Pure: no I/O.
 
 The steps, in the order the design fixes them:
 
@@ -6,7 +6,7 @@ The steps, in the order the design fixes them:
    event of the entity is dropped, even when the naming event is itself
    dropped: if C supersedes B and B superseded A, A stays dropped, else
    superseding a typo fix would revive the typo. Ids in `also_dropped`
-   (pending relaxations, §4) are dropped as if superseded, and their own
+   (pending relaxations) are dropped as if superseded, and their own
    `supersedes` and `retracts` drop nothing: a pending event must count as if
    it were not there. Every dropped event keeps its `follows` edges for order.
 2. Order by the `follows` graph, ties by id; `effective_at` never decides.
@@ -20,7 +20,7 @@ The steps, in the order the design fixes them:
    broken edges are ignored, and a cycle is broken by ordering its members by id.
    A head whose own lineage has no triggers left is a missing trigger too.
    An id named in a `retracts` may be absent without being a broken reference:
-   a retracted file may be deleted (§2), and what followed it still names it.
+   a retracted file may be deleted, and what followed it still names it.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def resolve_entity(
     also_dropped: Collection[str] = (),
 ) -> Resolution:
     """Resolve one entity. `problems` are its files' validation problems (they make it
-    INVALID); `also_dropped` are ids to treat as superseded (pending relaxations, §4).
+    INVALID); `also_dropped` are ids to treat as superseded (pending relaxations).
 
     Ids in `also_dropped` that are not events of this entity are ignored, so a caller
     may pass every pending id of the ledger. The result does not depend on the order
@@ -243,7 +243,7 @@ def _collect(
         if problem.path
         and (match := ID_RE.match(problem.path.rsplit("/", 1)[-1].removesuffix(".toml")))
     }
-    # A retracted file may be deleted (§2): what still names it is no broken reference.
+    # A retracted file may be deleted: what still names it is no broken reference.
     unusable.update(
         target for event in events if event.entity_key == entity_key for target in event.retracts
     )
@@ -385,7 +385,7 @@ def _heads(remaining: list[str], ancestors: Mapping[str, frozenset[str]]) -> tup
 
 
 def _decision_key(state: EntityState) -> tuple[object, ...]:
-    """What heads must agree on (§3 step 4). Lists that mean sets compare as sets:
+    """What heads must agree on. Lists that mean sets compare as sets:
     two branches that name the same triggers in another order do not disagree."""
     scope = state.applies_to
     check = state.verification
@@ -395,16 +395,19 @@ def _decision_key(state: EntityState) -> tuple[object, ...]:
         None
         if scope is None
         else (scope.since, _as_set(scope.paths), _as_set(scope.refs), _as_set(scope.environments)),
-        None
-        if check is None
-        else (
-            check.command,
-            frozenset(check.files),
-            check.timeout_s,
-            _as_set(check.inputs),
-            frozenset(check.env_pass),
-            check.workdir,
-        ),
+        None if check is None else verification_key(check),
+    )
+
+
+def verification_key(check: Verification) -> tuple[object, ...]:
+    """A verification as heads compare it: the pinned files, inputs and env_pass as sets."""
+    return (
+        check.command,
+        frozenset(check.files),
+        check.timeout_s,
+        _as_set(check.inputs),
+        frozenset(check.env_pass),
+        check.workdir,
     )
 
 

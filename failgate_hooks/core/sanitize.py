@@ -1,4 +1,4 @@
-"""Make text from the ledger, a verifier or git safe to print (DESIGN §10); pure.
+"""Make text from the ledger, a verifier or git safe to print; pure.
 
 Everything failgate prints is data, never instructions to the terminal: escape
 sequences could rewrite earlier lines, retitle the window, hide text or, on some
@@ -50,9 +50,18 @@ def clean(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def clean_line(text: str) -> str:
-    """`clean(text)` on one line: newlines, tabs and line separators become spaces."""
-    return _LINE_BREAKS.sub(" ", clean(text))
+# The most of one field a line prints: a title of megabytes must not make every
+# hook print megabytes, and a terminal line is read, not scrolled.
+LINE_LIMIT = 1000
+
+
+def clean_line(text: str, limit: int = LINE_LIMIT) -> str:
+    """`clean(text)` on one line (newlines, tabs and line separators become spaces),
+    cut to `limit` characters with a note of how many were left out."""
+    line = _LINE_BREAKS.sub(" ", clean(text))
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]}… ({len(line) - limit} more characters)"
 
 
 def clean_tree(value: _T) -> _T:

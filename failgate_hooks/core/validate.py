@@ -40,6 +40,8 @@ APPLIES_KEYS = {"since", "paths", "refs", "environments"}
 VERIFICATION_KEYS = {"command", "files", "timeout_s", "inputs", "env_pass", "workdir"}
 EVIDENCE_KEYS = {"kind", "commit", "exit_code", "output_tail", "confirmed_by"}
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
+# A day. tomllib reads integers of any size, and a clock cannot hold one of 400 digits.
+MAX_TIMEOUT_S = 86_400
 
 
 def parse_event(
@@ -242,11 +244,11 @@ def _verification(data: Mapping[str, Any], check: _Checker) -> Verification | No
         if pattern.startswith("/") or ".." in pattern.split("/"):
             check.fail(f"{where}inputs[{i}]", "expected a relative path glob inside the repository")
     timeout = table.get("timeout_s")
-    if "timeout_s" in table and (
-        not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0
-    ):
-        check.fail(where + "timeout_s", f"expected a positive integer, got {timeout!r}")
-        timeout = None
+    if "timeout_s" in table:
+        problem = timeout_problem(timeout)
+        if problem is not None:
+            check.fail(where + "timeout_s", problem)
+            timeout = None
     env_pass = check.string_list(table, "env_pass", where) or ()
     for i, name in enumerate(env_pass):
         if not ENV_NAME_RE.match(name):
@@ -268,6 +270,15 @@ def _verification(data: Mapping[str, Any], check: _Checker) -> Verification | No
         env_pass=env_pass,
         workdir=workdir,
     )
+
+
+def timeout_problem(value: object) -> str | None:
+    """What is wrong with a timeout in seconds, or None: a whole number from 1 to a day."""
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        return f"expected a positive integer, got {_clip(repr(value), 40)}"
+    if value > MAX_TIMEOUT_S:
+        return f"expected at most {MAX_TIMEOUT_S} seconds (a day), got {_clip(str(value), 20)}"
+    return None
 
 
 def _evidence(data: Mapping[str, Any], check: _Checker) -> Evidence | None:

@@ -16,7 +16,6 @@ from failgate_hooks.core.errors import GitError
 if TYPE_CHECKING:
     import git
 
-_INHERITED: list[Any] = []  # a forked child's copies of its parent's cat-file handles
 _BATCH_BYTES = 4096  # ids written to `cat-file --batch` before reading their answers
 
 
@@ -27,11 +26,6 @@ class CatFile:
         self._git = git_command
         # GitPython's handle itself is kept: dropping it kills the process.
         self._handle: Any = None
-
-    @property
-    def pid(self) -> int | None:
-        """The running process's id, or None when none is running."""
-        return None if self._handle is None else int(self._handle.proc.pid)
 
     def _process(self) -> Any:
         if self._handle is None:
@@ -117,14 +111,6 @@ class CatFile:
                 self._stop()
             if writer is not None:
                 writer.join()
-
-    def forget_inherited(self) -> None:
-        """In a forked child: the process running is the parent's; start another.
-
-        Its handle is kept, never collected: collecting it kills the process."""
-        if self._handle is not None:
-            _INHERITED.append(self._handle)
-            self._handle = None
 
     def _stop(self) -> None:
         """Kill the process (its pipe is out of step); the next question starts another."""

@@ -387,10 +387,6 @@ class GitRepo:
                 raise GitError(f"not a full object id: {oid[:80]!r}")
         yield from self.cat_file.iter_blobs(wanted, missing_ok=missing_ok)
 
-    def forget_inherited(self) -> None:
-        """In a forked child: the `cat-file` running is the parent's; start another."""
-        self.cat_file.forget_inherited()
-
     def object_type(self, oid: str) -> str | None:
         """`commit`, `tree`, `blob` or `tag`; None when missing."""
         if "\n" in oid or " " in oid:

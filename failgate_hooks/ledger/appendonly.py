@@ -1,4 +1,4 @@
-"""Append-only, checked as a property of trees (DESIGN §5).
+"""Append-only, checked as a property of trees.
 
 Two checks on every ref update: the old tip's event files are all present,
 unchanged, in the new tip (force pushes, resets and rebases that drop events);

@@ -1,4 +1,4 @@
-"""Configuration (DESIGN §9): `[tool.failgate]` in pyproject.toml, or failgate.toml.
+"""Configuration: `[tool.failgate]` in pyproject.toml, or failgate.toml.
 
 Always read from committed bytes of a chosen revision, never from the working
 tree: a pushed commit must not be able to move the ledger, switch to warn mode,
@@ -15,8 +15,14 @@ from typing import Any
 
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import is_safe_relative_path
+from failgate_hooks.core.validate import timeout_problem
 
 CONFIG_FILES = ("failgate.toml", "pyproject.toml")
+# An event is a few hundred bytes: a file of megabytes is an attack on every later
+# push that reads it, and validating it would cost them all.
+MAX_EVENT_BYTES = 64 * 1024
+# The most a configuration may raise it to.
+MAX_EVENT_BYTES_LIMIT = 16 * 1024 * 1024
 # `**` crosses `/`: refs/tags/prod/v1 and refs/heads/release/2.0/hotfix are shipped refs too.
 DEFAULT_PROTECTED_REFS = (
     "refs/heads/main",
@@ -42,6 +48,9 @@ class Config:
     ledger_refs: tuple[str, ...] = ()
     relaxers: tuple[str, ...] = ()
     identity_env: str | None = None
+    sandbox: str = "none"  # "bwrap": every verifier runs in bubblewrap
+    sandbox_network: bool = False
+    max_event_bytes: int = MAX_EVENT_BYTES  # a larger event file is invalid
     source: str = "defaults"  # where it was read from, for messages
 
 
@@ -94,8 +103,22 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
     if not is_safe_relative_path(ledger):
         raise UsageError(f"{where}: {prefix}ledger must be a relative folder, got {ledger!r}")
     timeout = table.get("default_timeout_s", 300)
-    if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
-        raise UsageError(f"{where}: {prefix}default_timeout_s must be a positive integer")
+    problem = timeout_problem(timeout)
+    if problem is not None:
+        raise UsageError(f"{where}: {prefix}default_timeout_s: {problem}")
+    max_event_bytes = table.get("max_event_bytes", MAX_EVENT_BYTES)
+    if (
+        not isinstance(max_event_bytes, int)
+        or isinstance(max_event_bytes, bool)
+        or not 1024 <= max_event_bytes <= MAX_EVENT_BYTES_LIMIT
+    ):
+        raise UsageError(
+            f"{where}: {prefix}max_event_bytes must be a whole number of bytes from 1024 to "
+            f"{MAX_EVENT_BYTES_LIMIT}, got {max_event_bytes!r}"
+        )
+    sandbox_network = table.get("sandbox_network", False)
+    if not isinstance(sandbox_network, bool):
+        raise UsageError(f"{where}: {prefix}sandbox_network must be true or false")
     identity_env = table.get("identity_env")
     if identity_env is not None:
         if not isinstance(identity_env, str) or not _VARIABLE_NAME.match(identity_env):
@@ -117,6 +140,9 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
         ledger_refs=strings("ledger_refs", ()),
         relaxers=strings("relaxers", ()),
         identity_env=identity_env,
+        sandbox=text("sandbox", "none", ("none", "bwrap")),
+        sandbox_network=sandbox_network,
+        max_event_bytes=max_event_bytes,
         source=source,
     )
 
@@ -138,6 +164,8 @@ def loosened(before: Config, after: Config) -> list[str]:
     changes = []
     if before.mode == "enforce" and after.mode == "warn":
         changes.append('mode "enforce" -> "warn"')
+    if after.max_event_bytes > before.max_event_bytes:
+        changes.append(f"max_event_bytes {before.max_event_bytes} -> {after.max_event_bytes}")
     if before.block_on == "all" and after.block_on == "protected":
         changes.append('block_on "all" -> "protected"')
     removed = [ref for ref in before.protected_refs if ref not in after.protected_refs]
@@ -146,6 +174,10 @@ def loosened(before: Config, after: Config) -> list[str]:
     added = [name for name in after.relaxers if name not in before.relaxers]
     if added:
         changes.append(f"relaxers adds {', '.join(added)}")
+    if before.sandbox == "bwrap" and after.sandbox == "none":
+        changes.append('sandbox "bwrap" -> "none"')
+    if not before.sandbox_network and after.sandbox_network:
+        changes.append("sandbox_network false -> true")
     for key in ("identity_env", "ledger", "ledger_refs"):
         if getattr(before, key) != getattr(after, key):
             changes.append(f"{key} {getattr(before, key)!r} -> {getattr(after, key)!r}")

@@ -113,7 +113,7 @@ def run_fsck(repo: GitRepo, rev: str, range_: str | None) -> FsckReport:
     """Validate the ledger at `rev`; with `range_`, append-only over A..B too."""
     commit = repo.resolve_commit(rev)
     config = inspection_config(repo)
-    ledger = read_union(repo, [Revision(rev, commit)], config.ledger)
+    ledger = read_union(repo, [Revision(rev, commit)], config.ledger, config.max_event_bytes)
     problems = ledger_problems(repo, ledger, commit)
     if range_:
         from failgate_hooks.ledger.appendonly import check_range

@@ -1,6 +1,6 @@
 """The ledger as git holds it: the union of several revisions, with provenance.
 
-Read from git objects, never from the working tree (DESIGN §5): the working
+Read from git objects, never from the working tree: the working
 tree is not what is pushed. Each event remembers which revisions hold it, since
 authority and pinning depend on it. Writing a new event file is here too,
 because it is the one place failgate touches the working tree's ledger.
@@ -8,10 +8,10 @@ because it is the one place failgate touches the working tree's ledger.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError, LedgerError
 from failgate_hooks.core.events import (
@@ -25,7 +25,8 @@ from failgate_hooks.core.events import (
 from failgate_hooks.core.resolve import Resolution, resolve_entity
 from failgate_hooks.core.validate import parse_event
 from failgate_hooks.git.repo import GitRepo, TreeEntry
-from failgate_hooks.ledger.config import CONFIG_FILES, Config, parse_config
+from failgate_hooks.ledger.config import CONFIG_FILES, MAX_EVENT_BYTES, Config, parse_config
+from failgate_hooks.ledger.parsecache import File, Parse, ParseCache
 
 
 @dataclass(frozen=True)
@@ -112,24 +113,13 @@ class Ledger:
 
 # ---------------------------------------------------------------------------- reading
 
-
-# folder -> the entity it names: a ledger has thousands of files in far fewer folders
-_folder_keys: dict[str, str | None] = {}
+REGULAR_MODES = ("100644", "100755")  # the modes of an event file
 
 
-def entity_of(path: str, ledger_dir: str) -> str | None:
-    """The entity whose folder holds the ledger file `path` (None: no entity's)."""
-    folder = path[len(ledger_dir) + 1 :].rpartition("/")[0]
-    if folder not in _folder_keys:
-        _folder_keys[folder] = entity_key_of_folder(folder) if folder else None
-    return _folder_keys[folder]
-
-
-@functools.cache  # pure, and asked for every file at every revision read
 def classify_path(path: str, ledger_dir: str) -> tuple[str | None, Problem | None]:
     """The entity a ledger file belongs to, and what is wrong with its name if anything."""
     folder, _, name = path[len(ledger_dir) + 1 :].rpartition("/")
-    key = entity_of(path, ledger_dir)
+    key = entity_key_of_folder(folder) if folder else None
     if key is None:
         where = "the ledger root" if not folder else f"folder {folder!r}"
         return None, Problem(
@@ -148,176 +138,204 @@ def classify_path(path: str, ledger_dir: str) -> tuple[str | None, Problem | Non
     return key, None
 
 
-FEW = 32  # event files parsed directly, without the parse cache
-
-# (blob id, path, entity key) -> its parse: a blob id names its bytes forever, so a
-# parse is reused for the same path and folder, in this process and (parsecache) across.
-_parsed: dict[tuple[str, str, str | None], tuple[Event | None, list[Problem]]] = {}
+# A ledger of more files than this is refused whole: no team records a hundred
+# thousand failures, and reading them would make every push wait.
+MAX_LEDGER_FILES = 100_000
 
 
-def parse_blob(repo: GitRepo, oid: str, path: str, key: str) -> tuple[Event | None, list[Problem]]:
-    cached = _parsed.get((oid, path, key))
-    if cached is None:
-        try:
-            raw = repo.read_blob(oid)
-        except GitError as exc:
-            # name the file, not only the object: the path is what a person can look up
-            raise GitError(
-                f"{path}: {exc.message}",
-                hint="the object database is damaged: run git fsck, or fetch the object again",
-            ) from None
-        cached = parse_event(raw, path, entity_key=key)
-        _parsed[(oid, path, key)] = cached
-    return cached
-
-
-def _parse_new(repo: GitRepo, entries: Sequence[TreeEntry], ledger_dir: str) -> None:
-    """Parse the event files among `entries` that this process has not parsed yet.
-
-    The parse cache answers for the blobs it has seen; the rest are read in one
-    batch, parsed, and cached for the next run."""
-    wanted: dict[tuple[str, str, str | None], None] = {}
-    for entry in {(e.path, e.oid): e for e in entries}.values():
-        if entry.mode not in REGULAR or entry.path.rsplit("/", 1)[-1][:1] == ".":
-            continue
-        key, problem = classify_path(entry.path, ledger_dir)
-        if problem is None and (entry.oid, entry.path, key) not in _parsed:
-            wanted[(entry.oid, entry.path, key)] = None
-    if not wanted:
-        return
-    cache = None
-    if len(wanted) > FEW:  # a few files parse faster than the cache's decoders are built
-        from failgate_hooks.parsecache import ParseCache
-
-        try:
-            cache = ParseCache(repo.common_dir)
-        except GitError:
-            cache = ParseCache(None)
-        _parsed.update(cache.lookup(wanted))
-    missing: dict[str, list[tuple[str, str, str | None]]] = {}
-    for k in wanted:
-        if k not in _parsed:
-            missing.setdefault(k[0], []).append(k)
-    if missing:
-        # each parsed as git gives it, while git reads the next ones; a blob git
-        # cannot give is left to _add_entry, which says which file it is
-        fresh = {
-            k: parse_event(raw, k[1], entity_key=k[2])
-            for oid, raw in repo.iter_blobs(missing, missing_ok=True)
-            for k in missing[oid]
-        }
-        _parsed.update(fresh)
-        if cache is not None:
-            cache.store(fresh)
-
-
-def read_union(repo: GitRepo, revisions: Sequence[Revision], ledger_dir: str) -> Ledger:
-    """The ledger at every revision, merged by id; a differing duplicate is an integrity error."""
-    seen_commits: dict[str, list[Revision]] = {}
-    for rev in revisions:
-        seen_commits.setdefault(rev.commit, []).append(rev)
-    # at most one ls-tree per distinct ledger tree; then every new blob in one batch
-    folder = ledger_dir.strip("/")
-    listed = [(revs, repo.ls_folder(commit, folder)) for commit, revs in seen_commits.items()]
-    return union_of(repo, revisions, ledger_dir, listed)
-
-
-def union_of(
+def read_union(
     repo: GitRepo,
     revisions: Sequence[Revision],
     ledger_dir: str,
-    listed: Sequence[tuple[list[Revision], Sequence[TreeEntry]]],
+    max_event_bytes: int = MAX_EVENT_BYTES,
 ) -> Ledger:
-    """The union of listings of the ledger folder, each with the revisions that hold it.
+    """The ledger at every revision, merged by id; a differing duplicate is an integrity error.
 
-    `read_union` gives it whole listings; `ledgerindex` only the files of the
-    entities it must read in full, in the same order, so each such entity comes
-    out exactly as the whole union would have it."""
-    ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
-    every = [entry for _, entries in listed for entry in entries]
-    _parse_new(repo, every, ledger_dir)
-    for revs, entries in listed:
+    An event file over `max_event_bytes` is invalid, and a ledger of more than
+    MAX_LEDGER_FILES files is an integrity problem, before anything is parsed."""
+    by_commit: dict[str, list[Revision]] = {}
+    for rev in revisions:
+        by_commit.setdefault(rev.commit, []).append(rev)
+    folder = ledger_dir.strip("/")
+    listings = [(revs, repo.ls_folder(commit, folder)) for commit, revs in by_commit.items()]
+    too_many = max(len(entries) for _, entries in listings) if listings else 0
+    if too_many > MAX_LEDGER_FILES:
+        ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
+        ledger.problems.append(
+            Problem(
+                code="ledger-too-large",
+                message=f"the ledger holds {too_many} files, more than {MAX_LEDGER_FILES}: "
+                "nothing of it was read",
+                path=folder,
+            )
+        )
+        return ledger
+    # each path named once, however many revisions list it
+    names: dict[str, Name] = {}
+    for _, entries in listings:
         for entry in entries:
-            _add_entry(repo, ledger, entry.path, entry.oid, entry.mode, revs)
+            if entry.path not in names and not _is_dot_file(entry.path):
+                names[entry.path] = Name(*classify_path(entry.path, ledger_dir))
+    parsed = _parse_event_files(repo, _event_files(listings, names), max_event_bytes)
+    ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
+    for revs, entries in listings:
+        for entry in entries:
+            name = names.get(entry.path)
+            if name is not None:  # dot-files are left out: never events
+                _add_entry(ledger, entry, name, revs, parsed)
     return ledger
 
 
+class Name(NamedTuple):
+    """What a ledger file's path says: its entity, and what is wrong with the name if anything."""
+
+    entity_key: str | None
+    problem: Problem | None
+
+
+Parsed = dict[File, Parse]  # by (path, blob id)
+
+
+def _event_files(
+    listings: Sequence[tuple[list[Revision], Sequence[TreeEntry]]], names: Mapping[str, Name]
+) -> dict[str, list[File]]:
+    """Each entity's event files (regular, well named) the listings hold, once each, sorted."""
+    found: dict[str, dict[File, None]] = {}
+    for _, entries in listings:
+        for entry in entries:
+            name = names.get(entry.path)
+            if name is None or name.problem is not None or entry.mode not in REGULAR_MODES:
+                continue
+            assert name.entity_key is not None
+            found.setdefault(name.entity_key, {})[entry.path, entry.oid] = None
+    return {key: sorted(files) for key, files in found.items()}
+
+
+def _parse_event_files(
+    repo: GitRepo, files_by_entity: Mapping[str, list[File]], max_event_bytes: int
+) -> Parsed:
+    """Every event file parsed: the parse cache's, else read from git and parsed (and kept).
+
+    A blob git cannot give is left out, and nothing of its entity is kept: `_add_entry`
+    names the file it belongs to."""
+    if not files_by_entity:
+        return {}  # no ledger, no cache file to open
+    cache = ParseCache.open(repo)
+    parsed: Parsed = {}
+    missed: dict[str, list[File]] = {}
+
+    # The limit decides what a file parses to: a parse kept under one limit is no answer
+    # under another.
+    def cache_key(key: str) -> str:
+        return f"{key} max_event_bytes={max_event_bytes}"
+
+    for key, files in files_by_entity.items():
+        kept = cache.get(cache_key(key), files)
+        if kept is None:
+            missed[key] = files
+        else:
+            parsed.update(zip(files, kept, strict=True))
+    parsed.update(_read_and_parse(repo, missed, max_event_bytes))
+    for key, files in missed.items():
+        if all(file in parsed for file in files):
+            cache.put(cache_key(key), files, [parsed[file] for file in files])
+    cache.save()
+    return parsed
+
+
+def _read_and_parse(
+    repo: GitRepo, files_by_entity: Mapping[str, list[File]], max_event_bytes: int
+) -> Parsed:
+    """The files' blobs read in one batch through `cat-file`, each parsed as it comes."""
+    keys_by_oid: dict[str, dict[str, str]] = {}  # blob id -> path -> entity key
+    for key, files in files_by_entity.items():
+        for path, oid in files:
+            keys_by_oid.setdefault(oid, {})[path] = key
+    return {
+        (path, oid): _parse_bounded(raw, path, key, max_event_bytes)
+        for oid, raw in repo.iter_blobs(keys_by_oid, missing_ok=True)
+        for path, key in keys_by_oid[oid].items()
+    }
+
+
+def _parse_bounded(raw: bytes, path: str, key: str, max_event_bytes: int) -> Parse:
+    if len(raw) > max_event_bytes:
+        problem = Problem(
+            code="event-too-large",
+            message=f"{len(raw)} bytes, more than max_event_bytes ({max_event_bytes}): "
+            "an event is a few hundred bytes; retract this one",
+            path=path,
+            entity_key=key,
+        )
+        return None, [problem]
+    return parse_event(raw, path, entity_key=key)
+
+
+def _is_dot_file(path: str) -> bool:
+    """A dot-file is the temporary file of an interrupted write, never an event."""
+    return path.rsplit("/", 1)[-1].startswith(".")
+
+
 def _add_entry(
-    repo: GitRepo, ledger: Ledger, path: str, oid: str, mode: str, revs: list[Revision]
+    ledger: Ledger, entry: TreeEntry, name: Name, revs: list[Revision], parsed: Parsed
 ) -> None:
-    name = path.rsplit("/", 1)[-1]
-    if name.startswith("."):
-        return  # dot-files are temporary files of an interrupted write, never events
-    key, name_problem = classify_path(path, ledger.ledger_dir)
-    if name_problem is not None:
-        problem = at_commit(name_problem, revs[0].commit)
+    path, oid = entry.path, entry.oid
+    key = name.entity_key
+    if name.problem is not None:
+        problem = replace(name.problem, commit=revs[0].commit)
         if key is None:
             ledger.problems.append(problem)
         elif path not in ledger.files:
             ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
         return
     assert key is not None
-    stem = name.removesuffix(".toml")
+    stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
     known_path = ledger.paths_by_id.get(stem)
     if known_path is not None:
         existing = ledger.files[known_path]
-        if existing.oid != oid or known_path != path:
-            first = existing.revisions[0]
-            problem = Problem(
-                code="duplicate-id",
-                message=f"event {stem} differs between {first.label} "
-                f"({first.commit[:12]}: {known_path}) and {revs[0].label} "
-                f"({revs[0].commit[:12]}: {path}); an event is never edited",
-                path=path,
-                commit=revs[0].commit,
-            )
-            ledger.problems.append(problem)
-            # Which copy came first must not decide the entity: neither copy counts,
-            # and each entity holding one is invalid, whatever order they came in.
-            existing.event = None
-            existing.problems = [replace(problem, path=known_path, entity_key=existing.entity_key)]
-            if path != known_path:
-                fresh = LedgerFile(path, oid, key, None, [], list(revs))
-                other = ledger.files.setdefault(path, fresh)
-                other.event = None
-                other.problems = [replace(problem, entity_key=key)]
-        else:
+        if existing.oid == oid and known_path == path:
             existing.revisions.extend(revs)
+            return
+        first = existing.revisions[0]
+        problem = Problem(
+            code="duplicate-id",
+            message=f"event {stem} differs between {first.label} "
+            f"({first.commit[:12]}: {known_path}) and {revs[0].label} "
+            f"({revs[0].commit[:12]}: {path}); an event is never edited",
+            path=path,
+            commit=revs[0].commit,
+        )
+        ledger.problems.append(problem)
+        # Which copy came first must not decide the entity: neither copy counts,
+        # and each entity holding one is invalid, whatever order they came in.
+        existing.event = None
+        existing.problems = [replace(problem, path=known_path, entity_key=existing.entity_key)]
+        if path != known_path:
+            fresh = LedgerFile(path, oid, key, None, [], list(revs))
+            other = ledger.files.setdefault(path, fresh)
+            other.event = None
+            other.problems = [replace(problem, entity_key=key)]
         return
     ledger.paths_by_id[stem] = path
-    if mode not in REGULAR:
-        problem = not_a_file(path, mode, revs[0].commit, key)
+    if entry.mode not in REGULAR_MODES:
+        problem = Problem(
+            code="not-a-file",
+            message=f"ledger entries must be regular files (mode {entry.mode})",
+            path=path,
+            commit=revs[0].commit,
+            entity_key=key,
+        )
         ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
         return
-    event, problems = owned(parse_blob(repo, oid, path, key), key)
+    if (path, oid) not in parsed:
+        # name the file, not only the object: the path is what a person can look up
+        raise GitError(
+            f"{path}: blob {oid} is missing from the object database",
+            hint="the object database is damaged: run git fsck, or fetch the object again",
+        )
+    event, problems = parsed[path, oid]
+    problems = [replace(p, entity_key=key) for p in problems]
     ledger.files[path] = LedgerFile(path, oid, key, event, problems, list(revs))
-
-
-# What one file of an entity says, shared with ledgerindex's read of a clean tree.
-REGULAR = ("100644", "100755")  # the modes of an event file
-
-
-def at_commit(name_problem: Problem, commit: str) -> Problem:
-    """A file name's problem (classify_path), placed at the commit that holds it."""
-    return Problem(**{**name_problem.__dict__, "commit": commit})
-
-
-def not_a_file(path: str, mode: str, commit: str, key: str) -> Problem:
-    return Problem(
-        code="not-a-file",
-        message=f"ledger entries must be regular files (mode {mode})",
-        path=path,
-        commit=commit,
-        entity_key=key,
-    )
-
-
-def owned(
-    parsed: tuple[Event | None, list[Problem]], key: str
-) -> tuple[Event | None, list[Problem]]:
-    """A parse, its problems made the entity's own (the parse's list may be shared)."""
-    event, problems = parsed
-    return event, [Problem(**{**p.__dict__, "entity_key": key}) for p in problems]
 
 
 def config_at(repo: GitRepo, commit: str, label: str) -> Config:
@@ -381,7 +399,7 @@ def working_tree_files(root: str, ledger_dir: str, entity_key: str) -> Mapping[s
 
 
 def inspection_config(repo: GitRepo) -> Config:
-    """Config for commands that only write or inspect (§5): the remote default
+    """Config for commands that only write or inspect: the remote default
     branch's committed config when there is one, else HEAD's, else defaults."""
     from failgate_hooks.git.repo import default_remote, remote_default_branch
 

@@ -1,8 +1,8 @@
-"""Writing events: `record`, `confirm` and `expire` (DESIGN §8).
+"""Writing events: `record`, `confirm` and `expire`.
 
 Each writes one new event file into the working tree, with `follows` filled by
 the entity's current heads, taken from its files committed at HEAD plus its
-files in the working tree at paths HEAD lacks (§3 step 2).
+files in the working tree at paths HEAD lacks.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from failgate_hooks.render.text import render_json, render_text
 
 
 def render_ci_text(run: CiRun, *, color: bool = False) -> str:
-    """What was compared, then the §10 text of the decision."""
+    """What was compared, then the text of the decision."""
     assert run.decision is not None
     lines = [f"CI {_line(run.target.source)}: {short_id(_line(run.head))} {against(run)}"]
     lines += [f"NOTE {_line(note)}" for note in run.notes]
@@ -20,7 +20,7 @@ def render_ci_text(run: CiRun, *, color: bool = False) -> str:
 
 
 def render_ci_json(run: CiRun) -> str:
-    """The §10 JSON object, with a `ci` field saying what was compared."""
+    """The JSON object, with a `ci` field saying what was compared."""
     assert run.decision is not None
     doc = json.loads(render_json(run.decision))
     doc["ci"] = {

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from failgate_hooks.core import sanitize
 from failgate_hooks.core.ci import CiRun
 from failgate_hooks.core.errors import FailgateError
+from failgate_hooks.core.events import entity_folder
 from failgate_hooks.core.gates import Decision, Gate, GateState, Relaxation
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.render import markdown
@@ -59,16 +60,24 @@ def stop_commands(text: str) -> str:
     return f"::stop-commands::{token}\n{text}\n::{token}::"
 
 
-def annotation_lines(decision: Decision) -> list[str]:
-    """One command per blocking or warning gate and problem, and one per relaxation."""
+def annotation_lines(decision: Decision, ledger_dir: str = "ledger") -> list[str]:
+    """One command per blocking or warning gate and problem, and one per relaxation, each
+    pointing at the event file it comes from (GitHub shows it on that file in the diff)."""
     out = []
     for gate in decision.gates:
         if gate.blocking or gate.warning:
             kind = "error" if gate.blocking else "warning"
-            out.append(workflow_command(kind, _gate_message(gate)))
+            latest = gate.event_ids[-1] if gate.event_ids else None
+            file = next((p.path for p in gate.problems if p.path), None)
+            if file is None and latest is not None:
+                file = event_file(ledger_dir, gate.entity_key, latest)
+            out.append(workflow_command(kind, _gate_message(gate), file=file))
     for relaxation in decision.relaxations:
         kind = "error" if relaxation.blocking else "warning"
-        out.append(workflow_command(kind, _relaxation_message(relaxation)))
+        file = None
+        if relaxation.event_id:
+            file = event_file(ledger_dir, relaxation.entity_key, relaxation.event_id)
+        out.append(workflow_command(kind, _relaxation_message(relaxation), file=file))
     for problem in decision.errors:
         out.append(workflow_command("error", [problem.describe()], file=problem.path))
     for problem in decision.warnings:
@@ -89,11 +98,22 @@ def _gate_message(gate: Gate) -> list[str]:
     return lines
 
 
+def event_file(ledger_dir: str, entity_key: str, event_id: str) -> str:
+    """The repository path of an event's file."""
+    return f"{ledger_dir}/{entity_folder(entity_key)}/{event_id}.toml"
+
+
 def _relaxation_message(relaxation: Relaxation) -> list[str]:
-    what = f"({relaxation.entity_key}: {relaxation.what or relaxation.kind})"
+    if not relaxation.event_id:  # a change that is not an event: config, ref deletion
+        head = f"{'RELAXED' if relaxation.accepted else 'PENDING'} {relaxation.what}"
+    else:
+        what = f"({relaxation.entity_key}: {relaxation.what or relaxation.kind})"
+        label = "RELAXED by" if relaxation.accepted else "PENDING"
+        head = f"{label} {relaxation.event_id} {what}"
+    note = [f"note: {relaxation.note}"] if relaxation.note else []
     if relaxation.accepted:
-        return [f"RELAXED by {relaxation.event_id} {what}", RELAXED_NOTE]
-    return [f"PENDING {relaxation.event_id} {what}: not yet in a protected revision"]
+        return [head, *note, RELAXED_NOTE]
+    return [f"{head}: not yet in a protected revision", *note]
 
 
 # --------------------------------------------------------------------------- step summary
@@ -125,7 +145,10 @@ def step_summary(run: CiRun) -> str:
     if decision.relaxations:
         lines += ["", "### Relaxations", ""]
         for relaxation in decision.relaxations:
-            lines.append(f"- {text(_relaxation_message(relaxation)[0])}")
+            item = _relaxation_message(relaxation)[0]
+            if relaxation.note:
+                item += f" — note: {relaxation.note}"
+            lines.append(f"- {text(item)}")
         lines += ["", text(RELAXED_NOTE)]
     for title, problems in (("Errors", decision.errors), ("Warnings", decision.warnings)):
         if problems:

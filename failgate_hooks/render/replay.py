@@ -38,7 +38,7 @@ def _verdict(report: ReplayReport) -> str:
 
 
 def render_replay_text(report: ReplayReport) -> str:
-    """§11's text: a header, one line per commit oldest first, the repair, the verdict."""
+    """The replay's text: a header, one line per commit oldest first, the repair, the verdict."""
     lines = [
         f"REPLAY {_line(report.entity_key)} over "
         f"{_short(report.parent)}..{_short(report.repair)}: {len(report.steps)} commit(s), "
@@ -58,7 +58,7 @@ def render_replay_text(report: ReplayReport) -> str:
 
 
 def render_replay_json(report: ReplayReport) -> str:
-    """§11's JSON object: the text's facts, and a few more; fields are only ever added."""
+    """The replay's JSON object: the text's facts, and a few more; fields are only ever added."""
     doc: dict[str, Any] = {
         "schema_version": JSON_SCHEMA_VERSION,
         "ok": report.ok,

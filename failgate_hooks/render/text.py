@@ -1,4 +1,4 @@
-"""A decision as text for people and as JSON for programs (DESIGN §10). Pure.
+"""A decision as text for people and as JSON for programs. Pure.
 
 Every string in a decision may come from the ledger, a verifier or git: it is
 data, never instructions, so each one is sanitised here, on every output path,
@@ -9,6 +9,7 @@ escapes ever reach a terminal.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from failgate_hooks.core import sanitize
@@ -17,7 +18,6 @@ from failgate_hooks.core.gates import (
     Decision,
     DecisionKind,
     Gate,
-    Gates,
     GateState,
     Relaxation,
     VerifierResult,
@@ -52,15 +52,35 @@ _COLORS = {
 }
 
 
-def render_text(decision: Decision, *, color: bool = False) -> str:
-    """The §10 text: a header, one line per gate, relaxations, problems, the verdict."""
+# What to do when no protected revision was read, said after the count of accepted
+# relaxations: how `check` comes to read one, and how to see the relaxations.
+CHECK_ADVICE = (
+    "for check to read a protected revision, set ledger_refs in the configuration (e.g. "
+    '["refs/remotes/origin/main"], once a remote holds the default branch) or pass '
+    "--ledger-rev; --verbose lists them"
+)
+
+
+def render_text(
+    decision: Decision,
+    *,
+    color: bool = False,
+    verbose: bool = False,
+    unprotected_advice: str = CHECK_ADVICE,
+) -> str:
+    """The text: a header, one line per gate, relaxations, problems, the verdict.
+
+    With no protected revision, the accepted relaxations are counted on one line,
+    followed by `unprotected_advice`, unless `verbose` asks for each."""
     lines = [_header(decision)]
-    # gates settled from the ledger index are not applicable: counted, never listed
-    for gate in decision.gates.assessed:
+    for gate in decision.gates:
         if gate.state in _LABELS:
             lines.extend(_gate_lines(gate, color))
     lines.extend(_summary(decision.gates))
-    lines.extend(_relaxation_line(r, color) for r in decision.relaxations)
+    if verbose or decision.protected_read:
+        lines.extend(_relaxation_line(r, color) for r in decision.relaxations)
+    else:
+        lines.extend(_unprotected_relaxation_lines(decision.relaxations, color, unprotected_advice))
     lines.extend(_problem_line("ERROR", p, color) for p in decision.errors)
     lines.extend(_problem_line("WARNING", p, color) for p in decision.warnings)
     lines.append(_verdict(decision, color))
@@ -68,7 +88,7 @@ def render_text(decision: Decision, *, color: bool = False) -> str:
 
 
 def render_json(decision: Decision) -> str:
-    """The §10 JSON object; fields are only ever added."""
+    """The JSON object; fields are only ever added."""
     doc: dict[str, Any] = {
         "schema_version": JSON_SCHEMA_VERSION,
         "trigger": decision.trigger,
@@ -146,16 +166,17 @@ def _tail(output: str) -> list[str]:
     return lines[-TAIL_LINES:]
 
 
-def _summary(gates: Gates) -> list[str]:
+def _summary(gates: Sequence[Gate]) -> list[str]:
     """One line counting the entities that are not gates here, when there are any."""
-    counted = [
-        (gates.in_state(state), label)
+    states = [g.state for g in gates]
+    parts = [
+        f"{states.count(state)} {label}"
         for state, label in (
             (GateState.NOT_APPLICABLE, "not applicable"),
             (GateState.RETIRED, "retired"),
         )
+        if state in states
     ]
-    parts = [f"{n} {label}" for n, label in counted if n]
     return [f"({', '.join(parts)})"] if parts else []
 
 
@@ -174,6 +195,24 @@ def _relaxation_line(relaxation: Relaxation, color: bool) -> str:
     )
 
 
+def _unprotected_relaxation_lines(
+    relaxations: Sequence[Relaxation], color: bool, advice: str
+) -> list[str]:
+    """Accepted relaxations counted, pending ones each listed (each one blocks or warns).
+
+    With no protected revision every relaxing event of the ledger is new: in a
+    ledger of thousands of events, a line each would bury the verdict."""
+    accepted = sum(1 for r in relaxations if r.accepted)
+    lines = []
+    if accepted:
+        lines.append(
+            f"{_paint('RELAXED', color)} {accepted:,} relaxing event(s) accepted: no protected "
+            f"revision was read, so every one counts as new and none is listed; {advice}."
+        )
+    lines.extend(_relaxation_line(r, color) for r in relaxations if not r.accepted)
+    return lines
+
+
 def _problem_line(label: str, problem: Problem, color: bool) -> str:
     return f"{_paint(label, color)} {_line(problem.describe())}"
 
@@ -181,7 +220,7 @@ def _problem_line(label: str, problem: Problem, color: bool) -> str:
 def _verdict(decision: Decision, color: bool) -> str:
     """The last line: what happens to the action, and what to do about it."""
     action = f'"{_line(decision.trigger)}"'
-    gates = decision.gates.assessed  # the settled ones neither block, warn nor clear
+    gates = decision.gates
 
     def count(state: GateState, *, blocking: bool) -> int:
         """Gates in `state` that block (blocking=True) or only warn here."""
@@ -228,7 +267,7 @@ def _why_not_blocking(decision: Decision) -> str:
         return '(mode = "warn")'
     if not decision.enforcing:
         return f"on {_line(decision.ref or '')} (not a protected ref)"
-    # Enforcing, and still only warnings: open gates where no verifier runs (§7).
+    # Enforcing, and still only warnings: open gates where no verifier runs.
     return "(no verifier runs here)"
 
 

@@ -29,11 +29,10 @@ from failgate_hooks.git.checkoutgit import CheckoutGit, Shape, object_dirs
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.pool import (
     Pool,
-    Report,
     Slot,
     SlotState,
-    cache_home,
     pool_id,
+    pools_folder,
     read_state,
     write_state,
 )
@@ -70,19 +69,19 @@ class Checkouts:
     Slots come from the repository's pool in the user's cache; a temporary one
     is used when there is no usable cache folder, when every pool slot is busy,
     and for `fresh`. With `parent_dir`, every checkout is temporary, there.
-    `report` gets one line for each checkout that cannot be removed."""
+    `left_behind` gets one line for each checkout that cannot be removed; the
+    caller prints them: the verifier's verdict stands."""
 
-    def __init__(
-        self, repo: GitRepo, *, parent_dir: str | None = None, report: Report | None = None
-    ) -> None:
+    def __init__(self, repo: GitRepo, *, parent_dir: str | None = None) -> None:
         self._repo = repo
         self._parent = parent_dir
-        self._report = report or _to_stderr
         self._pool: Pool | None = None
         self._no_pool = parent_dir is not None
         self._temporary: Pool | None = None
         self._held: list[tuple[Pool, Slot]] = []
         self._idle: list[tuple[Pool, Slot]] = []
+        # What could not be removed (a verifier made a file immutable): reported, left.
+        self.left_behind: list[str] = []
 
     def __enter__(self) -> Checkouts:
         return self
@@ -97,7 +96,7 @@ class Checkouts:
             pool.release(slot)
         temporary, self._temporary = self._temporary, None
         if temporary is not None:
-            temporary.close(self._report)
+            temporary.close(self.left_behind.append)
 
     @contextlib.contextmanager
     def checkout(self, commit: str) -> Iterator[str]:
@@ -132,13 +131,13 @@ class Checkouts:
 
     def _drop(self, held: tuple[Pool, Slot]) -> None:
         self._held.remove(held)
-        held[0].discard(held[1], self._report)
+        held[0].discard(held[1], self.left_behind.append)
 
     def _take(self, commit: str) -> tuple[Pool, Slot]:
         pool = self._persistent_pool(commit)
         if pool is not None:
             try:
-                slot = pool.take(commit, _object_format(commit), self._report)
+                slot = pool.take(commit, _object_format(commit), self.left_behind.append)
             except (OSError, GitError) as exc:
                 self._give_up_pool(pool.root, exc)
             else:
@@ -149,10 +148,10 @@ class Checkouts:
 
     def _take_from(self, pool: Pool, commit: str, *, new: bool) -> tuple[Pool, Slot]:
         """A slot of `pool`, or of a temporary pool when `pool` has none free."""
-        slot = pool.take(commit, _object_format(commit), self._report, new=new)
+        slot = pool.take(commit, _object_format(commit), self.left_behind.append, new=new)
         if slot is None:
             pool = self._temporary_pool()
-            slot = pool.take(commit, _object_format(commit), self._report, new=True)
+            slot = pool.take(commit, _object_format(commit), self.left_behind.append, new=True)
             assert slot is not None, "a temporary pool always makes a slot"
         self._held.append((pool, slot))
         return pool, slot
@@ -161,16 +160,11 @@ class Checkouts:
         """The repository's pool in the user's cache; None when there is no usable one."""
         if self._pool is not None or self._no_pool:
             return self._pool
-        cache = cache_home(os.environ)
-        if cache is None:
+        pools = pools_folder(os.environ)
+        if pools is None:
             self._no_pool = True
             return None
-        root = os.path.join(
-            cache,
-            "failgate",
-            "checkouts",
-            pool_id(self._repo.common_dir, _object_format(commit)),
-        )
+        root = os.path.join(pools, pool_id(self._repo.common_dir, _object_format(commit)))
         inside = [self._repo.common_dir, self._repo.working_dir or self._repo.common_dir]
         if any(_is_within(root, folder) for folder in inside):
             # From a checkout there, Node's module search and other upward
@@ -189,7 +183,7 @@ class Checkouts:
 
     def _give_up_pool(self, root: str, exc: Exception) -> None:
         self._pool, self._no_pool = None, True
-        self._report(
+        _to_stderr(
             f"failgate: verifier checkouts cannot be kept in {root} ({exc}): "
             "each run writes a fresh one"
         )

@@ -32,9 +32,14 @@ def pass_key(
     entity_key: str,
     environment: str | None,
     content: str,
+    isolation: str | None = None,
 ) -> str:
-    """The cache key of one pass; `content` is a content key or an input key (both versioned)."""
+    """The cache key of one pass; `content` is a content key or an input key (both versioned).
+
+    `isolation` names the sandbox a pass ran in: a pass outside it never stands for one in it."""
     payload = [PASS_KEY_VERSION, list(argv), pins_json(pinned), entity_key, environment, content]
+    if isolation is not None:
+        payload.append(isolation)
     return f"{PASS_KEY_VERSION}-{hashlib.sha256(canonical_json(payload)).hexdigest()}"
 
 

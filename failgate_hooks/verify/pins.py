@@ -2,7 +2,9 @@
 
 A verifier's pinned files come from the revision its event was read from, not
 from the commit under check, and only as regular files: a symlink on the way
-is refused in the revision, and replaced, never followed, in the checkout.
+is refused in the revision, and replaced, never followed, in the checkout. A
+pinned folder is pinned whole: the checkout's copy of it is replaced by the
+revision's, so nothing the commit adds there is seen.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class Pin:
     path: str
     mode: str
     oid: str
+    folder: str | None = None  # the pinned folder it is part of, if any
 
     @property
     def executable(self) -> bool:
@@ -44,7 +47,7 @@ def short_id(rev: str) -> str:
 
 
 def pinned_entry(repo: GitRepo, rev: str, path: str) -> TreeEntry | str:
-    """The entry at `path` in `rev`'s tree, or why there is no file there.
+    """The file or folder entry at `path` in `rev`'s tree, or why there is none.
 
     Walks the path one tree at a time instead of asking `ls-tree`, whose path
     argument is a pathspec: `checks/*.py` would match other files."""
@@ -62,8 +65,6 @@ def pinned_entry(repo: GitRepo, rev: str, path: str) -> TreeEntry | str:
             what = "is a symlink" if last else f"lies under {so_far}, a symlink"
             return f"{where} {what} at {short_id(rev)}; symlinks are never followed"
         if last:
-            if mode == _TREE:
-                return f"{where} is a folder at {short_id(rev)}, not a file"
             if mode == _GITLINK:
                 return f"{where} is a submodule at {short_id(rev)}, not a file"
             return entry
@@ -74,22 +75,66 @@ def pinned_entry(repo: GitRepo, rev: str, path: str) -> TreeEntry | str:
 
 
 def resolve_pins(repo: GitRepo, rev: str, files: Sequence[str]) -> list[Pin]:
-    """Each pinned path's regular-file entry at `rev`; PinError naming the path and why not."""
-    pins = []
+    """Each pinned path's regular files at `rev` (a folder's, all of them, recursively);
+    PinError naming the path and why not."""
+    pins: dict[str, Pin] = {}
     for path in files:
         if not is_safe_relative_path(path):
             raise PinError(f"pinned verifier file {path!r} is not a safe relative path")
         found = pinned_entry(repo, rev, path)
         if isinstance(found, str):
             raise PinError(found)
-        pins.append(
-            Pin(path=path, mode="100755" if found.mode == "100755" else "100644", oid=found.oid)
-        )
+        if found.mode.lstrip("0") == _TREE:
+            pins.update((pin.path, pin) for pin in _folder_pins(repo, rev, path))
+        else:
+            pins.setdefault(path, Pin(path, _file_mode(found.mode), found.oid))
+    return list(pins.values())
+
+
+def _folder_pins(repo: GitRepo, rev: str, folder: str) -> list[Pin]:
+    """Every file under a pinned folder at `rev`; PinError for a link or submodule in it."""
+    pins = []
+    for entry in repo.ls_folder(rev, folder):
+        mode = entry.mode.lstrip("0")
+        where = f"pinned verifier folder {folder} holds {entry.path}"
+        if mode == _SYMLINK:
+            raise PinError(f"{where}, a symlink, at {short_id(rev)}; symlinks are never followed")
+        if mode == _GITLINK:
+            raise PinError(f"{where}, a submodule, at {short_id(rev)}")
+        pins.append(Pin(entry.path, _file_mode(entry.mode), entry.oid, folder=folder))
     return pins
 
 
+def _file_mode(mode: str) -> str:
+    return "100755" if mode == "100755" else "100644"
+
+
+def pinned_folders(pins: Sequence[Pin]) -> list[str]:
+    """The folders pinned whole, each once."""
+    return list(dict.fromkeys(pin.folder for pin in pins if pin.folder is not None))
+
+
+def differs_from(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | None:
+    """How `commit`'s own copy differs from the pinned files, or None when it holds them."""
+    for pin in pins:
+        found = pinned_entry(repo, commit, pin.path)
+        if isinstance(found, str) or found.oid != pin.oid or found.mode != pin.mode:
+            return f"pinned file {pin.path} differs from {short_id(commit)}'s"
+    pinned = {pin.path for pin in pins}
+    for folder in pinned_folders(pins):
+        extra = [e.path for e in repo.ls_folder(commit, folder) if e.path not in pinned]
+        if extra:
+            return f"{short_id(commit)} has {extra[0]} in the pinned folder {folder}"
+    return None
+
+
 def write_pins(repo: GitRepo, root: str, pins: Sequence[Pin]) -> None:
-    """Write each pinned file over the checkout at `root`: a regular file, never through a link."""
+    """Write each pinned file over the checkout at `root`: a regular file, never through a link.
+
+    A folder pinned whole is emptied first: what the commit holds there is not pinned."""
+    for folder in pinned_folders(pins):
+        parent = _real_folder(root, folder.split("/")[:-1])
+        remove_tree(os.path.join(parent, folder.rsplit("/", 1)[-1]))
     blobs = repo.read_blobs(pin.oid for pin in pins)
     for pin in pins:
         write_regular_file(root, pin.path, blobs[pin.oid], pin.executable)
@@ -100,16 +145,7 @@ def write_regular_file(root: str, path: str, data: bytes, executable: bool) -> N
 
     Whatever stands in the way (a link, a file where a folder goes) is replaced."""
     parts = path.split("/")
-    folder = root
-    for part in parts[:-1]:
-        folder = os.path.join(folder, part)
-        # The checkout is C's, and C may hold a symlink where the pinned revision has
-        # a folder: replace it, so nothing is written outside the checkout.
-        if os.path.islink(folder) or (os.path.lexists(folder) and not os.path.isdir(folder)):
-            os.unlink(folder)
-        if not os.path.lexists(folder):
-            os.mkdir(folder)
-    target = os.path.join(folder, parts[-1])
+    target = os.path.join(_real_folder(root, parts[:-1]), parts[-1])
     remove_tree(target)  # a symlink is unlinked, never followed
     mode = 0o755 if executable else 0o644
     # O_EXCL fails on anything still there, a symlink included: never write through one.
@@ -118,3 +154,17 @@ def write_regular_file(root: str, path: str, data: bytes, executable: bool) -> N
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
     os.chmod(target, mode)  # the umask must not take the exec bit away
+
+
+def _real_folder(root: str, parts: Sequence[str]) -> str:
+    """`root/parts…` as real folders, made where missing; the path to the last one."""
+    folder = root
+    for part in parts:
+        folder = os.path.join(folder, part)
+        # The checkout is C's, and C may hold a symlink where the pinned revision has
+        # a folder: replace it, so nothing is written, or removed, outside the checkout.
+        if os.path.islink(folder) or (os.path.lexists(folder) and not os.path.isdir(folder)):
+            os.unlink(folder)
+        if not os.path.lexists(folder):
+            os.mkdir(folder)
+    return folder

@@ -47,6 +47,12 @@ def cache_home(environ: Mapping[str, str]) -> str | None:
     return os.path.join(home, ".cache") if os.path.isabs(home) else None
 
 
+def pools_folder(environ: Mapping[str, str]) -> str | None:
+    """Where every repository's pool lives: `failgate/checkouts` in the cache folder."""
+    cache = cache_home(environ)
+    return None if cache is None else os.path.join(cache, "failgate", "checkouts")
+
+
 def pool_id(common_dir: str, object_format: str) -> str:
     """The pool's folder name: one per repository, object format and pool layout."""
     key = f"{os.path.realpath(common_dir)}\0{object_format}\0{POOL_FORMAT}"
@@ -253,6 +259,6 @@ def _left(exc: OSError, where: str) -> str:
     """The report of a checkout that could not be removed."""
     what = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc.strerror or exc)
     return (
-        f"failgate: a verifier checkout cannot be removed ({what}); it is left at {where}: "
-        "remove it by hand (a file made immutable needs `chattr -i` first)"
+        f"could not remove {where} ({what}): remove it by hand "
+        "(a verifier may have made a file immutable: chattr -R -i)"
     )

@@ -1,12 +1,14 @@
-"""One verifier process: its allow-listed environment, its process group, its output's tail.
+"""One verifier process: its allow-listed environment, its lifetime, its output's tail.
 
-It runs with no shell and stdin closed, in a process group of its own that is
-killed whole, on timeout and after it exits, and its output is read without
-ever blocking on a pipe a grandchild may hold open.
+It runs with no shell and stdin closed, under the reaper shim (reaper.py) or in
+the sandbox (sandbox.py), in a session of its own; whatever it starts ends
+with it. Its output is read without ever blocking on a pipe a grandchild may
+hold open.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -16,11 +18,16 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from failgate_hooks.verify.leftovers import OWNER_VARIABLE, end_leftovers, owner_tag
+from failgate_hooks.verify.sandbox import Sandbox, SandboxError
+
 OUTPUT_TAIL_LINES = 20
 OUTPUT_TAIL_CHARS = 4096
-# After SIGTERM, how long the group gets to exit before SIGKILL. Short, because a
-# killed orphan stays a member (a zombie) until PID 1 reaps it, and some never hurry.
+# After SIGTERM, how long the verifier and what it started get before SIGKILL.
 KILL_GRACE_S = 1.0
+# How much longer than the grace the shim may take to report back before its group is killed.
+_END_MARGIN_S = 2.0
+_REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reaper.py")
 # After the verifier exits, how long a grandchild holding its pipe may keep us reading.
 DRAIN_S = 0.5
 # How often the exit is checked while a grandchild keeps the pipe open and silent.
@@ -29,22 +36,53 @@ _POLL_S = 0.05
 _ALLOWED_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TERM")
 
 
-def _path_without_our_venv(path: str) -> str:
-    """PATH minus failgate's own virtualenv, so `python` in a verifier is the project's."""
-    if sys.prefix == sys.base_prefix:
-        return path
+def own_virtualenv(
+    environ: Mapping[str, str], prefix: str = sys.prefix, base_prefix: str = sys.base_prefix
+) -> str | None:
+    """The virtualenv failgate runs in when it is failgate's own, not the project's.
+
+    Ours when pre-commit made it for the hook, or when another virtualenv is the
+    active one (VIRTUAL_ENV, which activate, poetry, uv and tox set). Otherwise it
+    may be the project's own, with failgate installed in it: None, and it stays.
+    """
+    if prefix == base_prefix:
+        return None
+    real = os.path.realpath(prefix)
+    if _is_within(real, _pre_commit_home(environ)):
+        return prefix
+    active = environ.get("VIRTUAL_ENV")
+    if active and os.path.realpath(active) != real:
+        return prefix
+    return None
+
+
+def _pre_commit_home(environ: Mapping[str, str]) -> str | None:
+    """Where pre-commit keeps its hook environments, found as pre-commit finds it."""
+    if environ.get("PRE_COMMIT_HOME"):
+        return os.path.realpath(environ["PRE_COMMIT_HOME"])
+    if environ.get("XDG_CACHE_HOME"):
+        return os.path.realpath(os.path.join(environ["XDG_CACHE_HOME"], "pre-commit"))
+    if environ.get("HOME"):
+        return os.path.realpath(os.path.join(environ["HOME"], ".cache", "pre-commit"))
+    return None
+
+
+def _is_within(path: str, folder: str | None) -> bool:
+    return folder is not None and (
+        path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+    )
+
+
+def _path_without(path: str, venv: str) -> str:
+    """PATH without the folders of `venv` that hold its programs."""
     ours = {
-        os.path.normcase(os.path.abspath(folder))
-        for folder in (
-            os.path.dirname(sys.executable),
-            os.path.join(sys.prefix, "bin"),
-            os.path.join(sys.prefix, "Scripts"),
-        )
+        os.path.normcase(os.path.realpath(os.path.join(venv, folder)))
+        for folder in ("bin", "Scripts")
     }
     kept = [
         folder
         for folder in path.split(os.pathsep)
-        if not folder or os.path.normcase(os.path.abspath(folder)) not in ours
+        if not folder or os.path.normcase(os.path.realpath(folder)) not in ours
     ]
     return os.pathsep.join(kept)
 
@@ -69,8 +107,9 @@ def verifier_env(
     wanted = [*_ALLOWED_ENV, *(n for n in env_pass if n not in refused)]
     env = {name: environ[name] for name in wanted if name in environ}
     env.update({name: value for name, value in environ.items() if name.startswith("LC_")})
-    if "PATH" in env:
-        env["PATH"] = _path_without_our_venv(env["PATH"])
+    ours = own_virtualenv(environ)
+    if "PATH" in env and ours is not None:
+        env["PATH"] = _path_without(env["PATH"], ours)
     env.update(
         FAILGATE_COMMIT=commit,
         FAILGATE_ENTITY_KEY=entity_key,
@@ -110,11 +149,64 @@ class _Tail:
 
 
 def run_command(
-    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout_s: float
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    timeout_s: float,
+    sandbox: Sandbox | None = None,
 ) -> CommandRun:
-    """Run `argv` (no shell, stdin closed) in its own process group, killed whole on timeout."""
+    """Run `argv` (no shell, stdin closed) under the reaper shim, or in `sandbox`.
+
+    Nothing it starts outlives it: not when it exits, not on timeout, not when
+    failgate is interrupted or terminated."""
     if not argv:
         return CommandRun(None, 0.0, start_error="the command is empty")
+    end_leftovers()
+    env = {**env, OWNER_VARIABLE: owner_tag()}
+    if sandbox is None:
+        return _run_shimmed(argv, cwd=cwd, env=env, timeout_s=timeout_s)
+    try:
+        launch = sandbox.launch(argv, cwd=cwd, env=env)
+    except OSError as exc:
+        return CommandRun(None, 0.0, start_error=_start_error(argv[0], exc))
+    except SandboxError as exc:
+        return CommandRun(None, 0.0, start_error=str(exc))
+    return _run(launch.argv, cwd=cwd, env=launch.env, timeout_s=timeout_s)
+
+
+def _run_shimmed(
+    argv: Sequence[str], *, cwd: str, env: Mapping[str, str], timeout_s: float
+) -> CommandRun:
+    """`argv` under the reaper shim, which says on a pipe when it could not start it."""
+    status_read, status_write = os.pipe()
+    try:
+        try:
+            shim = [sys.executable, "-I", "-S", _REAPER, str(os.getpid()), str(status_write)]
+            shim += [str(KILL_GRACE_S), "--", *argv]
+            run = _run(shim, cwd=cwd, env=env, timeout_s=timeout_s, pass_fds=(status_write,))
+        finally:
+            os.close(status_write)  # the shim is gone: no writer is left, the read cannot block
+        what, _, number = os.read(status_read, 64).decode("ascii", "replace").partition(" ")
+    finally:
+        os.close(status_read)
+    if not number.strip().isdigit():
+        return run
+    error = OSError(int(number), os.strerror(int(number)))  # FileNotFoundError for ENOENT…
+    if what == "exec":
+        return CommandRun(None, 0.0, start_error=_start_error(argv[0], error))
+    return CommandRun(None, 0.0, start_error=f"the reaper shim cannot start: {what}: {error}")
+
+
+def _run(
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    timeout_s: float,
+    pass_fds: Sequence[int] = (),
+) -> CommandRun:
+    """Run the shim or bwrap in a session of its own; end it, and the run, however this ends."""
     started = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -126,6 +218,7 @@ def run_command(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             close_fds=True,
+            pass_fds=tuple(pass_fds),
         )
     except OSError as exc:
         return CommandRun(None, 0.0, start_error=_start_error(argv[0], exc))
@@ -133,15 +226,9 @@ def run_command(
     tail = _Tail()
     try:
         ended = _pump(proc, tail, started + timeout_s)
-        # Kill the group in both cases: on timeout, everything it started; on exit,
-        # whatever it left behind, which would outlive the checkout it runs in.
-        _kill_group(proc, KILL_GRACE_S)
-    except BaseException:  # Ctrl-C: its session escapes the terminal's SIGINT, so kill it here
-        _kill_group(proc, 0.0)
-        raise
-    finally:
+    finally:  # exited, timed out, Ctrl-C or SIGTERM: the same ending
+        _end(proc)
         proc.stdout.close()
-        proc.wait()
     if ended is None:
         return CommandRun(None, float(timeout_s), tail.text(), timed_out=True)
     return CommandRun(proc.returncode, ended - started, tail.text())
@@ -189,19 +276,15 @@ def _pump(proc: subprocess.Popen[bytes], tail: _Tail, deadline: float) -> float 
                     selector.unregister(fd)
 
 
-def _kill_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
-    """SIGTERM the process group, give it `grace_s`, then SIGKILL what is left."""
-    group = proc.pid  # start_new_session: the leader's pid names the group
-    if grace_s > 0:
-        if not _signal_group(group, signal.SIGTERM):
-            return
-        end = time.monotonic() + grace_s
-        while time.monotonic() < end:
-            proc.poll()  # reap the leader, or it stays a member of the group
-            if not _signal_group(group, 0):
-                return
-            time.sleep(0.02)
-    _signal_group(group, signal.SIGKILL)
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the shim (it ends the verifier and all below it) or bwrap (its PID namespace
+    goes with it), give it the grace and a margin, then SIGKILL whatever is left in its group."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=KILL_GRACE_S + _END_MARGIN_S)
+    _signal_group(proc.pid, signal.SIGKILL)  # start_new_session: the leader's pid names it
+    proc.wait()
 
 
 def _signal_group(group: int, sig: int) -> bool:

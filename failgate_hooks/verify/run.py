@@ -1,11 +1,12 @@
-"""Running a verifier on exactly commit C (DESIGN §6).
+"""Running a verifier on exactly commit C.
 
 A clean checkout of C's tree, the pinned verifier files laid over it from the
 revision the event was read from, and two local facts consulted before
 anything runs: whether this machine trusts the verifier, and whether the same
 verifier already passed on the same content. The parts live beside this
 module: keys.py (what a pass is cached under), pins.py, checkout.py,
-process.py (the verifier's process), trust.py and passcache.py.
+process.py (the verifier's process), worktree_loads.py (what its Python
+loaded from the work tree), trust.py and passcache.py.
 
 Git is reached only through `GitRepo`.
 """
@@ -29,13 +30,16 @@ from failgate_hooks.verify.passcache import PassCache, pass_key
 from failgate_hooks.verify.pins import (
     Pin,
     PinError,
-    pinned_entry,
+    differs_from,
     resolve_pins,
     short_id,
     write_pins,
 )
 from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
+from failgate_hooks.verify.sandbox import Sandbox
+from failgate_hooks.verify.shadowing import shadowing
 from failgate_hooks.verify.trust import TrustStore, fingerprint
+from failgate_hooks.verify.worktree_loads import LoadWatch, work_trees
 
 DEFAULT_TIMEOUT_S = 300
 NO_VERDICT_EXIT = 125  # as `git bisect run`'s "skip": the verifier could not judge
@@ -46,8 +50,14 @@ NO_VERDICT_DETAIL = "the verifier could not judge: its set-up failed"
 Progress = Callable[[str], None]
 
 
-def _result(command: tuple[str, ...], run: CommandRun, notes: Sequence[str]) -> VerifierResult:
-    """The VerifierResult of one run: exit 0 passes, 125 gives no verdict, the rest fail."""
+def _result(
+    command: tuple[str, ...], run: CommandRun, notes: Sequence[str], leak: str | None = None
+) -> VerifierResult:
+    """The VerifierResult of one run: exit 0 passes, 125 gives no verdict, the rest fail.
+
+    A run that loaded code from the work tree (`leak` says which) gives no verdict,
+    whatever it exited with: it judged the work tree, not the commit. One that timed
+    out stays a timeout, the leak said too."""
     details = list(notes)
     if run.start_error is not None:
         outcome = VerifierOutcome.CANNOT_START
@@ -55,6 +65,11 @@ def _result(command: tuple[str, ...], run: CommandRun, notes: Sequence[str]) -> 
     elif run.timed_out:
         outcome = VerifierOutcome.TIMEOUT
         details.insert(0, "the whole process group was killed; the gate stays open")
+        if leak is not None:
+            details.insert(1, leak)
+    elif leak is not None:
+        outcome = VerifierOutcome.NO_VERDICT
+        details.insert(0, leak)
     elif run.exit_code == 0:
         outcome = VerifierOutcome.PASSED
     elif run.exit_code == NO_VERDICT_EXIT:
@@ -82,7 +97,7 @@ def _signal_name(number: int) -> str:
 
 
 def _inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | None:
-    """Why the user's work tree cannot stand for C, or None when it can (§6)."""
+    """Why the user's work tree cannot stand for C, or None when it can."""
     if repo.working_dir is None:
         return "the repository is bare"
     if repo.try_resolve_commit("HEAD") != commit:
@@ -99,12 +114,8 @@ def _inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | N
     )
     if status.strip():
         return "the work tree has changes, untracked or ignored files"
-    for pin in pins:
-        found = pinned_entry(repo, commit, pin.path)
-        # Writing a pinned file into the user's own tree is never an option.
-        if isinstance(found, str) or found.oid != pin.oid or found.mode != pin.mode:
-            return f"pinned file {pin.path} differs from {short_id(commit)}'s"
-    return None
+    # Writing a pinned file into the user's own tree is never an option.
+    return differs_from(repo, commit, pins)
 
 
 def run_gate_verifier(
@@ -125,8 +136,9 @@ def run_gate_verifier(
     default_timeout_s: float = DEFAULT_TIMEOUT_S,
     no_cache: bool = False,
     progress: Progress | None = None,
+    sandbox: Sandbox | None = None,
 ) -> VerifierResult:
-    """Run one gate's verifier on exactly `commit` (§6), or say why it did not run.
+    """Run one gate's verifier on exactly `commit`, or say why it did not run.
 
     `pinned_from` is the revision the event was read from (None: `commit`).
     `progress` gets one line before the verifier runs; it holds ledger text, so
@@ -141,15 +153,21 @@ def run_gate_verifier(
 
     if not trust_ledger:
         store = trust if trust is not None else TrustStore(repo.common_dir)
-        if not store.is_trusted(fingerprint(command, pinned)):
+        if not store.is_trusted(entity_key, fingerprint(command, pinned)):
             return VerifierResult(command, VerifierOutcome.UNTRUSTED, detail=UNTRUSTED_DETAIL)
+    # Before the cache: with `inputs`, a commit that adds a shadow has the key of one
+    # that does not, and a cached answer must be the one a run would give.
+    shadow = shadowing(repo, commit, pins)
+    if shadow is not None:
+        return VerifierResult(command, VerifierOutcome.NO_VERDICT, detail=shadow)
 
     passes = cache if cache is not None else PassCache(repo.common_dir)
     if verification.inputs:
         content = input_key(repo, commit, verification.inputs)
     else:
         content = content_key(repo, commit, ledger_dir)
-    key = pass_key(command, pinned, entity_key, environment, content)
+    isolation = None if sandbox is None else sandbox.isolation
+    key = pass_key(command, pinned, entity_key, environment, content, isolation)
     if not no_cache:
         hit = passes.lookup(key)
         if hit is not None:
@@ -197,6 +215,8 @@ def run_gate_verifier(
             environment=environment,
             default_timeout_s=default_timeout_s,
             notes=notes,
+            sandbox=sandbox,
+            watched=work_trees(repo),
         )
 
     if result.outcome is VerifierOutcome.PASSED:
@@ -233,6 +253,7 @@ def run_in_worktree(
         environment=environment,
         default_timeout_s=default_timeout_s,
         notes=["ran on the work tree as it is: this never clears a gate"],
+        watched=(),
     )
 
 
@@ -248,8 +269,13 @@ def _run_verifier(
     environment: str | None,
     default_timeout_s: float,
     notes: Sequence[str],
+    sandbox: Sandbox | None = None,
+    watched: Sequence[str],
 ) -> VerifierResult:
-    """Run the verifier in `cwd` with its allow-listed environment (and `git_env`) and timeout."""
+    """Run the verifier in `cwd` with its allow-listed environment (and `git_env`) and timeout.
+
+    A Python it starts that loads a module from one of the `watched` work trees,
+    elsewhere than `cwd` (which inplace proved equal to C), makes it no verdict."""
     env, refused = verifier_env(
         os.environ,
         env_pass=verification.env_pass,
@@ -263,8 +289,19 @@ def _run_verifier(
         notes = [*notes, f"env_pass {', '.join(refused)} not passed: git's own variables never are"]
     env.update(git_env)
     timeout_s = verification.timeout_s or default_timeout_s
-    run = run_command(verification.command, cwd=cwd, env=env, timeout_s=timeout_s)
-    return _result(verification.command, run, notes)
+    command = verification.command
+    if sandbox is not None:
+        # The sandbox hides the work tree: nothing there can be loaded, so no watcher runs.
+        run = run_command(command, cwd=cwd, env=env, timeout_s=timeout_s, sandbox=sandbox)
+        return _result(command, run, notes)
+    with contextlib.ExitStack() as stack:
+        try:
+            watch = stack.enter_context(LoadWatch(watched, checkout=cwd))
+        except OSError as exc:  # a full or read-only TMPDIR
+            detail = f"cannot prepare a private folder for the verifier's Python: {exc}"
+            return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=detail)
+        run = run_command(command, cwd=cwd, env=watch.environ(env), timeout_s=timeout_s)
+        return _result(command, run, notes, watch.leak(commit))
 
 
 def _progress(progress: Progress | None, entity_key: str, command: Sequence[str]) -> None:

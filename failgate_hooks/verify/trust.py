@@ -1,8 +1,11 @@
-"""This machine's trust store: the verifiers approved here (§6).
+"""This machine's trust store: the verifier version approved here for each gate.
 
 Trust is a fact about this machine, never committed: it lives in
-`<git-common-dir>/failgate/trust.json`, shared by linked worktrees. It is
-rewritten only under its lock file, so two approvals at once lose nothing.
+`<git-common-dir>/failgate/trust.json`, shared by linked worktrees. It holds
+one approved version per gate: approving a new one revokes the one before and
+remembers it, so that coming back to an old, perhaps laxer, version asks again
+and says so. It is rewritten only under its lock file, so two approvals at
+once lose nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import json
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from failgate_hooks.core.errors import TrustError
@@ -27,7 +30,9 @@ from failgate_hooks.verify.localfiles import (
     write_atomically,
 )
 
-TRUST_FORMAT = 1
+# 2: one approval per gate, with the versions it replaced. 1 kept every approval
+# ever given: it is read as its last approval of each gate, the others replaced.
+TRUST_FORMAT = 2
 FINGERPRINT_VERSION = "fp1"
 
 # Holding the lock is only a read, a merge and a rename of a small file:
@@ -53,6 +58,8 @@ class TrustedVerifier:
     pinned: tuple[Pinned, ...]
     approved_by: str
     approved_at: str  # UTC, ISO 8601
+    # the fingerprints of the gate's earlier approvals, oldest first
+    replaced: tuple[str, ...] = ()
 
     @classmethod
     def new(
@@ -82,33 +89,38 @@ class TrustedVerifier:
             "pinned": pins_json(self.pinned),
             "approved_by": self.approved_by,
             "approved_at": self.approved_at,
+            "replaced": list(self.replaced),
         }
 
 
 class TrustStore:
-    """`<git-common-dir>/failgate/trust.json`: the verifiers this machine has approved."""
+    """`<git-common-dir>/failgate/trust.json`: the verifier version each gate may run here."""
 
     def __init__(self, common_dir: str) -> None:
         self.path = os.path.join(local_folder(common_dir), "trust.json")
-        self._entries: list[TrustedVerifier] | None = None
+        self._approvals: dict[str, TrustedVerifier] | None = None
 
     def entries(self) -> list[TrustedVerifier]:
-        """Every approval, oldest first (read once, then kept)."""
-        if self._entries is None:
-            self._entries = self._load()
-        return list(self._entries)
+        """The approval of each gate (read once, then kept)."""
+        return list(self._by_gate().values())
 
-    def is_trusted(self, fp: str) -> bool:
-        """Whether a verifier with this fingerprint has been approved on this machine."""
-        return any(entry.fingerprint == fp for entry in self.entries())
+    def approved(self, entity_key: str) -> TrustedVerifier | None:
+        """The one version of this gate's verifier approved here, if any."""
+        return self._by_gate().get(entity_key)
 
-    def previous_for(self, entity_key: str) -> TrustedVerifier | None:
-        """The last approved version of this entity's verifier, to diff a new one against."""
-        found = [e for e in self.entries() if e.entity_key == entity_key]
-        return found[-1] if found else None
+    def is_trusted(self, entity_key: str, fp: str) -> bool:
+        """Whether the version with this fingerprint is the one approved for this gate."""
+        found = self.approved(entity_key)
+        return found is not None and found.fingerprint == fp
+
+    def was_replaced(self, entity_key: str, fp: str) -> bool:
+        """Whether this version was approved for this gate once, then replaced: a downgrade."""
+        found = self.approved(entity_key)
+        return found is not None and fp in found.replaced
 
     def approve(self, entries: Iterable[TrustedVerifier]) -> None:
-        """Add approvals: re-read, merge and rename under the lock, so no concurrent one is lost."""
+        """Approve each version for its gate, revoking the gate's version before: re-read,
+        merge and rename under the lock, so no concurrent approval is lost."""
         new = list(entries)
         folder = os.path.dirname(self.path)
         try:
@@ -117,18 +129,23 @@ class TrustStore:
             raise self._write_error(exc) from None
         with _locked(self.path + ".lock"):
             current = self._load()
-            seen = {(e.fingerprint, e.entity_key) for e in current}
             for entry in new:
-                if (entry.fingerprint, entry.entity_key) not in seen:
-                    seen.add((entry.fingerprint, entry.entity_key))
-                    current.append(entry)
-            data = {"format": TRUST_FORMAT, "verifiers": [e.to_json() for e in current]}
+                before = current.get(entry.entity_key)
+                if before is not None and before.fingerprint == entry.fingerprint:
+                    continue  # approved already: the first approval stands
+                current[entry.entity_key] = _replacing(before, entry)
+            data = {"format": TRUST_FORMAT, "verifiers": [e.to_json() for e in current.values()]}
             try:
                 body = json.dumps(data, indent=2).encode("utf-8") + b"\n"
                 write_atomically(self.path, body, durable=True)
             except OSError as exc:
                 raise self._write_error(exc) from None
-            self._entries = current
+            self._approvals = current
+
+    def _by_gate(self) -> dict[str, TrustedVerifier]:
+        if self._approvals is None:
+            self._approvals = self._load()
+        return self._approvals
 
     def _write_error(self, exc: OSError) -> TrustError:
         return TrustError(
@@ -136,12 +153,12 @@ class TrustStore:
             hint="check that the git directory is writable",
         )
 
-    def _load(self) -> list[TrustedVerifier]:
+    def _load(self) -> dict[str, TrustedVerifier]:
         try:
             with open(self.path, "rb") as handle:
                 raw = handle.read()
         except FileNotFoundError:
-            return []
+            return {}
         except OSError as exc:
             raise TrustError(
                 f"cannot read the trust store {self.path}: {exc.strerror or exc}",
@@ -159,40 +176,62 @@ class TrustStore:
             ) from None
 
 
-def _parse_store(raw: bytes) -> list[TrustedVerifier]:
-    """The approvals in a trust.json; ValueError saying what is wrong with it."""
+def _replacing(before: TrustedVerifier | None, entry: TrustedVerifier) -> TrustedVerifier:
+    """`entry` as the gate's approval, remembering the versions approved before it."""
+    replaced = () if before is None else (*before.replaced, before.fingerprint)
+    return replace(entry, replaced=tuple(fp for fp in replaced if fp != entry.fingerprint))
+
+
+def _parse_store(raw: bytes) -> dict[str, TrustedVerifier]:
+    """The approval of each gate in a trust.json; ValueError saying what is wrong with it."""
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"not JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("verifiers"), list):
         raise ValueError('expected an object with a "verifiers" list')
-    if data.get("format") != TRUST_FORMAT:
-        raise ValueError(f"format {data.get('format')!r}, this failgate reads {TRUST_FORMAT}")
-    out = []
+    version = data.get("format")
+    if version not in (1, TRUST_FORMAT):
+        raise ValueError(f"format {version!r}, this failgate reads 1 and {TRUST_FORMAT}")
+    out: dict[str, TrustedVerifier] = {}
     for i, item in enumerate(data["verifiers"]):
-        try:
-            argv = item["argv"]
-            pinned = item["pinned"]
-            strings = [item[k] for k in ("fingerprint", "entity_key", "approved_by", "approved_at")]
-            if not all(isinstance(s, str) for s in [*strings, *argv]) or not all(
-                isinstance(p, list) and len(p) == 2 and all(isinstance(s, str) for s in p)
-                for p in pinned
-            ):
-                raise TypeError
-        except (KeyError, TypeError):
-            raise ValueError(f"verifiers[{i}] is not a valid approval") from None
-        out.append(
-            TrustedVerifier(
-                fingerprint=item["fingerprint"],
-                entity_key=item["entity_key"],
-                argv=tuple(argv),
-                pinned=tuple((p[0], p[1]) for p in pinned),
-                approved_by=item["approved_by"],
-                approved_at=item["approved_at"],
-            )
-        )
+        entry = _parse_approval(item, with_replaced=version == TRUST_FORMAT)
+        if entry is None:
+            raise ValueError(f"verifiers[{i}] is not a valid approval")
+        before = out.get(entry.entity_key)
+        if before is not None and version == TRUST_FORMAT:
+            raise ValueError(f"verifiers[{i}] is a second approval for {entry.entity_key}")
+        # format 1 appended approvals in order: the gate's version is its last one
+        out[entry.entity_key] = _replacing(before, entry) if before is not None else entry
     return out
+
+
+def _parse_approval(item: object, *, with_replaced: bool) -> TrustedVerifier | None:
+    """One approval from its JSON object, or None when it is not one."""
+    if not isinstance(item, dict):
+        return None
+    try:
+        argv, pinned = item["argv"], item["pinned"]
+        replaced = item["replaced"] if with_replaced else []
+        strings = [item[k] for k in ("fingerprint", "entity_key", "approved_by", "approved_at")]
+    except KeyError:
+        return None
+    if not all(isinstance(v, list) for v in (argv, pinned, replaced)):
+        return None
+    if not all(isinstance(s, str) for s in [*strings, *argv, *replaced]):
+        return None
+    if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(s, str) for s in p)
+               for p in pinned):  # fmt: skip
+        return None
+    return TrustedVerifier(
+        fingerprint=item["fingerprint"],
+        entity_key=item["entity_key"],
+        argv=tuple(argv),
+        pinned=tuple((p[0], p[1]) for p in pinned),
+        approved_by=item["approved_by"],
+        approved_at=item["approved_at"],
+        replaced=tuple(replaced),
+    )
 
 
 # --------------------------------------------------------------------------- the lock

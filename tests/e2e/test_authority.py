@@ -194,3 +194,54 @@ def test_empty_stdin_without_pre_commit_is_a_push_with_nothing_to_check(repo: Re
         text=True, input="", check=False, env=hook_env(),
     )  # fmt: skip
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+def huge_event(repo: Repo) -> str:
+    path = repo.record(
+        "ops:huge", "--status", "observed", "--title", "t", "--trigger", "push", "--no-probe",
+    )  # fmt: skip
+    target = repo.path / path
+    target.write_text(target.read_text().replace('title = "t"', f'title = "{"x" * 70_000}"'))
+    repo.commit("an event of 70 KB")
+    return path
+
+
+def test_an_event_file_over_the_limit_is_refused_by_the_server(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    path = huge_event(repo)
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "more than max_event_bytes (65536)" in refused.stderr
+    assert path in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+    fsck = repo.failgate("fsck")
+    assert fsck.code == 4 and "more than max_event_bytes" in fsck.out
+
+
+def test_raising_max_event_bytes_is_a_pending_relaxation(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    loosen(repo, "max_event_bytes = 1048576\n")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "max_event_bytes 65536 -> 1048576" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_fsck_lists_a_gitlink_in_an_entity_folder_and_goes_on(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    folder = next((repo.path / "ledger").rglob("*.toml")).parent.relative_to(repo.path)
+    oid = repo.head()
+    repo.git(
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        f"160000,{oid},{folder}/20261129T230500Z-0000000a.toml",
+    )
+    repo.git("commit", "-q", "-m", "a gitlink in the ledger")
+    fsck = repo.failgate("fsck")
+    assert fsck.code == 4, fsck
+    assert "Traceback" not in fsck.output and "is missing" not in fsck.output
+    assert "must be regular files (mode 160000)" in fsck.out

@@ -14,6 +14,7 @@ from failgate_hooks.core.events import (
     Evidence,
     EvidenceKind,
     Status,
+    Verification,
     entity_folder,
     event_to_toml,
     new_event_id,
@@ -124,6 +125,10 @@ def test_an_untrusted_verifier_does_not_run_until_trusted(world: Repo, tmp_path:
     other = Repo(clone)
     marker = tmp_path / "ran"
     other.write(demo.CHECK_PATH, f"open({str(marker)!r}, 'w').write('x')\n")
+    # A new verification, so that HEAD's copy of the file is the one a push runs too:
+    # one version per gate is trusted, and `trust` approves the copy a push runs.
+    mark = Verification(command=("python3", demo.CHECK_PATH, "--mark"), files=(demo.CHECK_PATH,))
+    write_event(other, status=Status.OBSERVED, verification=mark)
     other.commit("a verifier that leaves a mark")
     untrusted = other.failgate("check", "--trigger", "deploy")
     assert untrusted.code == 1, untrusted

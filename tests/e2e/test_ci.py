@@ -1,4 +1,4 @@
-"""`failgate ci` in a simulated GitHub Actions environment on real repositories (DESIGN §7).
+"""`failgate ci` in a simulated GitHub Actions environment on real repositories.
 
 Each run is a fresh interpreter with the variables the Actions runner sets, a
 real event payload file and a real step summary file. Its output is read the
@@ -616,6 +616,74 @@ def test_the_shipped_workflow_fetches_full_history_and_warns_off_pull_request_ta
     steps = workflow["jobs"]["failgate"]["steps"]
     checkout = next(s for s in steps if str(s.get("uses", "")).startswith("actions/checkout"))
     assert checkout["with"]["fetch-depth"] == 0
-    assert steps[-1]["run"] == "failgate ci"
+    assert steps[-1]["uses"].split("@")[0].endswith("/failgate")  # failgate's own action
     assert "NEVER run this workflow on `pull_request_target`" in text
     assert "secrets" in text
+
+
+# --------------------------------------------------------------------------- what CI is told
+
+
+def test_annotations_point_at_the_event_file_and_carry_the_relaxation_s_note(
+    tmp_path: Path,
+) -> None:
+    repo = pr_world(tmp_path)
+    expired = repo.failgate("expire", KEY, "--note", "the deploy tool sizes budgets now")
+    assert expired.code == 0, expired
+    path = expired.out.strip().splitlines()[-1]
+    repo.commit("the risk is gone")
+    result = pull_request(repo, tmp_path)
+    assert result.code == 0, result
+    [(_, props, data)] = [c for c in result.commands if c[0] == "warning"]
+    assert props["file"] == path
+    assert "note: the deploy tool sizes budgets now" in data
+    assert result.summary is not None
+    assert "note: the deploy tool sizes budgets now" in result.summary
+
+
+def test_an_open_gate_s_annotation_points_at_its_latest_event(tmp_path: Path) -> None:
+    repo = pr_world(tmp_path)
+    event = next((repo.path / "ledger").rglob("*.toml")).relative_to(repo.path)
+    result = pull_request(repo, tmp_path)
+    assert result.code == 1, result
+    [(_, props, _)] = [c for c in result.commands if c[0] == "error"]
+    assert props["file"] == str(event)
+
+
+def test_the_decision_and_counts_are_step_outputs(tmp_path: Path) -> None:
+    repo = pr_world(tmp_path)
+    outputs = tmp_path / "github_output"
+    outputs.write_text("earlier=kept\n")
+    base_sha = repo.git("rev-parse", "refs/remotes/origin/main")
+    payload = {"pull_request": {"base": {"ref": "main", "sha": base_sha}}}
+    env = github(
+        tmp_path, "pull_request", payload, GITHUB_BASE_REF="main", GITHUB_SHA=repo.head(),
+        GITHUB_OUTPUT=str(outputs),
+    )  # fmt: skip
+    result = run_ci(ci_checkout(repo, tmp_path), tmp_path, env)
+    assert result.code == 1, result
+    written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    assert written == {
+        "earlier": "kept", "decision": "held", "open": "1", "cleared": "0", "conflict": "0",
+        "invalid": "0",
+    }  # fmt: skip
+
+
+def test_the_base_falls_back_to_the_event_payload(tmp_path: Path) -> None:
+    repo = pr_world(tmp_path)
+    repo.write("src/module7.txt", "a seventh module\n")
+    repo.commit("add a module")
+    base_sha = repo.git("rev-parse", "refs/remotes/origin/main")
+    payload = {"pull_request": {"base": {"ref": "main", "sha": base_sha}}}
+    env = github(tmp_path, "pull_request", payload, GITHUB_SHA=repo.head())  # no GITHUB_BASE_REF
+    result = run_ci(ci_checkout(repo, tmp_path), tmp_path, env)
+    assert result.code == 1, result
+    assert "BLOCKED: 1 gate(s) still open" in result.out
+
+
+def test_ci_help_names_the_environment_it_reads(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*_ci_argv(), "--help"], capture_output=True, text=True, check=False, cwd=tmp_path
+    )
+    for name in ("GITHUB_EVENT_PATH", "GITHUB_BASE_REF", "GITHUB_OUTPUT", "FAILGATE_BASE"):
+        assert name in proc.stdout

@@ -1,4 +1,4 @@
-"""A real `git push` through the installed plain hook to a real bare remote (DESIGN §7)."""
+"""A real `git push` through the installed plain hook to a real bare remote."""
 
 from __future__ import annotations
 

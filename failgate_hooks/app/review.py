@@ -1,0 +1,296 @@
+"""Verifiers as people handle them: `trust`, `try`, and what `record` does with one."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+
+from failgate_hooks.app.evaluate import pinned_revision
+from failgate_hooks.core.errors import UsageError
+from failgate_hooks.core.events import Event, Verification
+from failgate_hooks.core.sanitize import clean_line
+from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
+from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.union import Ledger, Revision, read_union
+from failgate_hooks.render.trust import argv_lines, content_lines, diff_lines
+from failgate_hooks.verify.pins import PinError, resolve_pins, write_regular_file
+from failgate_hooks.verify.trust import TrustedVerifier, TrustStore, fingerprint
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One gate's verifier as this machine would run it, and how it stands with trust."""
+
+    entity_key: str
+    argv: tuple[str, ...]
+    pinned: tuple[tuple[str, str], ...]
+    fingerprint: str
+    pinned_from: str  # the revision the pinned files come from, as people name it
+    trusted: bool
+    # the gate's approved version, when it is another one
+    approved: TrustedVerifier | None
+    # approved here once, then replaced: going back to it is a downgrade
+    downgrade: bool
+    # the copy a push runs; `check` of HEAD alone runs HEAD's when it differs
+    push_copy: bool
+    unpinned_repo_files: tuple[str, ...]
+    problem: str | None = None
+
+
+def inspection_revisions(repo: GitRepo) -> list[Revision]:
+    """HEAD, and the remote default branch (a protected revision) when there is one."""
+    revisions = [Revision("HEAD", repo.resolve_commit("HEAD"))]
+    remote = default_remote(repo)
+    found = remote_default_branch(repo, remote) if remote else None
+    if found is not None:
+        revisions.append(Revision(found[0], found[1], protected=True))
+    return revisions
+
+
+def inspection_ledger(repo: GitRepo, config: Config) -> tuple[Ledger, str]:
+    """HEAD's ledger united with the remote default branch's (a protected revision)."""
+    revisions = inspection_revisions(repo)
+    return read_union(repo, revisions, config.ledger, config.max_event_bytes), revisions[0].commit
+
+
+def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
+    """Every resolved entity's verifier, pinned as a push of HEAD would pin it, and as
+    `check` of HEAD alone would when that differs."""
+    revisions = inspection_revisions(repo)
+    head = revisions[0].commit
+    labels = {r.commit: r.label for r in reversed(revisions)}
+    ledger = read_union(repo, revisions, config.ledger, config.max_event_bytes)
+    store = TrustStore(repo.common_dir)
+    tracked = {e.path for e in repo.ls_tree(head) if e.type == "blob"}
+    out = []
+    for key in ledger.entity_keys:
+        resolution = ledger.resolve(key)
+        verification = resolution.state.verification
+        if verification is None:
+            continue
+        argv = verification.command
+        approved = store.approved(key)
+        seen: set[str] = set()
+        pushed = pinned_revision(ledger, resolution, head)
+        for rev in dict.fromkeys([pushed, head]):
+            problem = None
+            try:
+                pins = resolve_pins(repo, rev, verification.files)
+            except PinError as exc:
+                pins, problem = [], str(exc)
+            pinned = tuple((p.path, p.oid) for p in pins)
+            fp = fingerprint(argv, pinned) if problem is None else ""
+            if fp and fp in seen:
+                continue
+            seen.add(fp)
+            paths = {path for path, _ in pinned}
+            unpinned = tuple(a for a in argv[1:] if a in tracked and a not in paths)
+            out.append(
+                Candidate(
+                    entity_key=key,
+                    argv=argv,
+                    pinned=pinned,
+                    fingerprint=fp,
+                    pinned_from=labels.get(rev, rev[:12]),
+                    trusted=bool(fp) and store.is_trusted(key, fp),
+                    approved=approved if approved and approved.fingerprint != fp else None,
+                    downgrade=bool(fp) and store.was_replaced(key, fp),
+                    push_copy=rev == pushed,
+                    unpinned_repo_files=unpinned,
+                    problem=problem,
+                )
+            )
+    return out
+
+
+def to_approve(found: list[Candidate]) -> list[Candidate]:
+    """What `trust` approves: each gate's copy that a push runs, when it is untrusted.
+
+    One version per gate is trusted, so HEAD's own copy, when it differs, is not
+    approved beside it: each approval would revoke the other."""
+    return [c for c in found if c.push_copy and not c.trusted and c.problem is None]
+
+
+def describe(repo: GitRepo, candidate: Candidate) -> list[str]:
+    """What a person reviews before approving: argv, each pinned file's content or its
+    diff against the approved version, and what else changed. One field per line, each
+    under a prefix of ours: nothing from the ledger or a commit starts a line."""
+    state = "trusted" if candidate.trusted else "NOT TRUSTED"
+    lines = [f"VERIFIER {clean_line(candidate.entity_key)}  [{state}]"]
+    lines += ["     argv, one argument per line:", *argv_lines(candidate.argv)]
+    approved = candidate.approved
+    if approved is not None and approved.argv != candidate.argv:
+        lines += ["     the approved version's argv:", *argv_lines(approved.argv)]
+    if candidate.problem:
+        lines.append(f"     cannot run: {clean_line(candidate.problem)}")
+    elif candidate.pinned:
+        lines.append(f"     pinned files, from {clean_line(candidate.pinned_from)}:")
+        lines += _file_lines(repo, candidate)
+    else:
+        lines.append("     no pinned files")
+    if approved is not None:
+        lines.append(
+            f"     approving it replaces the version approved by "
+            f"{clean_line(approved.approved_by)} at {clean_line(approved.approved_at)}"
+        )
+    if candidate.downgrade:
+        lines.append(
+            "     DOWNGRADE: this version was approved on this machine before, then replaced "
+            "by a newer one: compare it with the approved version above"
+        )
+    if not candidate.push_copy and not candidate.trusted:
+        lines.append(
+            "     not approved by `failgate trust`: this is HEAD's own copy, which only "
+            "`failgate check` without --ledger-rev runs; one version per gate is trusted, "
+            "and the one a push runs is listed first"
+        )
+    for path in candidate.unpinned_repo_files:
+        lines.append(
+            f"     WARNING {clean_line(path)} is a repository file the command names but does "
+            "not pin: its content comes from the commit being checked"
+        )
+    return lines
+
+
+def _file_lines(repo: GitRepo, candidate: Candidate) -> list[str]:
+    """Each pinned file: its content when new, its diff when changed, a line when not."""
+    approved = candidate.approved
+    before = dict(approved.pinned) if approved is not None else {}
+    blobs = repo.read_blobs(
+        [oid for _, oid in candidate.pinned] + list(before.values()), missing_ok=True
+    )
+    lines = []
+    for path, oid in candidate.pinned:
+        name = f"     {clean_line(path)} (blob {oid[:12]})"
+        was = before.get(path)
+        if candidate.trusted or was == oid:
+            lines.append(name if candidate.trusted else f"{name}: unchanged")
+        elif approved is None:
+            lines += [f"{name}:", *content_lines(blobs[oid], oid)]
+        elif was is None:
+            lines += [f"{name}: new, not pinned by the approved version:"]
+            lines += content_lines(blobs[oid], oid)
+        elif was in blobs:
+            lines += [f"{name}: changed since the approved version (blob {was[:12]}):"]
+            lines += diff_lines(blobs[was], blobs[oid], was, oid)
+        else:
+            lines += [
+                f"{name}: changed since the approved version (blob {was[:12]}, which this "
+                "repository lacks), so in full:",
+                *content_lines(blobs[oid], oid),
+            ]
+    pinned = {path for path, _ in candidate.pinned}
+    for path in before:
+        if path not in pinned:
+            lines.append(
+                f"     {clean_line(path)}: pinned by the approved version, not by this one"
+            )
+    return lines
+
+
+def approve(repo: GitRepo, chosen: list[Candidate], who: str) -> None:
+    """Approve each chosen version for its gate, revoking the gate's version before."""
+    TrustStore(repo.common_dir).approve(
+        TrustedVerifier.new(c.entity_key, c.argv, c.pinned, who) for c in chosen
+    )
+
+
+def trust_recorded(repo: GitRepo, event: Event, who: str) -> str | None:
+    """`record` trusts what it writes: argv plus the pinned files as they will be committed."""
+    verification = event.verification
+    root = repo.working_dir
+    if verification is None or root is None:
+        return None
+    found = work_tree_files(repo, verification.files)
+    if isinstance(found, str):
+        return f"{found}: the verifier is not trusted"
+    pinned = [(path, repo.run("hash-object", "--", path)) for path in found]
+    TrustStore(repo.common_dir).approve(
+        [TrustedVerifier.new(event.entity_key, verification.command, pinned, who)]
+    )
+    return None
+
+
+def work_tree_files(repo: GitRepo, files: tuple[str, ...]) -> list[str] | str:
+    """The work-tree files that `files` names, a folder's as git would commit them;
+    or why one of them is not a regular file."""
+    root = repo.working_dir or "."
+    out: list[str] = []
+    for path in files:
+        full = os.path.join(root, *path.split("/"))
+        if os.path.isdir(full) and not os.path.islink(full):
+            listed = repo.run(
+                "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
+                f":(literal){path}", strip=False,
+            )  # fmt: skip
+            out += sorted(set(filter(None, listed.split("\0"))))
+        else:
+            out.append(path)
+    for path in out:
+        full = os.path.join(root, *path.split("/"))
+        if os.path.islink(full) or not os.path.isfile(full):
+            return f"pinned file {path} is not a regular file here"
+    return list(dict.fromkeys(out))
+
+
+def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
+    """For an observed event: run its verifier once on HEAD with the working-tree pins.
+
+    A verifier that already passes on the commit that has the failure guards
+    nothing; say so. Never cached, never a pass for any commit.
+    """
+    from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
+    from failgate_hooks.verify.process import run_command, verifier_env
+
+    verification = event.verification
+    root = repo.working_dir
+    head = repo.try_resolve_commit("HEAD")
+    if verification is None or root is None or head is None:
+        return None
+    env, _ = verifier_env(
+        os.environ,
+        env_pass=verification.env_pass,
+        commit=head,
+        entity_key=event.entity_key,
+        trigger="probe",
+        ref=None,
+        environment=None,
+    )
+    found = work_tree_files(repo, verification.files)
+    if isinstance(found, str):
+        return f"verifier not probed: {found}"
+    with Checkouts(repo) as checkouts, checkouts.checkout(head) as checkout:
+        for path in found:
+            data, executable = _work_tree_file(root, path)
+            write_regular_file(checkout, path, data, executable)
+        run = run_command(
+            verification.command,
+            cwd=checkout,
+            env={**env, **verifier_git_env(checkout)},
+            timeout_s=verification.timeout_s or config.default_timeout_s,
+        )
+    if run.exit_code == 0:
+        return (
+            f"the verifier already passes on HEAD ({head[:12]}), which this event says has "
+            "the failure: as written it guards nothing"
+        )
+    return None
+
+
+def _work_tree_file(root: str, path: str) -> tuple[bytes, bool]:
+    """A work-tree file's bytes, and whether git would record it as executable."""
+    full = os.path.join(root, *path.split("/"))
+    with open(full, "rb") as handle:
+        return handle.read(), bool(os.fstat(handle.fileno()).st_mode & stat.S_IXUSR)
+
+
+def entity_verification(repo: GitRepo, config: Config, key: str) -> Verification:
+    """The resolved verifier of KEY at HEAD, for `failgate try`."""
+    ledger, _ = inspection_ledger(repo, config)
+    if key not in ledger.entity_keys:
+        raise UsageError(f"no entity {key!r} in the ledger at HEAD")
+    verification = ledger.resolve(key).state.verification
+    if verification is None:
+        raise UsageError(f"{key} has no verifier: record one with --verify")
+    return verification

@@ -1,0 +1,152 @@
+"""The commands that read and report, running no verifier: log, fsck, gates, export, doctor."""
+
+from __future__ import annotations
+
+import click
+
+from failgate_hooks.commands.shell import (
+    emit_json,
+    json_option,
+    open_repo,
+    print_decision,
+    trigger_option,
+    verbose_option,
+)
+from failgate_hooks.core import exitcodes
+from failgate_hooks.core.errors import UsageError
+from failgate_hooks.core.sanitize import clean_line
+
+
+@click.command()
+@click.argument("key")
+@json_option
+@click.pass_context
+def log(ctx: click.Context, key: str, as_json: bool) -> None:
+    """KEY's events in resolution order, superseded and heads marked, and its state."""
+    from failgate_hooks.app.review import inspection_ledger
+    from failgate_hooks.ledger.union import inspection_config
+    from failgate_hooks.render.text import log_json, log_lines
+
+    with open_repo(ctx) as repo:
+        ledger, _ = inspection_ledger(repo, inspection_config(repo))
+    if key not in ledger.entity_keys:
+        raise UsageError(f"no entity {key!r} in the committed ledger (HEAD)")
+    resolution = ledger.resolve(key)
+    click.echo(log_json(resolution) if as_json else "\n".join(log_lines(resolution)))
+
+
+# ---------------------------------------------------------------------------- fsck
+
+
+@click.command()
+@click.option(
+    "--rev", default="HEAD", show_default=True, help="The revision whose ledger is validated."
+)
+@click.option(
+    "--range", "range_", metavar="A..B", help="Also check append-only over the commits in A..B."
+)
+@json_option
+@click.pass_context
+def fsck(ctx: click.Context, rev: str, range_: str | None, as_json: bool) -> None:
+    """Validate the ledger at REV and list every problem; exit 0 or 4."""
+    from failgate_hooks.ledger.fsck import run_fsck
+
+    with open_repo(ctx) as repo:
+        report = run_fsck(repo, rev, range_)
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for problem in report.problems:
+            click.echo(f"ERROR {clean_line(problem.describe())}")
+        click.echo(clean_line(report.summary()))
+    ctx.exit(exitcodes.ALLOWED if report.ok else exitcodes.INTEGRITY)
+
+
+@click.command()
+@trigger_option
+@click.option("--rev", default="HEAD", show_default=True, help="The commit to evaluate.")
+@click.option("--ref", help="The destination ref (unknown when absent: gates block).")
+@click.option("--env", "environment", help="The environment (e.g. mainnet).")
+@verbose_option
+@json_option
+@click.pass_context
+def gates(
+    ctx: click.Context,
+    trigger: str,
+    rev: str,
+    ref: str | None,
+    environment: str | None,
+    verbose: bool,
+    as_json: bool,
+) -> None:
+    """Show each gate's state at REV, without running any verifier."""
+    from failgate_hooks.app.evaluate import Evaluator, Request
+    from failgate_hooks.core.gates import Context
+    from failgate_hooks.ledger.union import Revision, inspection_config
+
+    with open_repo(ctx) as repo:
+        commit = repo.resolve_commit(rev)
+        config = inspection_config(repo)
+        request = Request(
+            commit=commit,
+            context=Context(trigger=trigger, ref=ref, environment=environment),
+            revisions=(Revision(rev, commit),),
+            run_verifiers=False,
+        )
+        decision = Evaluator(repo, config).evaluate(request)
+    print_decision(decision, as_json, verbose=verbose, advice=GATES_ADVICE)
+
+
+# gates reads REV's ledger alone: no revision of it is ever protected
+GATES_ADVICE = (
+    "gates reads REV alone, failgate check the protected revisions too; --verbose lists them"
+)
+
+
+@click.command()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "json"]),
+    default="markdown",
+    show_default=True,
+    help="Markdown for a coding agent's context, or JSON.",
+)
+@click.option("--rev", default="HEAD", show_default=True, help="The revision to export.")
+@click.pass_context
+def export(ctx: click.Context, fmt: str, rev: str) -> None:
+    """Every entity with its state, reason and lifecycle; free text fenced as data."""
+    from failgate_hooks.app import export as exporting
+    from failgate_hooks.ledger.union import inspection_config
+    from failgate_hooks.render.export import render_export_json, render_export_markdown
+
+    with open_repo(ctx) as repo:
+        report = exporting.export_ledger(repo, inspection_config(repo), rev=rev)
+    if fmt == "json":
+        click.echo(render_export_json(report))
+    else:
+        click.echo(render_export_markdown(report))
+
+
+@click.command()
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Whether failgate is set up here: the hook, pre-commit, config, trust, sandbox.
+
+    Each line is OK or says what to do; exit 1 when something needs doing.
+    """
+    from failgate_hooks.app.doctor import diagnose
+
+    with open_repo(ctx) as repo:
+        findings = diagnose(repo)
+    if as_json:
+        emit_json({"findings": [f.__dict__ for f in findings]})
+    else:
+        for finding in findings:
+            label = "OK  " if finding.ok else "TODO"
+            click.echo(f"{label} {finding.topic}: {clean_line(finding.text)}")
+    ctx.exit(exitcodes.ALLOWED if all(f.ok for f in findings) else exitcodes.HELD)
+
+
+COMMANDS = [log, fsck, gates, export, doctor]

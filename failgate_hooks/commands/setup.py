@@ -1,0 +1,85 @@
+"""Setting failgate up on a machine: trust, install, uninstall, and the demo."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from failgate_hooks.commands.shell import (
+    open_repo,
+)
+from failgate_hooks.core import exitcodes
+
+
+@click.command()
+@click.option("--all", "show_all", is_flag=True, help="List trusted verifiers too.")
+@click.option("--yes", is_flag=True, help="Approve every listed verifier without asking.")
+@click.pass_context
+def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
+    """Review the verifiers this machine does not trust yet, and approve them."""
+    from failgate_hooks.app import review as verifiers
+    from failgate_hooks.ledger.union import inspection_config
+    from failgate_hooks.ledger.write import git_identity
+
+    with open_repo(ctx) as repo:
+        found = verifiers.candidates(repo, inspection_config(repo))
+        for candidate in found if show_all else [c for c in found if not c.trusted]:
+            for line in verifiers.describe(repo, candidate):
+                click.echo(line)
+        pending = verifiers.to_approve(found)
+        if not pending:
+            everything = "" if any(not c.trusted for c in found) else ": every verifier is trusted"
+            click.echo(f"trust: nothing to approve{everything}")
+            return
+        if not yes and not sys.stdin.isatty():
+            # click.confirm would read end-of-file and print a bare "Aborted!"
+            click.echo(
+                f"trust: nothing approved: no terminal to ask on. Review the {len(pending)} "
+                "verifier(s) above, then approve them with `failgate trust --yes`"
+            )
+            ctx.exit(exitcodes.HELD)
+        if not yes and not click.confirm(
+            f"Trust these {len(pending)} verifier(s) on this machine?", default=False
+        ):
+            click.echo("trust: nothing approved")
+            ctx.exit(exitcodes.HELD)
+        verifiers.approve(repo, pending, git_identity(repo) or "unknown")
+    click.echo(f"trust: approved {len(pending)} verifier(s)")
+
+
+@click.command()
+@click.pass_context
+def demo(ctx: click.Context) -> None:
+    """Show, with real pushes in a throwaway repository, a gate refusing then allowing."""
+    from failgate_hooks.app.demo import run_demo
+
+    ctx.exit(run_demo(click.echo))
+
+
+# ---------------------------------------------------------------------------- hooks
+
+
+@click.command()
+@click.option("--chain", is_flag=True, help="Keep an existing pre-push hook and run it first.")
+@click.pass_context
+def install(ctx: click.Context, chain: bool) -> None:
+    """Install failgate as this repository's plain git pre-push hook."""
+    from failgate_hooks.app import install as installer
+
+    with open_repo(ctx) as repo:
+        path = installer.install(repo, chain=chain)
+    click.echo(f"failgate pre-push hook installed at {path}")
+
+
+@click.command()
+@click.pass_context
+def uninstall(ctx: click.Context) -> None:
+    """Remove failgate's pre-push hook (only its own; a chained one is restored)."""
+    from failgate_hooks.app import install as installer
+
+    with open_repo(ctx) as repo:
+        click.echo(installer.uninstall(repo))
+
+
+COMMANDS = [trust, demo, install, uninstall]

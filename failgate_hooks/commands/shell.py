@@ -1,0 +1,91 @@
+"""What the click commands share: the repository they run in, JSON, and common options."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+
+from failgate_hooks.core.errors import UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@contextmanager
+def open_repo(ctx: click.Context) -> Iterator[Any]:
+    """The repository failgate was started in (or -C DIR), closed afterwards."""
+    from failgate_hooks.git.repo import GitRepo
+
+    repo = GitRepo.open(ctx.find_root().obj or ".")
+    try:
+        yield repo
+    finally:
+        repo.close()
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")(func)
+
+
+def emit_json(payload: object) -> None:
+    import json
+
+    from failgate_hooks.core.sanitize import clean_tree
+
+    click.echo(json.dumps(clean_tree(payload), indent=2, sort_keys=False))
+
+
+def parse_time(value: str | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--effective-at {value!r}: expected an ISO time like 2026-11-29T23:05:00Z"
+        ) from None
+    if moment.tzinfo is None:
+        raise UsageError(f"--effective-at {value!r}: give an offset, e.g. Z or +01:00")
+    return moment
+
+
+def trigger_option(func: F) -> F:
+    return click.option(
+        "--trigger", default="push", show_default=True, help="The action being checked."
+    )(func)
+
+
+def sandbox_option(func: F) -> F:
+    return click.option(
+        "--sandbox",
+        is_flag=True,
+        help="Run verifiers in bubblewrap: no home, work tree or network (needs bwrap).",
+    )(func)
+
+
+def verbose_option(func: F) -> F:
+    return click.option(
+        "--verbose", is_flag=True, help="List every relaxation, even with no protected revision."
+    )(func)
+
+
+def print_decision(
+    decision: Any, as_json: bool, *, verbose: bool, advice: str | None = None
+) -> None:
+    """The decision on standard output; `advice` replaces check's when nothing is protected."""
+    from failgate_hooks.render.text import CHECK_ADVICE, render_json, render_text
+
+    if as_json:
+        click.echo(render_json(decision))
+    else:
+        text = render_text(
+            decision,
+            color=sys.stdout.isatty(),
+            verbose=verbose,
+            unprotected_advice=advice or CHECK_ADVICE,
+        )
+        click.echo(text)

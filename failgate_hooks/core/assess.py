@@ -1,0 +1,300 @@
+"""Phase 1 of the gate decision: one resolved entity's state for commit C, and authority.
+
+`assess` puts an entity into the state table for C, given git's answers about C
+(`Facts`), and says which verifier, if any, could clear it. It also finds the
+entity's relaxing events and, under authority `protected`, decides as if the
+pending ones were superseded. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from failgate_hooks.core import wildmatch
+from failgate_hooks.core.events import EvidenceKind, Status
+from failgate_hooks.core.gates import (
+    _DROP_DEPENDENT,
+    Assessment,
+    Context,
+    Facts,
+    GateState,
+    Policy,
+    Relaxation,
+    RelaxationKind,
+)
+from failgate_hooks.core.ids import short_id
+from failgate_hooks.core.resolve import EntityState, Outcome, Resolution, fold, resolve_entity
+
+
+def assess(
+    resolution: Resolution,
+    facts: Facts,
+    context: Context,
+    *,
+    protected_ids: frozenset[str],
+    policy: Policy,
+) -> Assessment:
+    """Phase 1: the entity's state for C, with its relaxations and the verifier to run."""
+    relaxations, resolution = _authority(resolution, protected_ids, policy)
+    shown = resolution.state
+    base = Assessment(
+        entity_key=resolution.entity_key,
+        state=GateState.NOT_APPLICABLE,
+        reason="",
+        title=shown.title,
+        status=shown.status,
+        event_ids=tuple(i for i in resolution.order if i not in resolution.dropped),
+        commit=facts.commit,
+        relaxations=relaxations,
+    )
+
+    verdicts = [_applicability(scope, facts, context) for scope in judged_scopes(resolution)]
+    applying = [notes for applies, notes in verdicts if applies]
+    if not applying:
+        return replace(base, reason=_not_applicable(verdicts))
+    notes = tuple(dict.fromkeys(note for head_notes in applying for note in head_notes))
+    base = replace(base, notes=notes)
+
+    if resolution.outcome is Outcome.INVALID:
+        count = len(resolution.problems)
+        reason = f"{count} problem(s) in its events: fix or retract them (failgate fsck)"
+        return replace(base, state=GateState.INVALID, reason=reason, problems=resolution.problems)
+    if resolution.outcome is Outcome.CONFLICT:
+        return replace(base, state=GateState.CONFLICT, reason=_conflict_reason(resolution))
+    if shown.status is Status.EXPIRED:
+        reason = "status expired: the risk no longer exists"
+        return replace(base, state=GateState.RETIRED, reason=reason)
+    confirmed = _human_clearance(resolution, facts)
+    if confirmed is not None:
+        return replace(base, state=GateState.CLEARED, reason=confirmed)
+    check = shown.verification
+    if check is None:
+        reason = (
+            "no verifier: stays open until a person confirms the content "
+            "(failgate confirm) or a verifier is added"
+        )
+    else:
+        reason = f"needs verifier {shlex.join(check.command)}"
+    return replace(base, state=GateState.OPEN, reason=reason, verification=check)
+
+
+def judged_scopes(resolution: Resolution) -> list[EntityState]:
+    """The states whose scope decides applicability: the heads of a conflict, else the fold."""
+    if resolution.outcome is Outcome.CONFLICT:
+        return [resolution.head_states[h] for h in resolution.heads]
+    return [resolution.state]
+
+
+def _not_applicable(verdicts: Sequence[tuple[bool, tuple[str, ...]]]) -> str:
+    why = verdicts[0][1][0]
+    return f"no head applies: {why}" if len(verdicts) > 1 else why
+
+
+def _applicability(
+    state: EntityState, facts: Facts, context: Context
+) -> tuple[bool, tuple[str, ...]]:
+    """Whether one (head) state applies; if not, why; if so, any fail-closed notes.
+
+    Cheap checks first, so git is asked only about entities that could apply.
+    A key no valid event set does not narrow the scope (an invalid entity applies
+    everywhere)."""
+    triggers = state.triggers
+    if triggers is not None and context.trigger not in triggers:
+        return False, (f'trigger "{context.trigger}" is not in its triggers ({_list(triggers)})',)
+    scope = state.applies_to
+    if scope is None:
+        return True, ()
+    notes: list[str] = []
+    if scope.refs is not None:
+        if context.ref is None:
+            notes.append("destination ref unknown: its refs scope applies (fail closed)")
+        elif not wildmatch.match_any(scope.refs, context.ref):
+            return False, (f"ref {context.ref} matches none of its refs ({_list(scope.refs)})",)
+    if scope.environments is not None:
+        env = context.environment
+        if env is None:
+            notes.append("no environment given: its environments scope applies")
+        elif env not in scope.environments:
+            envs = _list(scope.environments)
+            return False, (f'environment "{env}" is not in its environments ({envs})',)
+    if scope.since is not None:
+        related = facts.since_relation(scope.since)
+        if related is None:
+            notes.append(
+                f"since {short_id(scope.since)} is not in this repository: applies (fail closed)"
+            )
+        elif not related:
+            return False, (
+                f"since {short_id(scope.since)} is neither {short_id(facts.commit)} "
+                "nor an ancestor of it",
+            )
+    if scope.paths is not None and not facts.tree_matches(scope.paths):
+        return False, (
+            f"no file of {short_id(facts.commit)} matches its paths ({_list(scope.paths)})",
+        )
+    return True, tuple(notes)
+
+
+def _conflict_reason(resolution: Resolution) -> str:
+    """Which heads disagree, on what, and how a person settles it."""
+    states = [resolution.head_states[h] for h in resolution.heads]
+    keys = [
+        name
+        for name in ("status", "verification", "triggers", "applies_to")
+        if len({repr(getattr(s, name)) for s in states}) > 1
+    ]
+    on = f" on {', '.join(keys)}" if keys else ""
+    return (
+        f"heads {', '.join(resolution.heads)} disagree{on}: "
+        "settle it with an event that follows all of them"
+    )
+
+
+def _human_clearance(resolution: Resolution, facts: Facts) -> str | None:
+    """Why human evidence clears the gate for C, or None when none does.
+
+    It must come after (descend from) every remaining event that set verification,
+    triggers or applies_to: a confirmation given before the verifier or the scope
+    changed confirmed something else. An event that both sets them and confirms is
+    not after itself, so it does not clear."""
+    remaining = [resolution.events[i] for i in resolution.order if i not in resolution.dropped]
+    setters = [
+        e.id
+        for e in remaining
+        if e.verification is not None or e.triggers is not None or e.applies_to is not None
+    ]
+    for event in reversed(remaining):
+        evidence = event.evidence
+        if evidence is None or evidence.kind is not EvidenceKind.HUMAN or evidence.commit is None:
+            continue
+        before = resolution.ancestors.get(event.id, frozenset())
+        if not all(s in before for s in setters):
+            continue
+        if facts.evidence_binds(evidence.commit, resolution.state.verification):
+            who = f" by {evidence.confirmed_by}" if evidence.confirmed_by else ""
+            return (
+                f"confirmed{who} in {event.id} for {short_id(evidence.commit)}, "
+                f"the same content as {short_id(facts.commit)}"
+            )
+    return None
+
+
+# --------------------------------------------------------------------------- authority
+
+
+def _authority(
+    resolution: Resolution, protected_ids: frozenset[str], policy: Policy
+) -> tuple[tuple[Relaxation, ...], Resolution]:
+    """The entity's relaxations not yet protected, and the resolution to decide on.
+
+    Under authority `protected`, without a relaxer pushing, a relaxing event is
+    pending and the entity is resolved again as if it were superseded; that can
+    revive an event it superseded, which may be a relaxing event in turn, so the
+    pending set grows until it is stable."""
+    known = any(event_id in protected_ids for event_id in resolution.events)
+    accept = policy.authority == "accept" or policy.pusher_is_relaxer
+    found = _relaxing(resolution, protected_ids, known)
+    if accept:
+        return tuple(_relaxation(resolution, e, kinds, True) for e, kinds in found), resolution
+
+    original = resolution
+    pending: dict[str, tuple[RelaxationKind, ...]] = {}
+    while True:
+        new = {e: kinds for e, kinds in found if e not in pending}
+        if not new:
+            break
+        pending.update(new)
+        kept = [p for p in original.problems if p.code not in _DROP_DEPENDENT]
+        again = resolve_entity(
+            original.entity_key,
+            original.events.values(),
+            kept,
+            also_dropped=frozenset(pending),
+        )
+        # The problems found again from the same events repeat the kept ones.
+        resolution = replace(again, problems=tuple(dict.fromkeys(again.problems)))
+        found = _relaxing(resolution, protected_ids, known)
+    ordered = [e for e in original.order if e in pending]
+    return tuple(_relaxation(original, e, pending[e], False) for e in ordered), resolution
+
+
+def _relaxing(
+    resolution: Resolution, protected_ids: frozenset[str], known: bool
+) -> list[tuple[str, tuple[RelaxationKind, ...]]]:
+    """The remaining, unprotected relaxing events, in resolution order, with kinds.
+
+    A superseded event changes nothing, so it relaxes nothing."""
+    found: list[tuple[str, tuple[RelaxationKind, ...]]] = []
+    for event_id in resolution.order:
+        if event_id in resolution.dropped or event_id in protected_ids:
+            continue
+        event = resolution.events[event_id]
+        kinds: list[RelaxationKind] = []
+        if event.status is Status.EXPIRED:
+            kinds.append(RelaxationKind.EXPIRED)
+        if event.evidence is not None and event.evidence.kind is EvidenceKind.HUMAN:
+            kinds.append(RelaxationKind.HUMAN)
+        if event.supersedes:
+            kinds.append(RelaxationKind.SUPERSEDES)
+        if event.retracts:
+            kinds.append(RelaxationKind.RETRACTS)
+        if known:
+            # Only a change counts: re-stating what its ancestors already say relaxes
+            # nothing. On an entity no protected revision knows, every key is new and
+            # can only tighten.
+            before = _fold_before(resolution, event_id)
+            if event.verification is not None and event.verification != before.verification:
+                kinds.append(RelaxationKind.VERIFICATION)
+            if event.triggers is not None and event.triggers != before.triggers:
+                kinds.append(RelaxationKind.TRIGGERS)
+            if event.applies_to is not None and event.applies_to != before.applies_to:
+                kinds.append(RelaxationKind.APPLIES_TO)
+        if kinds:
+            found.append((event_id, tuple(kinds)))
+    return found
+
+
+def _fold_before(resolution: Resolution, event_id: str) -> EntityState:
+    """The fold of the remaining events an event comes after."""
+    before = resolution.ancestors.get(event_id, frozenset())
+    return fold(
+        resolution.events[i]
+        for i in resolution.order
+        if i in before and i not in resolution.dropped
+    )
+
+
+def _relaxation(
+    resolution: Resolution, event_id: str, kinds: Iterable[RelaxationKind], accepted: bool
+) -> Relaxation:
+    """One listed relaxation, with a description of what it changes."""
+    kinds = tuple(kinds)
+    event = resolution.events[event_id]
+    parts: list[str] = []
+    for kind in kinds:
+        if kind is RelaxationKind.EXPIRED:
+            parts.append("status expired")
+        elif kind is RelaxationKind.HUMAN:
+            evidence = event.evidence
+            commit = evidence.commit if evidence is not None else None
+            parts.append(f"human confirmation of {short_id(commit) if commit else 'no commit'}")
+        elif kind is RelaxationKind.SUPERSEDES:
+            parts.append(f"supersedes {_list(event.supersedes)}")
+        elif kind is RelaxationKind.RETRACTS:
+            parts.append(f"retracts {_list(event.retracts)}")
+        else:
+            parts.append(f"changes {kind.value}")
+    return Relaxation(
+        event_id=event_id,
+        entity_key=resolution.entity_key,
+        kind="+".join(k.value for k in kinds),
+        accepted=accepted,
+        what="; ".join(parts),
+        note=event.note or "",
+    )
+
+
+def _list(values: Iterable[str]) -> str:
+    return ", ".join(values)

@@ -1,0 +1,156 @@
+"""What the command scan looks for: the words, options and variables that route around
+the gate, and the findings it reports. Pure.
+
+Most commands never reach the lexer: a scan for a few needles lets them go at
+once. A commit whose message merely quotes `--no-verify` is no push.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from failgate_hooks.core.command_writes import WriteTarget
+
+MAX_RECURSION = 8
+
+# What a command must hold, once quotes and escapes are gone, to need more than a
+# glance: a push, a bypass, a redirection, or a command that writes or runs code.
+_NEEDLE_TEXTS = ("push", "no-ve", "hookspath", "git_config", "failgate", "include", "alias",
+                 "skip", "git_dir", "git_common_dir", "xdg_config", "pre_commit", ">")  # fmt: skip
+_NEEDLE_WORDS = frozenset({"rm", "rmdir", "unlink", "shred", "mv", "cp", "install", "ln", "rsync",
+                           "scp", "tee", "touch", "truncate", "chmod", "chown", "chgrp", "mkdir",
+                           "sed", "perl", "dd", "find", "curl", "wget", "node", "nodejs", "ruby",
+                           "php", "deno", "bun", "git", "eval", "python", "pypy", "tar", "unzip",
+                           "script", "watch", "su"})  # fmt: skip
+_SQUASH = re.compile(r"\\\n|['\"\\]")
+
+_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
+_KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!",
+                       "{", "}", "time", "coproc", "for", "select", "case"})  # fmt: skip
+
+# Variables that change which git runs, which hooks it runs, which config it reads,
+# or what the hooks themselves decide.
+_BYPASS_VARIABLES = re.compile(
+    r"GIT_CONFIG.*|GIT_DIR|GIT_COMMON_DIR|HOME|XDG_CONFIG_HOME|PATH|SKIP|PRE_COMMIT.*|FAILGATE_.*"
+)
+# git commands that push without running the pre-push hook at all.
+_HOOKLESS_PUSHES = frozenset({"send-pack", "http-push"})
+# Config keys that move or include the hooks: setting any of them can switch the gate off.
+_HOOK_KEYS = re.compile(r"core\.hookspath|include\.path|includeif\..*\.path")
+
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
+_INTERPRETER = re.compile(r"python[0-9.]*|pypy[0-9.]*|node|nodejs|perl|ruby|php|deno|bun")
+_CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"),
+               "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "deno": ("eval",),
+               "bun": ("-e", "--eval")}  # fmt: skip
+_WRAPPERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time",
+                       "nice", "ionice", "chrt", "taskset", "timeout", "stdbuf", "unbuffer",
+                       "caffeinate", "setsid", "strace", "ltrace", "flock", "noglob"})  # fmt: skip
+_WRAPPER_VALUES = {
+    "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "--user", "--group"},
+    "doas": {"-u", "-C"}, "env": {"-u", "-C", "--unset", "--chdir"}, "nice": {"-n"},
+    "ionice": {"-c", "-n", "-p"}, "timeout": {"-s", "-k", "--signal", "--kill-after"},
+    "stdbuf": {"-i", "-o", "-e"}, "strace": {"-e", "-o", "-p", "-s", "-u"},
+    "ltrace": {"-e", "-o", "-p", "-s", "-u"}, "exec": {"-a"}, "flock": {"-w", "-E"},
+}  # fmt: skip
+# Wrappers whose first operand is theirs, not the command's (a duration, a mask, a lock).
+_WRAPPER_OPERAND = frozenset({"timeout", "taskset", "flock", "chrt"})
+# Commands that add arguments of their own to the command they run.
+_APPENDERS = frozenset({"xargs", "parallel"})
+
+# git's own commands that never push (a push-like one is push, or one git does not know:
+# an alias, or a typo that help.autocorrect would run as push).
+_GIT_NOT_PUSH = frozenset({
+    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file",
+    "check-attr", "check-ignore", "check-ref-format", "checkout", "checkout-index", "cherry",
+    "cherry-pick", "citool", "clean", "clone", "column", "commit", "commit-graph", "commit-tree",
+    "config", "count-objects", "credential", "describe", "diff", "diff-files", "diff-index",
+    "diff-tree", "difftool", "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch",
+    "for-each-ref", "format-patch", "fsck", "gc", "grep", "gui", "hash-object", "help",
+    "index-pack", "init", "instaweb", "interpret-trailers", "lfs", "log", "ls-files", "ls-remote",
+    "ls-tree", "maintenance", "merge", "merge-base", "merge-file", "merge-tree", "mergetool",
+    "mktag", "mktree", "mv", "name-rev", "notes", "pack-objects", "prune", "pull", "range-diff",
+    "read-tree", "rebase", "reflog", "remote", "repack", "replace", "request-pull", "rerere",
+    "reset", "restore", "rev-list", "rev-parse", "revert", "rm", "send-email", "shortlog", "show",
+    "show-branch", "show-ref", "sparse-checkout", "stash", "status", "stripspace", "submodule",
+    "switch", "symbolic-ref", "tag", "unpack-objects", "update-index", "update-ref", "var",
+    "verify-commit", "verify-pack", "verify-tag", "version", "whatchanged", "worktree",
+    "write-tree"
+})  # fmt: skip
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                                "--super-prefix", "--attr-source", "--config-env"})  # fmt: skip
+_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l",
+                           "--list", "get", "list"})  # fmt: skip
+_CONFIG_WRITES = frozenset({"--unset", "--unset-all", "--add", "--replace-all", "--edit",
+                            "-e", "--rename-section", "--remove-section", "set", "unset",
+                            "edit"})  # fmt: skip
+_CONFIG_VALUES = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
+                            "--value", "--worktree-file"})  # fmt: skip
+
+# A push is refused by the bypass tokens it carries; these are what bypass looks like
+# anywhere in a line, for text the scan could not read.
+_BYPASS_TEXTS = ("--no-ve", "hookspath", "git_config", "skip=", "failgate_", "git_dir=",
+                 "include.path", "home=")  # fmt: skip
+
+
+class Risk(enum.StrEnum):
+    PUSH_BYPASS = "push-bypass"
+    PUSH_UNREADABLE = "push-unreadable"
+    HOOKS_CONFIG = "hooks-config"
+    RELAXING = "relaxing-command"
+    PROTECTED_WRITE = "protected-write"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing a command would do around the gate, and what exactly, for the message."""
+
+    risk: Risk
+    detail: str
+
+
+@dataclass(frozen=True)
+class CommandScan:
+    findings: tuple[Finding, ...] = ()
+    writes: tuple[WriteTarget, ...] = ()
+    code: tuple[str, ...] = ()  # inline code for an interpreter: judged by the names it holds
+    mentions_push: bool = False
+
+
+def squashed(text: str) -> str:
+    """The text without quotes, escapes or line continuations, lower case: for needles."""
+    return _SQUASH.sub("", text).lower()
+
+
+def mentions_push(text: str) -> bool:
+    return "push" in squashed(text)
+
+
+def holds_bypass(flat: str) -> bool:
+    return any(text in flat for text in _BYPASS_TEXTS)
+
+
+def needs_reading(flat: str) -> bool:
+    """Whether a needle is there: substring tests first, each a single pass in C."""
+    if any(needle in flat for needle in _NEEDLE_TEXTS):
+        return True
+    return any(
+        word in flat and re.search(rf"(?<![a-z0-9_]){word}(?![a-z_])", flat) is not None
+        for word in _NEEDLE_WORDS
+    )
+
+
+def relaxing_record(args: list[str]) -> bool:
+    for index, arg in enumerate(args):
+        if arg.startswith(("--supersedes", "--retracts", "--status=expired")):
+            return True
+        if arg == "--status" and args[index + 1 : index + 2] == ["expired"]:
+            return True
+    return False
+
+
+def basename(text: str) -> str:
+    """A command's name as the system finds it: `/usr/bin/Git.exe` is git where case is folded."""
+    return text.rsplit("/", 1)[-1].lower().removesuffix(".exe")

@@ -1,0 +1,494 @@
+"""What a shell command would do to the gate, read before it runs. Pure: no I/O.
+
+A coding agent's hook hands failgate the command string of a shell tool call.
+This reads it, once, and says what routes around the gate:
+
+- a `git push` that carries a hook bypass: `--no-verify` (or a prefix git accepts
+  for it; `-n` is `--dry-run`, never a bypass), `-c core.hooksPath=…`, an
+  included config, or a variable that changes which hooks or which config git
+  reads (`GIT_CONFIG_*`, `GIT_DIR`, `HOME`, pre-commit's `SKIP`, failgate's own);
+- a push it cannot read: computed by the shell (`$g push`, `git $(…)`, an
+  argument only known when it runs), run from `eval`, `bash -c`, a pipe into a
+  shell or `xargs`, or text it cannot parse at all;
+- `git config` that moves or includes the hooks, an alias that pushes with a
+  bypass, and failgate's own relaxing commands (`expire`, `confirm`, `trust
+  --yes`, `uninstall`, `record --supersedes/--retracts/--status expired`);
+- the files a command writes and the inline code it hands an interpreter, which
+  `protected.py` judges against the hooks, the ledger and the agents' config.
+
+A plain push proceeds: the git hook decides.
+
+This is a first fence, not the gate: a script file, an alias or a variable set
+by an earlier tool call, or a rewrite the shell alone resolves, stays invisible.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from failgate_hooks.core.command_rules import (
+    _APPENDERS,
+    _ASSIGNMENT,
+    _BYPASS_VARIABLES,
+    _CODE_FLAGS,
+    _CONFIG_READS,
+    _CONFIG_VALUES,
+    _CONFIG_WRITES,
+    _GIT_NOT_PUSH,
+    _GIT_VALUE_OPTIONS,
+    _HOOK_KEYS,
+    _HOOKLESS_PUSHES,
+    _INTERPRETER,
+    _KEYWORDS,
+    _SHELLS,
+    _WRAPPER_OPERAND,
+    _WRAPPER_VALUES,
+    _WRAPPERS,
+    MAX_RECURSION,
+    CommandScan,
+    Finding,
+    Risk,
+    basename,
+    holds_bypass,
+    needs_reading,
+    relaxing_record,
+    squashed,
+)
+from failgate_hooks.core.command_writes import WRITERS, WriteTarget, operands, written_by
+from failgate_hooks.core.shell_lexer import (
+    DYN,
+    WRITE_REDIRECTS,
+    Command,
+    Unreadable,
+    Word,
+    commands,
+)
+
+
+@dataclass
+class _Push:
+    kind: str  # "push", "computed" (the subcommand is), "unknown" (git does not know it)
+    bypass: str | None
+    computed_args: bool
+
+
+@dataclass
+class _State:
+    cwd: str | None
+    findings: list[Finding] = field(default_factory=list)
+    writes: list[WriteTarget] = field(default_factory=list)
+    code: list[str] = field(default_factory=list)
+    pushes: list[_Push] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+    bypass_variables: list[str] = field(default_factory=list)
+
+
+def scan_command(command: str, cwd: str | None = None) -> CommandScan:
+    """What `command`, run in `cwd`, would do around the gate."""
+    flat = squashed(command)
+    pushes = "push" in flat
+    if not needs_reading(flat):
+        return CommandScan(mentions_push=pushes)
+    state = _State(cwd)
+    try:
+        _scan_text(command, state, depth=0)
+    except Unreadable as error:
+        state.unreadable.append(error.reason)
+        state.code.append(command)  # names of protected files still count in what was not read
+    return _verdict(state, pushes, bypass_seen=holds_bypass(flat))
+
+
+def _verdict(state: _State, pushes: bool, *, bypass_seen: bool) -> CommandScan:
+    findings = list(state.findings)
+    for push in state.pushes:
+        bypass = push.bypass or next(iter(state.bypass_variables), None)
+        if bypass is not None:
+            findings.append(Finding(Risk.PUSH_BYPASS, bypass))
+        elif push.kind == "push" and push.computed_args:
+            findings.append(
+                Finding(Risk.PUSH_UNREADABLE, "its arguments are computed when the shell runs it")
+            )
+        elif push.kind == "computed" and pushes:
+            findings.append(
+                Finding(Risk.PUSH_UNREADABLE, "which git command runs is computed by the shell")
+            )
+    if state.unreadable and (pushes or bypass_seen or state.bypass_variables):
+        findings.append(Finding(Risk.PUSH_UNREADABLE, state.unreadable[0]))
+    for code in state.code:
+        flat = squashed(code)
+        if "push" in flat and holds_bypass(flat):
+            findings.append(Finding(Risk.PUSH_BYPASS, "inline code that pushes with a bypass"))
+    return CommandScan(
+        findings=tuple(dict.fromkeys(findings)),
+        writes=tuple(state.writes),
+        code=tuple(state.code),
+        mentions_push=pushes,
+    )
+
+
+def _scan_text(text: str, state: _State, depth: int) -> None:
+    """Each command of `text`, in order (a `cd` moves the ones after it)."""
+    if depth > MAX_RECURSION:
+        raise Unreadable("it nests shells too deeply to read")
+    for cmd in commands(text):
+        _command(cmd, state, depth)
+
+
+def _command(cmd: Command, state: _State, depth: int) -> None:
+    for redirect in cmd.redirects:
+        if redirect.op in WRITE_REDIRECTS and redirect.target is not None:
+            state.writes.append(WriteTarget(redirect.target.text, state.cwd))
+    words = list(cmd.words)
+    while words and not words[0].dynamic and words[0].text in _KEYWORDS:
+        words.pop(0)
+    while words and (name := _assigned(words[0])) is not None:
+        words.pop(0)
+        _assignment(name, state)
+    if words:
+        _argv(words, cmd, state, depth)
+
+
+def _assigned(word: Word) -> str | None:
+    """The variable a `NAME=value` word assigns, when the shell reads it as one."""
+    match = _ASSIGNMENT.match(word.prefix)
+    return match.group(1) if match else None
+
+
+def _assignment(name: str, state: _State) -> None:
+    if _BYPASS_VARIABLES.fullmatch(name):
+        state.bypass_variables.append(name)
+
+
+def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
+    head = argv[0]
+    if head.dynamic:
+        if any(not w.dynamic and w.text == "push" for w in argv[1:]):
+            state.pushes.append(_Push("computed", None, computed_args=True))
+        state.unreadable.append(f"the command {_shown(head)} is computed by the shell")
+        return
+    name = basename(head.text)
+    args = argv[1:]
+    if name in _WRAPPERS:
+        inner = _unwrap(name, args, state, depth)
+        if inner:
+            _argv(inner, cmd, state, depth)
+    elif name in _APPENDERS:
+        _appender(name, args, state, depth)
+    elif name == "git":
+        _git(args, state, depth, state.cwd)
+    elif name in _SHELLS:
+        _shell(args, cmd, state, depth)
+    elif name == "eval":
+        _code_string(args, state, depth, what="eval")
+    elif name in ("watch", "su", "script"):
+        _code_string([w for w in args if not w.text.startswith("-")], state, depth, what=name)
+    elif name == "alias":
+        for word in args:
+            _, sep, value = word.text.partition("=")
+            if sep:
+                _nested(value, state, depth)
+    elif name in ("export", "declare", "typeset", "local", "readonly"):
+        for word in args:
+            variable = _assigned(word) or (word.text if not word.text.startswith("-") else "")
+            if variable and _BYPASS_VARIABLES.fullmatch(variable):
+                state.bypass_variables.append(variable)
+    elif name in ("cd", "pushd", "popd"):
+        state.cwd = _moved(state.cwd, [w for w in args if not w.text.startswith("-")])
+    elif name == "failgate":
+        _failgate(args, state)
+    elif _INTERPRETER.fullmatch(name):
+        _interpreter(name, args, cmd, state)
+    elif name == "find":
+        _find(args, cmd, state, depth)
+    else:
+        state.writes.extend(written_by(name, args, state.cwd))
+        # an unknown wrapper in front of git (`nice -n5 git push`, `echo git push`)
+        for index, word in enumerate(args):
+            if not word.dynamic and basename(word.text) == "git":
+                _git(args[index + 1 :], state, depth, state.cwd, pushes_only=True)
+                break
+
+
+def _unwrap(name: str, args: list[Word], state: _State, depth: int) -> list[Word]:
+    """The command a wrapper runs, and the variables it sets on the way."""
+    values = _WRAPPER_VALUES.get(name, set())
+    operand = name in _WRAPPER_OPERAND
+    index = 0
+    while index < len(args):
+        word = args[index]
+        text = word.text
+        if name in ("env", "sudo", "doas") and (variable := _assigned(word)) is not None:
+            _assignment(variable, state)
+        elif name == "env" and text in ("-S", "--split-string") and index + 1 < len(args):
+            _code_string([args[index + 1]], state, depth, what="env -S")
+            return []
+        elif text == "--":
+            return args[index + 1 :]
+        elif text.startswith("-") and not word.dynamic:
+            index += 1 if text in values else 0
+        elif operand:
+            operand = False
+        else:
+            return args[index:]
+        index += 1
+    return []
+
+
+def _appender(name: str, args: list[Word], state: _State, depth: int) -> None:
+    """`xargs git push`: the arguments it adds are read from its input, unseen here."""
+    for index, word in enumerate(args):
+        if not word.dynamic and basename(word.text) == "git":
+            state.pushes.extend(
+                _Push(p.kind, p.bypass, computed_args=True)
+                for p in _git_pushes(args[index + 1 :], state, depth)
+            )
+            return
+        if not word.dynamic and basename(word.text) in _SHELLS:
+            state.unreadable.append(f"{name} runs a shell with arguments it reads from its input")
+            return
+
+
+def _git_pushes(args: list[Word], state: _State, depth: int) -> list[_Push]:
+    """The pushes of one git invocation, apart from the line's others."""
+    probe = _State(state.cwd)
+    _git(args, probe, depth, state.cwd, pushes_only=True)
+    state.findings.extend(probe.findings)
+    state.unreadable.extend(probe.unreadable)
+    return probe.pushes
+
+
+def _git(
+    args: list[Word], state: _State, depth: int, cwd: str | None, *, pushes_only: bool = False
+) -> None:
+    """One git invocation: its global options, then what its subcommand does."""
+    bypass: str | None = None
+    index = 0
+    while index < len(args):
+        word = args[index]
+        text = word.text
+        if word.dynamic:
+            break
+        option, eq, inline = text.partition("=")
+        if option in ("-c", "--config-env"):
+            value_word = args[index + 1] if not eq and index + 1 < len(args) else None
+            value = inline if eq else (value_word.text if value_word else "")
+            if value_word is not None and value_word.dynamic:
+                state.unreadable.append(f"git {option} takes a value computed by the shell")
+            bypass = _git_config_pair(value, state, depth) or bypass
+            index += 1 if eq else 2
+            continue
+        if option == "--git-dir":
+            bypass = bypass or "--git-dir"
+        if option == "-C" and index + 1 < len(args):
+            cwd = _moved(cwd, [args[index + 1]])
+        if not text.startswith("-"):
+            break
+        index += 2 if (text in _GIT_VALUE_OPTIONS and not eq) else 1
+    if index >= len(args):
+        return
+    sub, rest = args[index], args[index + 1 :]
+    if sub.dynamic:
+        state.pushes.append(_Push("computed", bypass or _bypass_flag(rest), computed_args=True))
+        return
+    name = sub.text
+    if name in _HOOKLESS_PUSHES:
+        state.pushes.append(_Push("push", f"git {name}, which runs no hook", computed_args=False))
+    elif name == "push":
+        computed = any(w.dynamic for w in rest)
+        state.pushes.append(_Push("push", bypass or _bypass_flag(rest), computed_args=computed))
+    elif name not in _GIT_NOT_PUSH:
+        state.pushes.append(_Push("unknown", bypass or _bypass_flag(rest), computed_args=False))
+    elif pushes_only:
+        return
+    elif name == "config":
+        _git_config(rest, state, depth)
+    elif name in ("rm", "mv"):
+        for word in operands(rest):
+            state.writes.append(WriteTarget(word.text, cwd, removes=True))
+    elif name == "submodule" and rest and rest[0].text == "foreach":
+        _code_string([w for w in rest[1:] if not w.text.startswith("-")], state, depth, "foreach")
+    elif name == "rebase":
+        _rebase_exec(rest, state, depth)
+    elif name == "bisect" and rest and rest[0].text == "run" and len(rest) > 1:
+        _argv(rest[1:], Command(), state, depth)
+
+
+def _bypass_flag(args: list[Word]) -> str | None:
+    """`--no-verify`, or a prefix git would take for it, before any `--`."""
+    for word in args:
+        if word.text == "--":
+            return None
+        if word.text.lower().startswith("--no-ve"):
+            return word.text
+    return None
+
+
+def _git_config_pair(pair: str, state: _State, depth: int) -> str | None:
+    """A `-c key=value`: the bypass it is (moving the hooks), or an alias to read."""
+    key, _, value = pair.partition("=")
+    key = key.lower()
+    if _HOOK_KEYS.fullmatch(key):
+        return f"-c {key}"
+    if key.startswith("alias."):
+        _alias(value, state, depth)
+    return None
+
+
+def _git_config(args: list[Word], state: _State, depth: int) -> None:
+    """`git config` that moves or includes the hooks, or defines an alias that pushes."""
+    if any(w.text in _CONFIG_READS for w in args):
+        return
+    operands: list[Word] = []
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+        elif word.text in _CONFIG_VALUES:
+            skip = True
+        elif not word.text.startswith("-") and word.text not in _CONFIG_WRITES:
+            operands.append(word)
+    if len(operands) < 2 and not any(w.text in _CONFIG_WRITES for w in args):
+        return  # `git config KEY` reads it
+    for index, word in enumerate(operands):
+        key = word.text.lower()
+        if _HOOK_KEYS.fullmatch(key) or (word.dynamic and index == 0):
+            state.findings.append(Finding(Risk.HOOKS_CONFIG, f"git config {_shown(word)}"))
+            return
+        if key.startswith("alias.") and index + 1 < len(operands):
+            _alias(operands[index + 1].text, state, depth)
+            return
+
+
+def _alias(value: str, state: _State, depth: int) -> None:
+    """A git alias: `!cmd` runs a shell command, anything else runs as git's arguments."""
+    _nested(value[1:] if value.startswith("!") else f"git {value}", state, depth)
+
+
+def _rebase_exec(args: list[Word], state: _State, depth: int) -> None:
+    for index, word in enumerate(args):
+        if word.text in ("-x", "--exec") and index + 1 < len(args):
+            _code_string([args[index + 1]], state, depth, what="rebase --exec")
+        elif word.text.startswith("--exec="):
+            _nested(word.text.removeprefix("--exec="), state, depth)
+
+
+def _shell(args: list[Word], cmd: Command, state: _State, depth: int) -> None:
+    """`bash -c CODE`, a shell reading a here-document, or one fed from a pipe."""
+    index = 0
+    takes_code = False
+    while index < len(args) and args[index].text.startswith("-") and args[index].text != "-":
+        text = args[index].text
+        takes_code = takes_code or (not text.startswith("--") and "c" in text)
+        index += 1
+        if text in ("-o", "+o", "--rcfile", "--init-file"):
+            index += 1
+    if takes_code:
+        _code_string(args[index : index + 1], state, depth, what="a shell's -c")
+        return
+    if index < len(args):
+        return  # a script file: its commands are not in this text
+    for doc in cmd.heredocs:
+        _nested(doc.body, state, depth)
+    if cmd.herestrings:
+        _code_string(cmd.herestrings, state, depth, what="a shell's <<<")
+    if cmd.piped:
+        state.unreadable.append("a shell reads its commands from a pipe")
+
+
+def _code_string(words: Sequence[Word], state: _State, depth: int, what: str) -> None:
+    """Words the shell joins and runs again as a command line."""
+    if not words:
+        return
+    if any(w.dynamic for w in words):
+        state.unreadable.append(f"{what} runs a command computed by the shell")
+        return
+    _nested(" ".join(w.text for w in words), state, depth)
+
+
+def _nested(text: str, state: _State, depth: int) -> None:
+    _scan_text(text, state, depth + 1)
+
+
+def _failgate(args: list[Word], state: _State) -> None:
+    """failgate's commands that relax a gate or a verifier's trust: a person's to run."""
+    words = [w.text for w in args]
+    while words[:1] == ["-C"]:
+        words = words[2:]
+    sub = next((w for w in words if not w.startswith("-")), None)
+    if sub is None:
+        return
+    rest = words[words.index(sub) + 1 :]
+    relaxing = (
+        sub in ("expire", "confirm", "uninstall")
+        or (sub == "trust" and "--yes" in rest)
+        or (sub == "record" and relaxing_record(rest))
+    )
+    if relaxing:
+        state.findings.append(Finding(Risk.RELAXING, " ".join(["failgate", sub, *rest[:1]])))
+    elif sub == "agent" and rest[:1] in (["install"], ["uninstall"]):
+        # it rewrites the agents' hook configuration, which could then run anything
+        what = f"the agents' hook configuration (failgate agent {rest[0]})"
+        state.findings.append(Finding(Risk.PROTECTED_WRITE, what))
+
+
+def _interpreter(name: str, args: list[Word], cmd: Command, state: _State) -> None:
+    """Inline code an interpreter runs (`-c`, `-e`, a here-document), and `-m failgate_hooks`."""
+    family = re.sub(r"[0-9.]+$", "", name).replace("pypy", "python").replace("nodejs", "node")
+    flags = _CODE_FLAGS.get(family, ())
+    for index, word in enumerate(args):
+        text = word.text
+        if family == "python" and text == "-m" and index + 1 < len(args):
+            if args[index + 1].text == "failgate_hooks":
+                _failgate(args[index + 2 :], state)
+            return
+        code_flag = text in flags or (
+            family == "perl" and text.startswith("-") and text[-1:] in ("e", "E")
+        )
+        if code_flag and index + 1 < len(args):
+            state.code.append(args[index + 1].text)
+        if family == "perl" and text.startswith("-i"):
+            state.writes.extend(WriteTarget(w.text, state.cwd) for w in operands(args))
+    state.code.extend(doc.body for doc in cmd.heredocs)
+    state.code.extend(w.text for w in cmd.herestrings)
+
+
+def _find(args: list[Word], cmd: Command, state: _State, depth: int) -> None:
+    """`find ROOT -delete` removes what it finds; `-exec CMD {} ;` runs CMD on each."""
+    roots = []
+    for word in args:
+        if word.text.startswith(("-", "(", "!")):
+            break
+        roots.append(word)
+    texts = [w.text for w in args]
+    writes = "-delete" in texts
+    for flag in ("-exec", "-execdir", "-ok", "-okdir"):
+        if flag in texts:
+            start = texts.index(flag) + 1
+            end = next((i for i in range(start, len(texts)) if texts[i] in (";", "+")), len(texts))
+            inner = [Word(DYN, dynamic=True) if w.text == "{}" else w for w in args[start:end]]
+            if inner:
+                writes = writes or basename(inner[0].text) in WRITERS
+                _argv(inner, Command(), state, depth)
+    if writes:
+        # what it changes is inside its starting points, whatever the expression selects
+        state.writes.extend(WriteTarget(w.text, state.cwd) for w in roots)
+
+
+def _moved(cwd: str | None, operands: Sequence[Word]) -> str | None:
+    """Where a `cd` leaves the shell: unknown for `cd`, `cd -` and a home folder."""
+    if not operands:
+        return None
+    target = operands[0].text
+    if target == "-" or target.startswith("~"):
+        return None
+    if target.startswith("/"):
+        return target
+    return f"{cwd if cwd is not None else DYN}/{target}"
+
+
+def _shown(word: Word) -> str:
+    """A word for a message: what the shell computes shown as `…`."""
+    text = word.text.replace(DYN, "…")
+    return text if len(text) <= 60 else text[:57] + "…"

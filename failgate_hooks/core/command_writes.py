@@ -1,0 +1,82 @@
+"""Which files a command writes or removes, from its name and its arguments. Pure.
+
+Only what the arguments name: `rm` and `shred` remove every operand, `mv` its
+sources, `cp` and `install` write their last operand (or `-t DIR`), `tee`,
+`touch`, `chmod`, `ln` and the like every operand, `sed -i` its files, `dd` its
+`of=`, and `curl`, `wget`, `tar`, `unzip` where their output option says.
+`protected.py` judges what these names land on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from failgate_hooks.core.shell_lexer import Word
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """A path a command would write or remove, and the directory it would be in then."""
+
+    path: str  # as the shell would see it; DYN where it is computed
+    cwd: str | None  # None: not known (a `cd` the scan cannot follow)
+    removes: bool = False  # removes or moves it away: its folders count too
+
+
+# Commands that write the files they name: which operands, and whether they remove them.
+_REMOVERS = frozenset({"rm", "rmdir", "unlink", "shred"})
+_ALL_OPERANDS = frozenset({"tee", "touch", "truncate", "chmod", "chown", "chgrp", "mkdir",
+                           "chattr", "setfacl", "mkfifo", "mknod", "ln"})  # fmt: skip
+_LAST_OPERAND = frozenset({"cp", "install", "rsync", "scp"})
+# Commands that write where an option says: a file, or the folder they extract into.
+_OUTPUT_OPTION = {"curl": ("-o", "--output"), "wget": ("-O", "--output-document"),
+                  "tar": ("-C", "--directory"), "unzip": ("-d",)}  # fmt: skip
+WRITERS = _REMOVERS | _ALL_OPERANDS | _LAST_OPERAND | {"mv", "sed", "dd", "perl", *_OUTPUT_OPTION}
+
+
+def written_by(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTarget]:
+    """The files the command `name` writes or removes, run with `args` in `cwd`."""
+    named_operands = operands(args)
+    if name in _REMOVERS:
+        targets = [(w, True) for w in named_operands]
+    elif name == "mv":
+        sources, destination = named_operands[:-1], named_operands[-1:]
+        targets = [(w, True) for w in sources] + [(w, False) for w in destination]
+    elif name in _ALL_OPERANDS:
+        targets = [(w, False) for w in named_operands]
+    elif name in _LAST_OPERAND:
+        named = _option_value(args, ("-t", "--target-directory"))
+        targets = [(w, False) for w in ([named] if named else named_operands[-1:])]
+    elif name == "sed" and any(w.text.startswith(("-i", "--in-place")) for w in args):
+        targets = [(w, False) for w in named_operands[1:]]
+    elif name in _OUTPUT_OPTION:
+        named = _option_value(args, _OUTPUT_OPTION[name])
+        targets = [(named, False)] if named else []
+    elif name == "dd":
+        targets = [(Word(w.text[3:], w.dynamic), False) for w in args if w.text.startswith("of=")]
+    else:
+        return []
+    return [WriteTarget(w.text, cwd, removes=removes) for w, removes in targets]
+
+
+def operands(args: Sequence[Word]) -> list[Word]:
+    """The words that are not options (everything after a `--` is an operand)."""
+    out: list[Word] = []
+    options = True
+    for word in args:
+        if options and word.text == "--":
+            options = False
+        elif not options or not word.text.startswith("-") or word.text == "-":
+            out.append(word)
+    return out
+
+
+def _option_value(args: Sequence[Word], names: tuple[str, ...]) -> Word | None:
+    for index, word in enumerate(args):
+        for name in names:
+            if word.text == name and index + 1 < len(args):
+                return args[index + 1]
+            if word.text.startswith(name + "="):
+                return Word(word.text.split("=", 1)[1], word.dynamic)
+    return None

@@ -1,0 +1,156 @@
+"""Whether a write lands on what decides a push: hooks, ledger, agents' hook config. Pure.
+
+The paths are compared as text, after `.`, `..` and repeated slashes are folded
+away and case is ignored (case-insensitive file systems). A part the shell
+computes matches anything, and a glob matches what it would expand to; a match
+made only of computed parts does not count, or `> "$OUT"` would match everything.
+Removing or moving a folder counts for everything inside it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from failgate_hooks.core.command_rules import Finding, Risk
+from failgate_hooks.core.command_writes import WriteTarget
+from failgate_hooks.core.shell_lexer import DYN
+
+# Anywhere in a path: what git runs around a push, and the hook configuration of each agent.
+_PROTECTED_RUNS: tuple[tuple[tuple[str, ...], str], ...] = (
+    ((".git", "hooks"), "the git hooks (.git/hooks)"),
+    ((".git", "config"), "git's configuration (.git/config), which says where the hooks are"),
+    ((".gitconfig",), "a git configuration file (.gitconfig), which can move the hooks"),
+    ((".claude", "settings.json"), "Claude Code's hook configuration"),
+    ((".claude", "settings.local.json"), "Claude Code's hook configuration"),
+    ((".codex", "hooks.json"), "Codex's hook configuration"),
+    ((".codex", "config.toml"), "Codex's configuration, which can hold hooks"),
+    ((".gemini", "settings.json"), "Gemini CLI's hook configuration"),
+    ((".cursor", "hooks.json"), "Cursor's hook configuration"),
+    ((".github", "hooks"), "Copilot's hook configuration (.github/hooks)"),
+)
+_EVENT_FILE = re.compile(r"[0-9]{8}t[0-9]{6}z-[0-9a-f]{8}\.toml")
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_BRACES = re.compile(r"\{[^{}]*\}")
+
+
+@dataclass(frozen=True)
+class Protected:
+    """What this repository's gate rests on, as absolute paths where they are known."""
+
+    root: str | None = None  # the work tree
+    ledger: str = "ledger"  # the ledger folder, relative to the root
+    hooks_dirs: tuple[str, ...] = ()  # where git looks for hooks (core.hooksPath included)
+
+    def names(self) -> tuple[str, ...]:
+        """Texts that name a protected place, for code that is read, not parsed."""
+        runs = ("/".join(run) for run, _ in _PROTECTED_RUNS)
+        ledger = self.ledger.strip("/").lower()
+        return (*runs, "hookspath", f"{ledger}/", f"'{ledger}'", f'"{ledger}"')
+
+
+def protected_writes(
+    writes: Iterable[WriteTarget], code: Iterable[str], protected: Protected
+) -> tuple[Finding, ...]:
+    """A finding for each write, and each piece of inline code, that touches a protected place."""
+    found: dict[str, Finding] = {}
+    for target in writes:
+        what = touched(target, protected)
+        if what is not None:
+            found.setdefault(what, Finding(Risk.PROTECTED_WRITE, what))
+    names = protected.names()
+    for text in code:
+        lowered = text.lower()
+        name = next((n for n in names if n in lowered), None)
+        if name is None and _EVENT_FILE.search(lowered):
+            name = "a ledger event file"
+        if name is not None:
+            what = f"code naming {name.strip(chr(39) + chr(34))}"
+            found.setdefault(what, Finding(Risk.PROTECTED_WRITE, what))
+    return tuple(found.values())
+
+
+def touched(target: WriteTarget, protected: Protected) -> str | None:
+    """What protected place writing `target` changes, in words; None when none."""
+    path = target.path
+    if not path.startswith("/"):
+        path = f"{target.cwd if target.cwd is not None else DYN}/{path}"
+    segments = _segments(path)
+    if segments and _EVENT_FILE.fullmatch(segments[-1]):
+        return "a ledger event file"
+    for run, what in _PROTECTED_RUNS:
+        if _holds_run(segments, run, target.removes):
+            return what
+    places = [(_segments(d), "the git hooks folder") for d in protected.hooks_dirs]
+    if protected.root is not None:
+        ledger = _segments(posixpath.join(protected.root, protected.ledger))
+        places.append((ledger, f"the ledger ({protected.ledger}/)"))
+    for place, what in places:
+        if _under(segments, place, target.removes):
+            return what
+    if segments[:1] == [DYN] and _holds_run(segments, tuple(_segments(protected.ledger)), False):
+        return f"the ledger ({protected.ledger}/)"  # relative to a folder the scan lost
+    return None
+
+
+def _segments(path: str) -> list[str]:
+    out: list[str] = []
+    for segment in path.split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(segment.lower())
+    return out
+
+
+def _match(segment: str, wanted: str) -> str | None:
+    """ "static" when `segment` names `wanted`, "computed" when only a computed part could."""
+    if DYN in segment:
+        pattern = _BRACES.sub("*", segment.replace(DYN, "*"))
+        return "computed" if fnmatch.fnmatchcase(wanted, pattern) else None
+    if _GLOB_CHARS.search(segment) or _BRACES.search(segment):
+        if wanted.startswith(".") and not segment.startswith("."):
+            return None  # a glob does not match a dot-file (bash without dotglob)
+        return "static" if fnmatch.fnmatchcase(wanted, _BRACES.sub("*", segment)) else None
+    return "static" if segment == wanted else None
+
+
+def _holds_run(segments: Sequence[str], run: Sequence[str], removes: bool) -> bool:
+    """Whether the path is `run` (anywhere in it), inside it, or, removed, a folder above it."""
+    for start in range(len(segments)):
+        matched = 0
+        static = False
+        while matched < len(run) and start + matched < len(segments):
+            kind = _match(segments[start + matched], run[matched])
+            if kind is None:
+                break
+            static = static or kind == "static"
+            matched += 1
+        if not static:
+            continue
+        if matched == len(run):
+            return True
+        if removes and start + matched == len(segments):
+            return True
+    return False
+
+
+def _under(segments: Sequence[str], place: Sequence[str], removes: bool) -> bool:
+    """Whether the absolute path is `place`, inside it, or, removed, a folder above it."""
+    if not segments or segments[0] == DYN:
+        return False
+    kind: str | None = None
+    for index, wanted in enumerate(place):
+        if index == len(segments):
+            return removes and kind == "static"
+        kind = _match(segments[index], wanted)
+        if kind is None:
+            return False
+    # `cd "$X"; echo > f` lands somewhere unknown, not in the ledger
+    return kind == "static"

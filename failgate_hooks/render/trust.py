@@ -1,0 +1,90 @@
+"""What `failgate trust` shows a person about to approve a verifier. Pure.
+
+Everything shown comes from the ledger or from a commit: argv, file content,
+a diff. None of it may print a line of its own, or the prompt could be made
+to read as something it is not (a verifier argument holding a newline and
+`trusted` after it). Argv is one quoted argument per line, quoted as a shell
+would need it; file lines go under a prefix of ours, cleaned and bounded.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+
+from failgate_hooks.core.sanitize import clean_line
+
+INDENT = "       "
+# A verifier's file is read, not scrolled: beyond this the rest is one `git show` away.
+MAX_LINES = 400
+MAX_WIDTH = 400
+
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\", "'": "\\'"}
+
+
+def quote_argument(argument: str) -> str:
+    """One argv element as a shell would need it, on one line: `'a b'`, or `$'a\\nb'`
+    (bash's quoting with escapes) when it holds anything that does not print."""
+    if argument.isprintable():
+        return shlex.quote(argument)
+    escaped = []
+    for char in argument:
+        if char in _NAMED_ESCAPES:
+            escaped.append(_NAMED_ESCAPES[char])
+        elif char.isprintable():
+            escaped.append(char)
+        elif ord(char) < 0x80:  # bash reads \xHH as a byte, \uHHHH as a character
+            escaped.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            escaped.append(f"\\u{ord(char):04x}")
+        else:
+            escaped.append(f"\\U{ord(char):08x}")
+    return "$'" + "".join(escaped) + "'"
+
+
+def argv_lines(argv: tuple[str, ...] | list[str]) -> list[str]:
+    """Argv, one quoted argument per line under the indent."""
+    return [INDENT + _bounded(quote_argument(argument)) for argument in argv]
+
+
+def content_lines(data: bytes, blob: str) -> list[str]:
+    """A file's content, each line under `| `, or why it is not shown."""
+    text = _text(data)
+    if text is None:
+        return [f"{INDENT}(binary, {len(data)} bytes: see git show {blob[:12]})"]
+    return _quoted(text.splitlines(), blob)
+
+
+def diff_lines(before: bytes, after: bytes, before_blob: str, after_blob: str) -> list[str]:
+    """A unified diff from the approved content to this one, each line under `| `."""
+    old, new = _text(before), _text(after)
+    if old is None or new is None:
+        return [f"{INDENT}(binary: see git diff {before_blob[:12]} {after_blob[:12]})"]
+    diff = difflib.unified_diff(
+        old.splitlines(), new.splitlines(), "approved", "this version", lineterm=""
+    )
+    return _quoted(list(diff), after_blob)
+
+
+def _text(data: bytes) -> str | None:
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _quoted(lines: list[str], blob: str) -> list[str]:
+    shown = [f"{INDENT}| {_bounded(line.expandtabs(4))}" for line in lines[:MAX_LINES]]
+    if len(lines) > MAX_LINES:
+        shown.append(f"{INDENT}… {len(lines) - MAX_LINES} more lines: see git show {blob[:12]}")
+    return shown
+
+
+def _bounded(text: str) -> str:
+    """`text` on one line, cleaned, cut to MAX_WIDTH with a note of what was left out."""
+    line = clean_line(text)
+    if len(line) <= MAX_WIDTH:
+        return line
+    return f"{line[:MAX_WIDTH]}… ({len(line) - MAX_WIDTH} more characters)"

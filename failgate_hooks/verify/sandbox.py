@@ -1,0 +1,274 @@
+"""The optional bubblewrap sandbox a verifier runs in (`sandbox = "bwrap"`, `--sandbox`).
+
+Inside it the checkout is the one writable folder of the filesystem and the
+rest is read-only; the home folder, the user's work tree, the repository and
+every other checkout are hidden behind empty folders; /tmp, /var/tmp and /run
+are private and empty (no other run's files, no daemon's socket); there is no
+network unless `sandbox_network = true`; and it has a PID namespace, so every
+process the verifier started ends with it, or with failgate.
+
+Hiding the home folder would hide a virtualenv that lives there, and the
+Python it was made from (pyenv, uv): the `sys.prefix` and `sys.base_prefix` of
+the verifier's interpreter are bound back, read-only. The checkout is bound
+last, at its own path, so nothing hidden before covers it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+INSTALL_HINT = "install bubblewrap (Debian, Ubuntu: apt-get install bubblewrap)"
+USERNS_HINT = (
+    "where it is the user namespaces bwrap needs that are forbidden (Ubuntu 24.04), allow "
+    "them first: `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`"
+)
+# Private and empty inside: other runs' files, sockets (a daemon's, an ssh agent's) stay out.
+PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/run")
+_ASK_TIMEOUT_S = 30
+# Root keeps its capabilities in a sandbox without them dropped: it could remount / writable.
+_NO_ROOT = ("--cap-drop", "ALL")
+_PYTHON_NAME = re.compile(r"(python|pypy)[0-9.]*\Z")
+_ASK_PYTHON = "import sys; print(sys.prefix); print(sys.base_prefix); print(sys.executable)"
+
+
+class SandboxError(Exception):
+    """The verifier cannot run in the sandbox: the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The command line and environment that run a verifier inside the sandbox."""
+
+    argv: list[str]
+    env: dict[str, str]
+
+
+class Sandbox:
+    """bubblewrap for a run's verifiers: found and tried once, then one launch per verifier.
+
+    `hidden` names the folders to hide besides the home folder and the other
+    checkouts (the user's work tree, the repository); `asked_by` says where
+    the sandbox was asked for, for the message when it cannot be had."""
+
+    def __init__(self, *, network: bool, hidden: Sequence[str], asked_by: str) -> None:
+        self.network = network
+        self.asked_by = asked_by
+        self._hidden = tuple(hidden)
+        self._bwrap: str | None = None
+        self._problem: str | None = None
+
+    @property
+    def isolation(self) -> str:
+        """What a pass in it is cached under: an unsandboxed pass never stands for one."""
+        return "bwrap+network" if self.network else "bwrap"
+
+    def launch(self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Launch:
+        """How to run `argv` in `cwd` inside the sandbox.
+
+        Raises OSError as starting the program would (not found, not executable),
+        and SandboxError when there is no sandbox to run it in, or the program
+        lives where the sandbox hides it."""
+        bwrap = self._usable_bwrap()
+        checkout = os.path.realpath(cwd)
+        program = find_program(argv[0], cwd=checkout, path=env.get("PATH", os.defpath))
+        chain = _program_and_interpreter(program, cwd=checkout, env=env)
+        hidden = self._hidden_folders(checkout, env)
+        python = self._ask_python(bwrap, chain, checkout, env)
+        bound = [] if python is None else [p for p in python.prefixes if _may_bind(p, hidden)]
+        covered = _outermost(hidden)
+        seen = [*bound, checkout]
+        if (
+            python is not None
+            and python.launcher == program
+            and not _is_visible(program, covered, seen)
+        ):
+            # A launcher the sandbox hides (a pyenv shim): run the Python it resolves to.
+            chain = [python.executable]
+            argv = [python.executable, *argv[1:]]
+        for path in chain:
+            if not _is_visible(path, covered, seen):
+                raise SandboxError(
+                    f"cannot start {argv[0]!r} in the sandbox: {path} is in a folder it hides "
+                    "(the home folder, the work tree, the repository, /tmp); install it "
+                    "elsewhere, or in a virtualenv whose Python it runs"
+                )
+        args = [bwrap, *self._namespaces(), "--ro-bind", "/", "/", "--dev", "/dev"]
+        args += ["--proc", "/proc"]
+        for folder in covered:
+            args += ["--tmpfs", folder]
+        if self.network:
+            resolver = os.path.realpath("/etc/resolv.conf")  # often a link into /run
+            if os.path.exists(resolver) and _under_any(resolver, covered):
+                args += ["--ro-bind", resolver, resolver]
+        for folder in bound:
+            args += ["--ro-bind", folder, folder]
+        args += ["--bind", checkout, checkout]
+        # A hidden folder inside the checkout (the .git of a work tree used in place) stays
+        # hidden: the trust store and the pass cache are in it.
+        for folder in hidden:
+            if folder != checkout and _under_any(folder, [checkout]):
+                args += ["--tmpfs", folder]
+        args += ["--chdir", checkout, "--", *argv]
+        return Launch(args, {**env, "TMPDIR": "/tmp"})
+
+    def _namespaces(self) -> list[str]:
+        # --new-session: a verifier cannot push keystrokes into failgate's terminal (TIOCSTI).
+        network = ["--share-net"] if self.network else []
+        return ["--unshare-all", *network, "--die-with-parent", "--new-session", *_NO_ROOT]
+
+    def _usable_bwrap(self) -> str:
+        """bwrap's path, once it has been seen to make a sandbox here; else SandboxError."""
+        if self._bwrap is None and self._problem is None:
+            self._bwrap, self._problem = self._try_bwrap()
+        if self._bwrap is None:
+            raise SandboxError(self._problem or "no sandbox")
+        return self._bwrap
+
+    def _try_bwrap(self) -> tuple[str | None, str | None]:
+        asked = f"a sandbox was asked for ({self.asked_by})"
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            return None, f"{asked}, but bwrap is not on PATH: {INSTALL_HINT}"
+        probe = [bwrap, *self._namespaces(), "--ro-bind", "/", "/", "--dev", "/dev"]
+        probe += ["--proc", "/proc", "--", sys.executable, "-I", "-S", "-c", ""]
+        try:
+            done = subprocess.run(
+                probe, capture_output=True, stdin=subprocess.DEVNULL, timeout=_ASK_TIMEOUT_S
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return None, f"{asked}, but {bwrap} does not run: {exc}"
+        if done.returncode != 0:
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            why = said[-1] if said else f"exit {done.returncode}"
+            return None, f"{asked}, but {bwrap} cannot make one on this machine ({why}); " + (
+                USERNS_HINT
+            )
+        return bwrap, None
+
+    def _hidden_folders(self, checkout: str, env: Mapping[str, str]) -> list[str]:
+        """Every folder to hide that exists, resolved; never / itself."""
+        wanted = [*PRIVATE_FOLDERS, *home_folders(env), *self._hidden]
+        wanted.append(os.path.dirname(checkout))  # the other checkouts beside this one
+        resolved = {os.path.realpath(folder) for folder in wanted if folder}
+        return sorted(f for f in resolved if f != "/" and os.path.isdir(f))
+
+    def _ask_python(
+        self, bwrap: str, chain: Sequence[str], checkout: str, env: Mapping[str, str]
+    ) -> _Python | None:
+        """The Python the verifier starts (the program, or its `#!` interpreter), if any.
+
+        It is asked inside a sandbox that can read everything and write nothing.
+        Never one inside the checkout: that is the pushed commit's code, and what
+        it printed would decide what the verifier may read."""
+        pythons = [path for path in chain if _PYTHON_NAME.match(os.path.basename(path))]
+        if not pythons or _under_any(os.path.realpath(pythons[0]), [checkout]):
+            return None
+        ask = [bwrap, *self._namespaces(), "--ro-bind", "/", "/", "--dev", "/dev"]
+        ask += ["--proc", "/proc", "--", pythons[0], "-I", "-c", _ASK_PYTHON]
+        try:
+            done = subprocess.run(
+                ask,
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
+                env=dict(env),
+                cwd="/",
+                timeout=_ASK_TIMEOUT_S,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        lines = done.stdout.decode("utf-8", "replace").splitlines()
+        if done.returncode != 0 or len(lines) != 3 or not all(map(os.path.isabs, lines)):
+            return None
+        prefix, base_prefix, executable = (os.path.realpath(line) for line in lines)
+        return _Python(pythons[0], (prefix, base_prefix), executable)
+
+
+@dataclass(frozen=True)
+class _Python:
+    """A Python a verifier starts: the path it is started by, its prefixes, its executable."""
+
+    launcher: str
+    prefixes: tuple[str, str]
+    executable: str
+
+
+def home_folders(env: Mapping[str, str]) -> list[str]:
+    """The home folder as HOME says and as the password database says (they may differ)."""
+    homes = [os.environ.get("HOME", ""), env.get("HOME", "")]
+    with contextlib.suppress(KeyError):  # a uid with no entry (a container's)
+        homes.append(pwd.getpwuid(os.getuid()).pw_dir)
+    return [home for home in homes if home]
+
+
+def find_program(name: str, *, cwd: str, path: str) -> str:
+    """Where `name` is run from, as exec would find it; FileNotFoundError or PermissionError."""
+    if "/" in name:
+        candidates = [os.path.join(cwd, name)]
+    else:
+        candidates = [os.path.join(cwd, folder or ".", name) for folder in path.split(os.pathsep)]
+    denied = None
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            if os.access(candidate, os.X_OK):
+                return os.path.abspath(candidate)
+            denied = candidate
+    if denied is not None:
+        raise PermissionError(13, "Permission denied", denied)
+    raise FileNotFoundError(2, "No such file or directory", name)
+
+
+def _program_and_interpreter(program: str, *, cwd: str, env: Mapping[str, str]) -> list[str]:
+    """The program, and the interpreter its `#!` line names (through `env`), if any."""
+    try:
+        with open(program, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return [program]
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    if not words:
+        return [program]
+    interpreter = words[0]
+    if os.path.basename(interpreter) == "env":
+        names = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
+        if not names:
+            return [program, interpreter]
+        try:
+            found = find_program(names[0], cwd=cwd, path=env.get("PATH", os.defpath))
+        except OSError:
+            return [program, interpreter]
+        return [program, interpreter, found]
+    return [program, interpreter]
+
+
+def _is_visible(path: str, hidden: Sequence[str], bound: Sequence[str]) -> bool:
+    """Whether `path`, as named and as resolved, can be reached inside the sandbox."""
+    for form in (os.path.abspath(path), os.path.realpath(path)):
+        if _under_any(form, hidden) and not _under_any(form, bound):
+            return False
+    return True
+
+
+def _may_bind(folder: str, hidden: Sequence[str]) -> bool:
+    """A prefix that holds a hidden folder (/, the home folder itself) would show it again."""
+    return folder != "/" and not any(_under_any(h, [folder]) for h in hidden)
+
+
+def _outermost(folders: Sequence[str]) -> list[str]:
+    """The folders that lie in no other one of them: covering those covers all."""
+    kept: list[str] = []
+    for folder in sorted(folders, key=len):
+        if not _under_any(folder, kept):
+            kept.append(folder)
+    return kept
+
+
+def _under_any(path: str, folders: Sequence[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)

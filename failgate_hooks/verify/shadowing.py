@@ -1,0 +1,84 @@
+"""An unpinned path that Python would import in place of a pinned module.
+
+Pinning a module is worth nothing if the commit can put something beside it
+that Python finds first under the same name: a package folder (`helper/` beats
+`helper.py`), an extension module (`helper.*.so` beats both), a compiled file
+(an unchecked-hash `__pycache__/helper.*.pyc` is used without reading the
+source). Judged on C's tree with the pinned files laid over it, which is what
+the checkout holds, so a pass cached for C cannot skip the judgement either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES, SOURCE_SUFFIXES
+
+from failgate_hooks.git.repo import GitRepo, TreeEntry
+from failgate_hooks.verify.pins import Pin, pinned_folders
+
+# Every suffix under which Python's path finder loads a module, longest first so
+# that `helper.abi3.so` is read as `helper`, not `helper.abi3`.
+_SUFFIXES = sorted({*EXTENSION_SUFFIXES, *SOURCE_SUFFIXES, *BYTECODE_SUFFIXES}, key=len)[::-1]
+_SYMLINK = "120000"
+_CACHE = "__pycache__"
+
+
+def module_stem(filename: str) -> str | None:
+    """`helper` for `helper.py`, `helper.pyc` or `helper.cpython-311-x86_64-linux-gnu.so`."""
+    for suffix in _SUFFIXES:
+        if filename.endswith(suffix) and len(filename) > len(suffix):
+            return filename[: -len(suffix)]
+    return None
+
+
+def shadowing(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | None:
+    """Why an unpinned path in `commit` shadows a pinned module, or None when none does."""
+    pinned = {pin.path for pin in pins}
+    for pin in pins:
+        folder, _, filename = pin.path.rpartition("/")
+        stem = module_stem(filename)
+        # In a folder pinned whole nothing unpinned is left to shadow it.
+        if stem is None or pin.folder is not None:
+            continue
+        for path in _rivals(repo, commit, folder, stem):
+            # A pinned path is written over whatever C holds there; a pinned folder
+            # replaces C's copy of it.
+            if path in pinned or any(path.startswith(f"{f}/") for f in pinned_folders(pins)):
+                continue
+            name = folder.rpartition("/")[2] if stem == "__init__" else stem
+            where = f"{folder}/" if folder else "the checkout's root folder"
+            return (
+                f"{path} is not pinned and shadows {pin.path} (Python would import it "
+                f"for `{name or stem}`): pin it too in the verifier's files, pin {where} "
+                "whole, or remove it"
+            )
+    return None
+
+
+def _rivals(repo: GitRepo, commit: str, folder: str, stem: str) -> Iterator[str]:
+    """Paths in `commit` that Python could import for `stem` from `folder`, pinned or not:
+    a package folder's files, modules of any suffix, compiled files, and links to any."""
+    prefix = f"{folder}/" if folder else ""
+    for entry in _entries(repo, commit, folder):
+        path = prefix + entry.path
+        link = entry.mode.lstrip("0") == _SYMLINK  # Python follows it: it counts as is
+        if entry.path == stem and stem != "__init__":
+            if link:
+                yield path
+            elif entry.type == "tree":
+                yield from (e.path for e in repo.ls_folder(commit, path))
+        elif module_stem(entry.path) == stem:
+            yield path
+        elif entry.path == _CACHE:
+            if link:
+                yield path
+            elif entry.type == "tree":
+                for cached in repo.tree_entries(entry.oid):
+                    if cached.path.startswith(f"{stem}."):
+                        yield f"{path}/{cached.path}"
+
+
+def _entries(repo: GitRepo, commit: str, folder: str) -> list[TreeEntry]:
+    """The entries of `folder` (`""`: the root) in `commit`, or none when it is not a folder."""
+    entry = repo.tree_entry(commit, folder)
+    return repo.tree_entries(entry.oid) if entry is not None and entry.type == "tree" else []

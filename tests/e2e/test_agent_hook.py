@@ -1,0 +1,295 @@
+"""The installed `failgate agent-hook`, fed each agent's payloads in a real gated repository.
+
+Each answer is judged by `tests/agent_hosts.py`, which applies the agent's own
+documented rules; the pushes that the hook lets through are then made for real,
+through the installed git hook, to a real bare remote.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.agent_hosts import (
+    AGENTS,
+    SESSION_FIXTURE,
+    SHELL_FIXTURE,
+    Verdict,
+    host_verdict,
+    never_allows_or_asks,
+    payload,
+)
+from tests.conftest import Repo, make_repo
+from tests.worlds import KEY, budget_repo, record_failure, remote_ref, with_remote
+
+
+class Answer:
+    def __init__(self, proc: subprocess.CompletedProcess[bytes]) -> None:
+        self.code = proc.returncode
+        self.out = proc.stdout.decode()
+        self.err = proc.stderr.decode()
+
+    def verdict(self, agent: str, event: str = "tool") -> Verdict:
+        return host_verdict(agent, event, self.code, self.out, self.err)
+
+    def __repr__(self) -> str:
+        return f"<exit {self.code}\n--- stdout\n{self.out}\n--- stderr\n{self.err}>"
+
+
+def hook(cwd: Path, agent: str, body: bytes | dict[str, object]) -> Answer:
+    """One call of the real hook command, as the agent makes it: JSON on stdin."""
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    proc = subprocess.run(
+        [sys.executable, "-m", "failgate_hooks", "agent-hook", "--agent", agent],
+        cwd=cwd, input=raw, capture_output=True, check=False, timeout=120,
+    )  # fmt: skip
+    return Answer(proc)
+
+
+def shell(repo: Repo, agent: str, command: str) -> Answer:
+    return hook(
+        repo.path, agent, payload(SHELL_FIXTURE[agent], cwd=str(repo.path), command=command)
+    )
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Repo, Path]:
+    """A recorded failure with its verifier, the plain pre-push hook in, a bare remote."""
+    base = tmp_path_factory.mktemp("gated")
+    repo = budget_repo(base / "work")
+    remote = with_remote(repo, base / "remote.git")
+    record_failure(repo, "push")
+    assert repo.failgate("install").code == 0
+    return repo, remote
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_push_with_a_bypass_is_refused_with_the_gate_and_what_to_do(
+    gated: tuple[Repo, Path], agent: str
+) -> None:
+    repo, remote = gated
+    answer = shell(repo, agent, "git push --no-verify origin main")
+    verdict = answer.verdict(agent)
+    assert verdict.action == "block", answer
+    assert KEY in verdict.reason
+    assert f"failgate try {KEY}" in verdict.reason
+    assert "--no-verify" in verdict.reason
+    assert never_allows_or_asks(answer.out)
+    assert remote_ref(remote, "refs/heads/main") != repo.head()
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_a_plain_push_proceeds_and_the_git_hook_refuses_it(
+    gated: tuple[Repo, Path], agent: str
+) -> None:
+    repo, remote = gated
+    answer = shell(repo, agent, "git push origin main")
+    assert (answer.code, answer.out, answer.err) == (0, "", ""), answer
+    assert answer.verdict(agent).action == "run"
+    # what the agent would now run: the git hook decides, and says what to do
+    pushed = subprocess.run(
+        ["git", "push", "origin", "main"], cwd=repo.path, capture_output=True, text=True,
+        check=False, timeout=300,
+    )  # fmt: skip
+    assert pushed.returncode != 0
+    assert "BLOCKED" in pushed.stderr + pushed.stdout
+    assert remote_ref(remote, "refs/heads/main") != repo.head()
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_everything_else_proceeds_with_no_output(gated: tuple[Repo, Path], agent: str) -> None:
+    repo, _ = gated
+    for command in ("ls -la", "git push -n origin main",
+                    "git commit --allow-empty -m 'we never use --no-verify' && git push"):  # fmt: skip
+        answer = shell(repo, agent, command)
+        assert (answer.code, answer.out, answer.err) == (0, "", ""), (command, answer)
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "gemini"])
+def test_a_session_starts_with_the_held_gates_as_data(gated: tuple[Repo, Path], agent: str) -> None:
+    repo, _ = gated
+    answer = hook(repo.path, agent, payload(SESSION_FIXTURE[agent], cwd=str(repo.path)))
+    verdict = answer.verdict(agent, "session")
+    assert verdict.action == "context", answer
+    assert len(verdict.reason) <= 8_000
+    document = json.loads(verdict.reason.split("\n", 1)[1])
+    assert document["kind"] == "failgate-agent-gates" and document["schema_version"] == 1
+    (held,) = document["held"]
+    assert held["entity_key"] == KEY
+    assert held["verifier"]["try"] == f"failgate try {KEY}"
+    assert held["data"]["title"]
+    assert held["clears_when"] and held["evidence_missing"]
+
+
+def test_copilots_session_hook_stays_silent(gated: tuple[Repo, Path]) -> None:
+    repo, _ = gated
+    answer = hook(repo.path, "copilot", payload(SESSION_FIXTURE["copilot"], cwd=str(repo.path)))
+    assert (answer.code, answer.out) == (0, "")
+
+
+@pytest.mark.parametrize(
+    ("agent", "command"),
+    [
+        ("claude", "echo 'exit 0' > .git/hooks/pre-push"),
+        ("codex", "rm -rf ledger"),
+        ("gemini", "sed -i /agent-hook/d .gemini/settings.json"),
+        ("cursor", "git config core.hooksPath /dev/null"),
+        ("copilot", "failgate expire deploy:mainnet:gas-budget --note fixed"),
+    ],
+)
+def test_a_command_around_the_gate_is_refused(
+    gated: tuple[Repo, Path], agent: str, command: str
+) -> None:
+    repo, _ = gated
+    assert shell(repo, agent, command).verdict(agent).action == "block"
+
+
+@pytest.mark.parametrize(
+    ("agent", "fixture"),
+    [
+        ("claude", "claude-pre-tool-use-write"),
+        ("codex", "codex-pre-tool-use-apply-patch"),
+        ("copilot", "copilot-pre-tool-use-edit"),
+    ],
+)
+def test_a_file_tool_writing_the_hook_or_an_event_is_refused(
+    gated: tuple[Repo, Path], agent: str, fixture: str
+) -> None:
+    repo, _ = gated
+    cwd = str(repo.path)
+    for path in (".git/hooks/pre-push", "ledger/deploy/x/20261201T000000Z-0000abcd.toml"):
+        answer = hook(repo.path, agent, payload(fixture, cwd=cwd, path=path))
+        assert answer.verdict(agent).action == "block", (path, answer)
+    answer = hook(repo.path, agent, payload(fixture, cwd=cwd, path="src/app.py"))
+    assert (answer.code, answer.out) == (0, ""), answer
+
+
+def test_a_ledger_renamed_in_the_config_is_the_one_protected(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.write("failgate.toml", 'ledger = "risks"\n')
+    repo.commit("the ledger lives in risks/")
+    assert shell(repo, "claude", "rm -rf risks").verdict("claude").action == "block"
+    assert shell(repo, "claude", "rm -rf ledger").verdict("claude").action == "run"
+
+
+def test_a_configuration_that_does_not_parse_leaves_the_default_ledger_guarded(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.write("failgate.toml", 'mode = "sideways"\n')
+    repo.commit("a configuration failgate refuses")
+    assert shell(repo, "claude", "rm -rf ledger").verdict("claude").action == "block"
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_an_input_it_cannot_read_refuses_a_push_and_is_silent_otherwise(
+    gated: tuple[Repo, Path], agent: str
+) -> None:
+    repo, _ = gated
+    pushing = hook(repo.path, agent, b'{"tool_input": {"command": "git push --no-verify')
+    assert pushing.verdict(agent).action == "block", pushing
+    assert "could not check" in pushing.verdict(agent).reason
+    quiet = hook(repo.path, agent, b'{"tool_input": {"command": "ls')
+    assert (quiet.code, quiet.out, quiet.err) == (0, "", ""), quiet
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda text: codecs.BOM_UTF8 + text.encode(),
+        lambda text: codecs.BOM_UTF16_LE + text.encode("utf-16-le"),
+        lambda text: text.encode("utf-16-le"),
+    ],
+    ids=["utf-8-bom", "utf-16-bom", "utf-16"],
+)
+def test_a_payload_in_another_encoding_is_read(gated: tuple[Repo, Path], encode: object) -> None:
+    repo, _ = gated
+    body = payload(SHELL_FIXTURE["claude"], cwd=str(repo.path), command="git push --no-verify")
+    answer = hook(repo.path, "claude", encode(json.dumps(body)))  # type: ignore[operator]
+    assert answer.verdict("claude").action == "block", answer
+
+
+def test_a_refusal_outside_a_repository_still_refuses(tmp_path: Path) -> None:
+    answer = hook(tmp_path, "claude", payload(SHELL_FIXTURE["claude"], cwd=str(tmp_path),
+                                              command="git push --no-verify"))  # fmt: skip
+    verdict = answer.verdict("claude")
+    assert verdict.action == "block"
+    assert "could not read the gates" in verdict.reason
+
+
+def test_a_megabyte_command_is_answered(gated: tuple[Repo, Path]) -> None:
+    repo, _ = gated
+    command = "git commit -m '" + "word " * 200_000 + "' && git push --no-verify"
+    assert shell(repo, "claude", command).verdict("claude").action == "block"
+    assert shell(repo, "claude", "echo " + "a" * 1_000_000).out == ""
+
+
+# ------------------------------------------------------------------ install, doctor, uninstall
+
+
+def agent_cli(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "failgate_hooks", "agent", *args], cwd=repo.path,
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+
+
+def test_install_doctor_and_uninstall_keep_every_other_hook(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    theirs = {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "./lint.sh"}]}]}, "model": "opus"}  # fmt: skip
+    repo.write(".claude/settings.json", json.dumps(theirs))
+    command = f"{sys.executable} -m failgate_hooks"
+    installed = agent_cli(repo, "install", "--command", command)
+    assert installed.returncode == 0, installed.stderr
+    assert "approve them with /hooks" in installed.stdout  # Codex's trust step
+    doctor = agent_cli(repo, "doctor")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "FAIL" not in doctor.stdout
+    assert doctor.stdout.count("git push --no-verify is refused") == len(AGENTS)
+    assert "codex exec" in doctor.stdout
+    removed = agent_cli(repo, "uninstall")
+    assert removed.returncode == 0, removed.stderr
+    assert json.loads((repo.path / ".claude/settings.json").read_text()) == theirs
+    for agent in ("codex", "gemini", "cursor"):
+        assert not (repo.path / f".{agent}").exists()
+    assert not (repo.path / ".github").exists()
+
+
+def test_doctor_says_when_the_installed_command_does_not_answer(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    assert (
+        agent_cli(repo, "install", "--agent", "claude", "--command", "no-such-failgate").returncode
+        == 0
+    )
+    doctor = agent_cli(repo, "doctor", "--agent", "claude", "--agent", "codex")
+    assert doctor.returncode == 1
+    assert "FAIL git push --no-verify is refused (error: exit 127" in doctor.stdout
+    assert "FAIL .codex/hooks.json is missing" in doctor.stdout
+
+
+def test_install_refuses_a_config_it_cannot_read(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.write(".cursor/hooks.json", '{"version": 1, // a comment\n}')
+    refused = agent_cli(repo, "install", "--agent", "cursor")
+    assert refused.returncode == 2
+    assert "nothing was changed" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert (repo.path / ".cursor/hooks.json").read_text() == '{"version": 1, // a comment\n}'
+
+
+def test_agent_gates_prints_the_versioned_document(gated: tuple[Repo, Path]) -> None:
+    repo, _ = gated
+    shown = agent_cli(repo, "gates")
+    document = json.loads(shown.stdout)
+    assert (document["kind"], document["schema_version"]) == ("failgate-agent-gates", 1)
+    assert document["ref"] == "refs/heads/main"
+    assert [g["entity_key"] for g in document["held"]] == [KEY]
+    assert document["held"][0]["blocks_push"] is True
+    assert "never the agent" in document["who_may_relax"]["rule"]

@@ -1,0 +1,61 @@
+"""`failgate doctor` on real repositories: each line OK, or what to do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import Repo
+from tests.worlds import budget_repo, record_failure, with_remote
+
+
+def lines(repo: Repo) -> tuple[int, dict[str, str]]:
+    result = repo.failgate("doctor")
+    assert "Traceback" not in result.output, result
+    found = {}
+    for line in result.out.splitlines():
+        label, _, rest = line.partition(" ")
+        topic, _, text = rest.strip().partition(": ")
+        found[topic] = f"{label} {text}"
+    return result.code, found
+
+
+def test_a_fresh_repository_is_told_to_install_the_hook(repo: Repo) -> None:
+    code, found = lines(repo)
+    assert code == 1
+    assert found["hook"].startswith("TODO") and "failgate install" in found["hook"]
+    assert found["config"].startswith("OK") and "ledger ledger/" in found["config"]
+
+
+def test_a_set_up_repository_is_all_ok(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")  # record trusts the verifier it writes
+    with_remote(repo, tmp_path / "remote.git")
+    assert repo.failgate("install").code == 0
+    code, found = lines(repo)
+    assert code == 0, found
+    assert found["hook"].startswith("OK") and "failgate's pre-push hook" in found["hook"]
+    assert found["trust"].startswith("OK")
+    doc = json.loads(repo.failgate("doctor", "--json").out)
+    assert {f["topic"] for f in doc["findings"]} >= {"hook", "config", "trust", "sandbox"}
+
+
+def test_an_untrusted_verifier_and_a_foreign_hook_say_what_to_do(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    (repo.path / ".git/failgate/trust.json").unlink()  # as on a teammate's machine
+    hook = repo.path / ".git/hooks/pre-push"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    code, found = lines(repo)
+    assert code == 1
+    assert found["trust"].startswith("TODO") and "failgate trust" in found["trust"]
+    assert found["hook"].startswith("TODO") and "failgate install --chain" in found["hook"]
+
+
+def test_a_broken_config_is_named(repo: Repo) -> None:
+    repo.write("failgate.toml", "mode = \n")
+    repo.commit("a broken config")
+    code, found = lines(repo)
+    assert code == 1
+    assert found["config"].startswith("TODO") and "failgate.toml" in found["config"]

@@ -1,0 +1,219 @@
+"""Pinned verifier files against a pushed commit that tries to route around them.
+
+Each world has the gate on main, on a real bare remote. The server runs a real
+`failgate-pre-receive --exec`; CI runs a real `failgate ci` on a fresh clone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import py_compile
+import sys
+from pathlib import Path
+
+import pytest
+
+from failgate_hooks.app import demo
+from failgate_hooks.core.events import (
+    Event,
+    Status,
+    Verification,
+    entity_folder,
+    event_to_toml,
+)
+from tests.conftest import Repo
+from tests.e2e.test_ci import pr_world, pull_request
+from tests.e2e.test_pre_receive import install_pre_receive, push, server
+from tests.worlds import KEY, budget_repo, fix_budget, remote_ref, with_remote
+
+GUTTED = "import sys\nsys.exit(0)\n"
+HELD = "budget 50M < required 120M"
+
+
+def restate_and_gut(repo: Repo) -> str:
+    """A new event repeating the identical verification, and the pinned file emptied of
+    its check: the restatement is no relaxation, so nothing lists it."""
+    repo.record(
+        KEY, "--status", "observed", "--verify", f"python3 {demo.CHECK_PATH}",
+        "--verify-file", demo.CHECK_PATH, "--note", "still seen", "--no-probe",
+    )  # fmt: skip
+    repo.write(demo.CHECK_PATH, GUTTED)
+    return repo.commit("restate the gas budget verifier")
+
+
+def test_a_restated_verification_cannot_re_pin_on_the_server(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path, "--exec")
+    before = remote_ref(remote, "refs/heads/main")
+    restate_and_gut(repo)
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert HELD in refused.stderr
+    assert "RELAXED" not in refused.stderr and "PENDING" not in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_restated_verification_cannot_re_pin_in_ci(tmp_path: Path) -> None:
+    repo = pr_world(tmp_path)
+    restate_and_gut(repo)
+    result = pull_request(repo, tmp_path)
+    assert result.code == 1, result
+    [error] = result.annotations("error")
+    assert HELD in error
+    assert not result.annotations("warning")
+
+
+def recorded_id(repo: Repo) -> str:
+    [event] = (repo.path / "ledger").rglob("*.toml")
+    return event.stem
+
+
+def test_a_restatement_beside_the_reviewed_event_cannot_re_pin_by_its_id(tmp_path: Path) -> None:
+    """An event that follows nothing is ordered among its peers by id, which the pusher
+    writes: one whose id sorts first is still not what introduced the verification."""
+    repo = pr_world(tmp_path)
+    reviewed = recorded_id(repo)
+    early = Event(
+        id="20000101T000000Z-00000000",
+        entity_key=KEY,
+        status=Status.OBSERVED,
+        effective_at=dt.datetime(2000, 1, 1, tzinfo=dt.UTC),
+        title=demo.TITLE,
+        triggers=("push",),
+        verification=Verification(command=("python3", demo.CHECK_PATH), files=(demo.CHECK_PATH,)),
+    )
+    assert early.id < reviewed
+    folder = f"ledger/{entity_folder(KEY)}"
+    repo.write(f"{folder}/{early.id}.toml", event_to_toml(early).decode())
+    repo.write(demo.CHECK_PATH, GUTTED)
+    repo.commit("an event that sorts before the reviewed one")
+    result = pull_request(repo, tmp_path)
+    assert result.code == 1, result
+    assert HELD in result.annotations("error")[0]
+
+
+def test_superseding_the_reviewed_event_with_the_same_verification_cannot_re_pin(
+    tmp_path: Path,
+) -> None:
+    repo = pr_world(tmp_path)
+    repo.record(KEY, "--status", "observed", "--supersedes", recorded_id(repo), "--no-probe")
+    repo.write(demo.CHECK_PATH, GUTTED)
+    repo.commit("supersede the event, its keys carried forward")
+    result = pull_request(repo, tmp_path)
+    assert result.code == 1, result
+    assert HELD in result.annotations("error")[0]
+
+
+# --------------------------------------------------------------------------- shadowing
+
+CHECK = """\
+import sys
+import helper
+sys.exit(0 if helper.budget_covers() else 1)
+"""
+HELPER = """\
+import json
+def budget_covers():
+    config = json.load(open("deploy/budget.json"))
+    required = config["modules"] * 20_000_000
+    print(f"budget {config['gas_budget'] // 10**6}M < required {required // 10**6}M")
+    return config["gas_budget"] >= required
+"""
+LENIENT = "def budget_covers():\n    return True\n"
+
+
+def record_helper_failure(repo: Repo) -> None:
+    """The failure, its verifier `import helper` with checks/helper.py pinned."""
+    repo.write("checks/check.py", CHECK)
+    repo.write("checks/helper.py", HELPER)
+    repo.commit("a verifier and its helper")
+    repo.record(
+        KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
+        "--verify", f"{sys.executable} checks/check.py", "--verify-file", "checks/check.py",
+        "--verify-file", "checks/helper.py", "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the gas budget failure")
+
+
+def helper_server(tmp_path: Path) -> tuple[Repo, Path]:
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_helper_failure(repo)
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    return repo, remote
+
+
+def helper_pr(tmp_path: Path) -> Repo:
+    repo = budget_repo(tmp_path / "work")
+    record_helper_failure(repo)
+    with_remote(repo, tmp_path / "remote.git")
+    repo.git("switch", "-q", "-c", "feature")
+    return repo
+
+
+def shadow_with_a_package(repo: Repo) -> str:
+    repo.write("checks/helper/__init__.py", LENIENT)
+    repo.commit("a helper package beside the pinned helper module")
+    return "checks/helper/__init__.py"
+
+
+def shadow_with_bytecode(repo: Repo, tmp_path: Path) -> str:
+    """A compiled lenient helper under __pycache__: an unchecked-hash .pyc is used
+    without looking at the source beside it."""
+    source = tmp_path / "lenient.py"
+    source.write_text(LENIENT)
+    cached = importlib.util.cache_from_source("checks/helper.py")
+    (repo.path / cached).parent.mkdir(parents=True, exist_ok=True)
+    py_compile.compile(
+        str(source), cfile=str(repo.path / cached), doraise=True,
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+    )  # fmt: skip
+    repo.commit("a compiled helper")
+    return cached
+
+
+def test_the_helper_world_holds_and_its_fix_clears(tmp_path: Path) -> None:
+    repo, remote = helper_server(tmp_path)
+    repo.write("notes.txt", "more work on the broken budget\n")
+    repo.commit("more work")
+    refused = push(repo, "main")
+    assert refused.returncode != 0 and HELD in refused.stderr, refused.stderr
+    fixed = fix_budget(repo)
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == fixed
+
+
+@pytest.mark.parametrize("shadow", ["package", "bytecode"])
+def test_an_unpinned_shadow_of_a_pinned_module_is_refused_on_the_server(
+    tmp_path: Path, shadow: str
+) -> None:
+    repo, remote = helper_server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    if shadow == "package":
+        path = shadow_with_a_package(repo)
+    else:
+        path = shadow_with_bytecode(repo, tmp_path)
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "gave no verdict" in refused.stderr
+    assert f"{path} is not pinned and shadows checks/helper.py" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+@pytest.mark.parametrize("shadow", ["package", "bytecode"])
+def test_an_unpinned_shadow_of_a_pinned_module_is_refused_in_ci(
+    tmp_path: Path, shadow: str
+) -> None:
+    repo = helper_pr(tmp_path)
+    fix_budget(repo)  # cleared, but for the shadow
+    if shadow == "package":
+        path = shadow_with_a_package(repo)
+    else:
+        path = shadow_with_bytecode(repo, tmp_path)
+    result = pull_request(repo, tmp_path)
+    assert result.code == 1, result
+    [error] = result.annotations("error")
+    assert "gave no verdict" in error
+    assert f"{path} is not pinned and shadows checks/helper.py" in error

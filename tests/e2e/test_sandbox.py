@@ -1,0 +1,433 @@
+"""The bubblewrap sandbox, real bwrap, through the real `failgate check` and a real server hook.
+
+Each verifier here passes only when the sandbox holds: it exits 0 when what it
+must not see is hidden, what it must not write is read-only, and so on. The same
+verifier without the sandbox is the control: it is held, so the test can fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Repo, make_repo
+from tests.e2e.test_ci import run_ci
+from tests.e2e.test_pre_receive import install_pre_receive, push
+from tests.processes import kill_quietly
+from tests.worlds import remote_ref, with_remote
+
+KEY = "ops:sandbox"
+CHECK = ("check", "--trust-ledger", "--ref", "refs/heads/main", "--no-cache")
+# pytest's folders are in /tmp, which the sandbox hides whole: a folder that the home or
+# work-tree rule alone must hide lives here instead (build/ is ignored by git).
+VISIBLE_BASE = Path(__file__).resolve().parents[2] / "build" / "sandbox-tests"
+
+
+@pytest.fixture(autouse=True)
+def _bwrap_is_installed() -> None:
+    # Never a skip: `make test` installs bubblewrap, and a run without it must fail loudly.
+    assert shutil.which("bwrap"), "bubblewrap is missing: apt-get install bubblewrap"
+
+
+@pytest.fixture
+def visible() -> Iterator[Path]:
+    """A temporary folder outside /tmp, so no rule but the one under test hides it."""
+    VISIBLE_BASE.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(dir=VISIBLE_BASE))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def gated(path: Path, verifier: str, *, python: str = sys.executable, config: str = "") -> Repo:
+    """A repository whose push gate runs `verifier` (Python source) with `python`."""
+    repo = make_repo(path)
+    repo.write(".gitignore", ".venv/\n")
+    repo.write("checks/v.py", textwrap.dedent(verifier))
+    if config:
+        repo.write("failgate.toml", config)
+    repo.commit("the verifier")
+    repo.record(
+        KEY, "--status", "observed", "--title", "what the verifier may see",
+        "--trigger", "push", "--verify", f"{python} checks/v.py", "--verify-file", "checks/v.py",
+        "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the gate")
+    return repo
+
+
+def venv(path: Path) -> Path:
+    """A virtualenv at `path`; its `python`."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    return path / "bin" / "python"
+
+
+def outcome(repo: Repo, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    result = repo.failgate(*CHECK, *args, env=env)
+    assert "Traceback" not in result.err, result
+    return result.code, result.out + result.err
+
+
+def test_a_venv_in_the_home_folder_runs_and_the_rest_of_home_is_hidden(
+    tmp_path: Path, visible: Path
+) -> None:
+    home = visible / "home"
+    python = venv(home / ".venvs" / "project")
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("a private key\n")
+    repo = gated(
+        tmp_path / "repo",
+        f"""\
+        import os, sys
+        print("prefix", sys.prefix)
+        in_venv = sys.prefix == {str(python.parent.parent)!r}
+        sys.exit(0 if in_venv and not os.path.exists({str(home / ".ssh")!r}) else 1)
+        """,
+        python="python",  # found on PATH, as a verifier names it
+    )
+    env = {"HOME": str(home), "PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}"}
+    code, text = outcome(repo, "--sandbox", env=env)
+    assert code == 0, text
+    assert "CLEARED" in text
+    assert outcome(repo, env=env)[0] == 1  # unsandboxed, the key is in reach
+
+
+def test_a_venv_in_the_work_tree_runs_and_the_work_tree_is_hidden(visible: Path) -> None:
+    work = visible / "repo"
+    python = venv(work / ".venv")
+    repo = gated(
+        work,
+        f"""\
+        import os, sys
+        work = {str(work)!r}
+        print("prefix", sys.prefix, "work tree", sorted(os.listdir(work)))
+        in_venv = sys.prefix == os.path.join(work, ".venv")
+        hidden = not any(os.path.exists(os.path.join(work, p)) for p in ("fix.txt", "checks"))
+        sys.exit(0 if in_venv and hidden else 1)
+        """,
+        python=str(python),
+    )
+    repo.write("fix.txt", "an uncommitted fix\n")
+    code, text = outcome(repo, "--sandbox")
+    assert code == 0, text
+    assert outcome(repo)[0] == 1
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A TCP port on 127.0.0.1 that accepts connections."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        yield server.getsockname()[1]
+
+
+CONNECTS = """\
+import os, socket, sys
+if os.path.exists({work!r}):
+    sys.exit(3)  # the work tree is in sight: no sandbox
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+except OSError as exc:
+    print("no network:", exc)
+    sys.exit(1)
+"""
+
+
+def test_the_sandbox_has_no_network(tmp_path: Path, listener: int) -> None:
+    work = tmp_path / "repo"
+    repo = gated(work, CONNECTS.format(work=str(work), port=listener))
+    code, text = outcome(repo, "--sandbox")
+    assert code == 1, text
+    assert "no network" in text
+
+
+def test_sandbox_network_true_gives_it_one(tmp_path: Path, listener: int) -> None:
+    work = tmp_path / "repo"
+    config = 'sandbox = "bwrap"\nsandbox_network = true\n'
+    repo = gated(work, CONNECTS.format(work=str(work), port=listener), config=config)
+    code, text = outcome(repo)
+    assert code == 0, text  # sandboxed by the config, and connected
+
+
+def test_failgate_ci_sandbox_runs_the_verifiers_sandboxed(tmp_path: Path) -> None:
+    work = tmp_path / "repo"
+    repo = gated(work, f"import os, sys\nsys.exit(1 if os.path.exists({str(work)!r}) else 0)\n")
+    env = {"FAILGATE_BASE": repo.head(), "FAILGATE_REF": "refs/heads/main"}
+    sandboxed = run_ci(repo.path, tmp_path, env, "--sandbox")
+    assert sandboxed.code == 0, sandboxed
+    assert run_ci(repo.path, tmp_path, env).code == 1  # the work tree, in sight
+
+
+def test_a_write_outside_the_checkout_fails_and_other_checkouts_are_hidden(
+    tmp_path: Path, visible: Path
+) -> None:
+    outside = visible / "outside"  # no rule hides it: read-only is all that stops the write
+    outside.mkdir()
+    repo = gated(
+        tmp_path / "repo",
+        f"""\
+        import os, sys
+        open("written-in-the-checkout", "w").write("fine")
+        try:
+            open(os.path.join({str(outside)!r}, "escaped"), "w").write("no")
+        except OSError as exc:
+            print("outside:", exc)
+        beside = sorted(os.listdir(".."))
+        print("beside the checkout:", beside)
+        escaped = os.path.exists(os.path.join({str(outside)!r}, "escaped"))
+        sys.exit(0 if not escaped and beside == [os.path.basename(os.getcwd())] else 1)
+        """,
+    )
+    # The checkouts' folder outside /tmp too: only the rule that hides their folder hides
+    # the others (and the index beside them).
+    (visible / "tmp").mkdir()
+    env = {"TMPDIR": str(visible / "tmp")}
+    code, text = outcome(repo, "--sandbox", env=env)
+    assert code == 0, text
+    assert not (outside / "escaped").exists()
+    code, text = outcome(repo, env=env)
+    assert code == 1, text
+    assert (outside / "escaped").exists()
+
+
+LEAVES_A_GRANDCHILD = """\
+import subprocess, sys
+subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(120)", {token!r}])
+print("left a grandchild behind", flush=True)
+{then}
+"""
+
+
+def running_with(token: str) -> list[int]:
+    """The pids of processes whose command line holds `token`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                if token.encode() in handle.read():
+                    found.append(int(entry))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def gone(token: str, timeout_s: float = 10) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while running_with(token):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_nothing_outlives_a_sandboxed_run(tmp_path: Path) -> None:
+    token = f"grandchild-{os.getpid()}-{time.monotonic_ns()}"
+    repo = gated(tmp_path / "repo", LEAVES_A_GRANDCHILD.format(token=token, then=""))
+    try:
+        code, text = outcome(repo, "--sandbox")
+        assert code == 0, text
+        assert gone(token, timeout_s=3)
+    finally:
+        kill_quietly(*running_with(token))
+
+
+def test_after_a_sigkill_of_check_the_pid_namespace_ends_the_run(tmp_path: Path) -> None:
+    token = f"grandchild-{os.getpid()}-{time.monotonic_ns()}"
+    verifier = LEAVES_A_GRANDCHILD.format(token=token, then="import time; time.sleep(120)")
+    repo = gated(tmp_path / "repo", verifier)
+    check = subprocess.Popen(
+        [sys.executable, "-m", "failgate_hooks", *CHECK, "--sandbox"], cwd=repo.path,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not running_with(token):
+            assert time.monotonic() < deadline, "the verifier never started"
+            time.sleep(0.02)
+        check.kill()
+        check.wait(timeout=30)
+        assert gone(token)
+    finally:
+        check.kill()
+        kill_quietly(*running_with(token))
+
+
+def test_an_unsandboxed_cached_pass_does_not_stand_for_a_sandboxed_run(
+    tmp_path: Path, visible: Path
+) -> None:
+    home = visible / "home"
+    home.mkdir()
+    (home / "fix.txt").write_text("a fix that never got committed\n")
+    repo = gated(
+        tmp_path / "repo",
+        f"import os, sys\nsys.exit(0 if os.path.exists({str(home / 'fix.txt')!r}) else 1)\n",
+    )
+    env = {"HOME": str(home)}
+    cached = ("check", "--trust-ledger", "--ref", "refs/heads/main")
+    assert repo.failgate(*cached, env=env).code == 0  # passes, and is cached
+    assert repo.failgate(*cached, env=env).code == 0
+    sandboxed = repo.failgate(*cached, "--sandbox", env=env)
+    assert sandboxed.code == 1, sandboxed
+
+
+def path_without_bwrap(tmp_path: Path) -> str:
+    """A PATH holding git and nothing else: no bwrap."""
+    folder = tmp_path / "bin"
+    folder.mkdir(exist_ok=True)
+    git = shutil.which("git")
+    assert git is not None
+    (folder / "git").symlink_to(git)
+    return str(folder)
+
+
+def test_a_requested_sandbox_that_is_missing_never_runs_unsandboxed(tmp_path: Path) -> None:
+    repo = gated(tmp_path / "repo", "import sys\nprint('it ran')\nsys.exit(0)\n")
+    result = repo.failgate(*CHECK, "--sandbox", env={"PATH": path_without_bwrap(tmp_path)})
+    assert result.code == 1, result
+    assert "a sandbox was asked for (failgate check --sandbox), but bwrap is not on PATH" in (
+        result.out
+    )
+    assert "apt-get install bubblewrap" in result.out
+    assert "it ran" not in result.out
+    assert "Traceback" not in result.err
+
+
+def test_a_bwrap_that_cannot_make_a_sandbox_says_how_to_allow_it(tmp_path: Path) -> None:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    fake = folder / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    repo = gated(tmp_path / "repo", "import sys\nprint('it ran')\nsys.exit(0)\n")
+    env = {"PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    result = repo.failgate(*CHECK, "--sandbox", env=env)
+    assert result.code == 1, result
+    assert "setting up uid map: Permission denied" in result.out
+    assert "kernel.apparmor_restrict_unprivileged_userns=0" in result.out
+    assert "it ran" not in result.out
+
+
+def server_with_gate(tmp_path: Path, verifier: str, *hook_args: str) -> tuple[Repo, Path]:
+    """A bare remote whose main has the gate; the pre-receive hook installed with `hook_args`."""
+    repo = gated(tmp_path / "work", verifier)
+    remote = with_remote(repo, tmp_path / "remote.git")
+    install_pre_receive(remote, *hook_args)
+    return repo, remote
+
+
+def test_the_server_hook_with_exec_sandboxes_by_default(tmp_path: Path) -> None:
+    remote_path = tmp_path / "remote.git"
+    verifier = f"import os, sys\nsys.exit(0 if not os.path.exists({str(remote_path)!r}) else 1)\n"
+    repo, remote = server_with_gate(tmp_path, verifier, "--exec")
+    repo.write("notes.txt", "more work\n")
+    head = repo.commit("more work")
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == head
+    install_pre_receive(remote, "--exec", "--no-sandbox")  # the control: the server is in reach
+    repo.write("notes.txt", "and more\n")
+    repo.commit("and more")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == head
+
+
+def test_the_server_hook_refuses_to_run_unsandboxed_unless_told(tmp_path: Path) -> None:
+    repo, remote = server_with_gate(tmp_path, "import sys\nsys.exit(0)\n", "--exec")
+    repo.write("notes.txt", "more work\n")
+    head = repo.commit("more work")
+    env_path = f"{path_without_bwrap(tmp_path)}"
+    refused = subprocess.run(
+        ["git", "push", "--no-verify", "origin", "main"], cwd=repo.path, capture_output=True,
+        text=True, env={**os.environ, "PATH": env_path}, timeout=300,
+    )  # fmt: skip
+    assert refused.returncode != 0, refused.stderr
+    assert "bwrap is not on PATH" in refused.stderr
+    assert "--no-sandbox" in refused.stderr
+    install_pre_receive(remote, "--exec", "--no-sandbox")
+    accepted = subprocess.run(
+        ["git", "push", "--no-verify", "origin", "main"], cwd=repo.path, capture_output=True,
+        text=True, env={**os.environ, "PATH": env_path}, timeout=300,
+    )  # fmt: skip
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == head
+
+
+def test_a_pushed_config_that_drops_the_sandbox_is_a_pending_relaxation(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "work")
+    repo.write("failgate.toml", 'sandbox = "bwrap"\n')
+    repo.commit("verifiers run sandboxed")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    install_pre_receive(remote)
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("failgate.toml", 'sandbox = "none"\nsandbox_network = true\n')
+    repo.commit("no sandbox")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "PENDING config change" in refused.stderr
+    assert 'sandbox "bwrap" -> "none"' in refused.stderr
+    assert "sandbox_network false -> true" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_sigterm_to_a_sandboxed_check_ends_the_run_and_removes_its_folders(
+    tmp_path: Path,
+) -> None:
+    token = f"grandchild-{os.getpid()}-{time.monotonic_ns()}"
+    verifier = LEAVES_A_GRANDCHILD.format(token=token, then="import time; time.sleep(120)")
+    repo = gated(tmp_path / "repo", verifier)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    check = subprocess.Popen(
+        [sys.executable, "-m", "failgate_hooks", *CHECK, "--sandbox"], cwd=repo.path,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "TMPDIR": str(tmpdir)},
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not running_with(token):
+            assert time.monotonic() < deadline, "the verifier never started"
+            time.sleep(0.02)
+        check.send_signal(signal.SIGTERM)
+        assert check.wait(timeout=30) == -signal.SIGTERM
+        assert gone(token)
+        assert list(tmpdir.glob("failgate-*")) == []
+    finally:
+        check.kill()
+        kill_quietly(*running_with(token))
+
+
+def test_a_python_in_the_pushed_commit_never_decides_what_the_sandbox_shows(
+    tmp_path: Path, visible: Path
+) -> None:
+    """Asked for its prefixes, a pushed `python` would name the home folder's secrets."""
+    home = visible / "home"
+    (home / ".ssh").mkdir(parents=True)
+    repo = make_repo(tmp_path / "repo")
+    fake = repo.write(
+        "tools/python3",
+        "#!/bin/sh\n"
+        f'if [ "$1" = -I ]; then for _ in 1 2 3; do echo {home / ".ssh"}; done; exit 0; fi\n'
+        f"test -e {home / '.ssh'}\n",
+    )
+    fake.chmod(0o755)
+    repo.commit("a python that is not one")
+    repo.record(
+        KEY, "--status", "observed", "--title", "a pushed interpreter", "--trigger", "push",
+        "--verify", "tools/python3 checks/v.py", "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the gate")
+    code, text = outcome(repo, "--sandbox", env={"HOME": str(home)})
+    assert code == 1, text  # the home folder stayed hidden: `test -e` failed
+    assert outcome(repo, env={"HOME": str(home)})[0] == 0

@@ -1,0 +1,303 @@
+"""The command scan: every rewrite that carries a hook bypass is refused, plain work proceeds."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from failgate_hooks.core.command_rules import Risk
+from failgate_hooks.core.command_scan import scan_command
+from failgate_hooks.core.protected import Protected, protected_writes
+from failgate_hooks.core.shell_lexer import Unreadable, commands
+
+ROOT = "/work/repo"
+PROTECTED = Protected(root=ROOT, ledger="ledger", hooks_dirs=(f"{ROOT}/.git/hooks",))
+
+
+def risks(command: str, cwd: str = ROOT, protected: Protected = PROTECTED) -> set[Risk]:
+    scan = scan_command(command, cwd)
+    found = [*scan.findings, *protected_writes(scan.writes, scan.code, protected)]
+    return {f.risk for f in found}
+
+
+# Each of these carries a bypass of the pre-push hook, written the way the issue lists
+# rewrites that beat a command-string guard.
+BYPASSES = [
+    "git push --no-verify",
+    "git push origin main --no-verify",
+    "git push --no-veri origin HEAD",  # git takes an unambiguous prefix of a long option
+    "git -c core.hooksPath=/dev/null push",
+    "git -c CORE.HOOKSPATH=/dev/null push origin main",  # config keys ignore case
+    "git --config-env=core.hooksPath=EMPTY push",
+    "git -c include.path=/tmp/evil.cfg push",
+    "g=git; $g push --no-verify",
+    "g=git; $g push",
+    "eval 'git push --no-verify'",
+    'eval "git push $FLAGS"',
+    "git $(echo push) --no-verify",
+    "$(which git) push --no-verify",
+    "echo $(git push --no-verify)",
+    "echo `git push --no-verify`",
+    "bash -c 'git push --no-verify'",
+    'bash -c "git push \\"--no-verify\\""',
+    "sh -lc 'cd /tmp && git push --no-verify'",
+    "bash -c 'bash -c \"git push --no-verify\"'",
+    "echo 'git push --no-verify' | bash",
+    "bash <<<'git push --no-verify'",
+    "bash <<'EOF'\ngit push --no-verify\nEOF",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git push",
+    "GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/dev/null'\" git push",
+    "export GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/dev/null'\"; git push",
+    "env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=x git push",
+    "SKIP=failgate git push",
+    "FAILGATE_TRUST_LEDGER=1 git push",
+    "HOME=/tmp/elsewhere git push",
+    "GIT_DIR=/tmp/other.git git push",
+    "git --git-dir=/tmp/other.git push",
+    "git pu\\\nsh --no-verify",  # a line continuation inside `push`
+    "git push --no-\\\nverify",
+    "git pu''sh --no-verify",
+    'git "push" "--no-verify"',
+    "git p$()ush --no-verify",
+    "x=$'\\x2d-no-verify'; git push $x",
+    "git push $'\\x2d\\x2dno-verify'",
+    "git push --no-{verify,x}",
+    "git push --no-verif?",
+    "git push $(printf -- --no-verify)",
+    "git push $FLAGS",
+    "sudo -u me git push --no-verify",
+    "time git push --no-verify",
+    "nice -n 5 git push --no-verify",
+    "timeout 30 git push --no-verify",
+    "command git push --no-verify",
+    "exec git push --no-verify",
+    "env -S 'git push --no-verify'",
+    "/usr/bin/git push --no-verify",
+    "cd sub && git push --no-verify",
+    "if true; then git push --no-verify; fi",
+    "(git push --no-verify)",
+    "{ git push --no-verify; }",
+    "f() { git push --no-verify; }; f",
+    "watch -n 1 'git push --no-verify'",
+    "echo main | xargs git push",
+    "xargs -n1 git push --no-verify < refs",
+    "git -c alias.ship='push --no-verify' ship",
+    "git -c alias.ship='!git push --no-verify' ship",
+    "git config alias.yolo '!git push --no-verify'",
+    "alias gp='git push --no-verify'",
+    "git psuh --no-verify",  # help.autocorrect would run push
+    "git submodule foreach 'git push --no-verify'",
+    "git rebase -x 'git push --no-verify' main",
+    "python3 -c \"import os; os.system('git push --no-verify')\"",
+    "node -e \"require('child_process').execSync('git push --no-verify')\"",
+    "git push 'unterminated",
+    "Git push --no-verify",  # a case-insensitive file system finds git
+    "/usr/bin/git.exe push --no-verify",
+    "script -q -c 'git push --no-verify' /dev/null",
+    "git send-pack ../remote.git main",  # pushes without running any hook
+    "git http-push https://example.org/repo.git main",
+    "PATH=/tmp/fake-git:$PATH git push",  # another git, which may skip the hook
+]
+
+
+@pytest.mark.parametrize("command", BYPASSES)
+def test_a_push_that_carries_a_bypass_is_refused(command: str) -> None:
+    found = risks(command)
+    assert found & {Risk.PUSH_BYPASS, Risk.PUSH_UNREADABLE}, command
+
+
+PROCEEDS = [
+    "git push",
+    "git push origin main",
+    "git push -n",  # --dry-run, not --no-verify
+    "git push --dry-run origin HEAD:refs/heads/main",
+    "git push -u origin feature",
+    "git push --force-with-lease origin feature",
+    "git push # --no-verify is only a comment",
+    "git commit -m 'never use --no-verify' && git push",
+    'git commit -m "do not run git push --no-verify" && git push origin main',
+    "git commit -F- <<'EOF'\nWhy we never git push --no-verify\nEOF\ngit push",
+    "git commit --no-verify -m wip",  # a commit hook is not failgate's gate
+    "git log --grep=--no-verify",
+    "grep -rn 'no-verify' docs/",
+    "echo 'git push --no-verify' > notes.txt",
+    "ls -la",
+    "pytest -q 2>&1 | tail -n 20",
+    "make test",
+    "git status && git diff --stat",
+    "cat .git/hooks/pre-push",
+    "ls ledger/deploy",
+    "git config core.hooksPath",  # reads it
+    "git config --get core.hooksPath",
+    "failgate record k:x --status observed --title t --trigger push",
+    "failgate check --ref refs/heads/main",
+    "failgate try k:x",
+    'echo hi > "$OUT"',
+    "rm -rf build dist src/ledger",
+    "find . -name '*.pyc' -delete",
+    "cat > src/app.py <<'EOF'\nprint('hi')\nEOF",
+    "sed -i s/a/b/ src/app.py",
+    "cp README.md /tmp/",
+    "SKIP=lint make check",  # a bypass variable with no push in sight
+]
+
+
+@pytest.mark.parametrize("command", PROCEEDS)
+def test_plain_work_and_a_plain_push_proceed(command: str) -> None:
+    assert risks(command) == set(), command
+
+
+WRITES = [
+    ("echo x > .git/hooks/pre-push", "the git hooks"),
+    ("cat >> .git/hooks/pre-push <<'EOF'\nexit 0\nEOF", "the git hooks"),
+    ("cd .git/hooks && echo 'exit 0' > pre-push", "the git hooks"),
+    ("cd .git; cd hooks; rm pre-push", "the git hooks"),
+    ("rm -f .git//hooks/./pre-push", "the git hooks"),
+    ("rm -rf .git", "the git hooks"),
+    ("chmod -x .git/hooks/pre-push", "the git hooks"),
+    ("ln -sf /dev/null .git/hooks/pre-push", "the git hooks"),
+    ("cp /tmp/empty .git/hooks/pre-push", "the git hooks"),
+    ("tee .git/hooks/pre-push < /dev/null", "the git hooks"),
+    ("dd if=/dev/null of=.git/hooks/pre-push", "the git hooks"),
+    ("curl -o .git/hooks/pre-push https://example.org/x", "the git hooks"),
+    ("echo '[core] hooksPath = /dev/null' >> .git/config", "git's configuration"),
+    ("echo x > $(git rev-parse --git-dir)/hooks/pre-push", "the git hooks"),
+    ("rm -rf ledger", "the ledger"),
+    ("rm -rf ./ledger/deploy", "the ledger"),
+    ("cd src && rm -rf ../ledger", "the ledger"),
+    ("mv ledger /tmp/", "the ledger"),
+    ("git rm -r ledger/deploy", "the ledger"),
+    ("rm -rf *", "the ledger"),
+    ("rm -rf .", "the git hooks"),
+    (f"rm -rf {ROOT}/ledger", "the ledger"),
+    (
+        "cat > ledger/deploy/x/20261129T230500Z-7f3a9c1e.toml <<'EOF'\nstatus = 'expired'\nEOF",
+        "a ledger event file",
+    ),
+    ("find ledger -name '*.toml' -delete", "the ledger"),
+    ("find ledger -name '*.toml' -exec rm {} +", "the ledger"),
+    ("sed -i 's/observed/expired/' ledger/a/20261129T230500Z-7f3a9c1e.toml", "a ledger event file"),
+    ("cp /tmp/s.json .claude/settings.json", "Claude Code"),
+    ("echo '{}' > .claude/settings.local.json", "Claude Code"),
+    ("rm -rf .claude", "Claude Code"),
+    ("sed -i /failgate/d .codex/hooks.json", "Codex"),
+    ("echo '{}' > .gemini/settings.json", "Gemini"),
+    ("rm .cursor/hooks.json", "Cursor"),
+    ("rm .github/hooks/failgate.json", "Copilot"),
+    ("python3 -c \"open('.git/hooks/pre-push', 'w').write('')\"", "code naming .git/hooks"),
+    ("python3 - <<'EOF'\nimport shutil; shutil.rmtree('ledger')\nEOF", "code naming ledger"),
+    ("perl -i -pe 's/a/b/' .cursor/hooks.json", "Cursor"),
+    ("tar -xf /tmp/hooks.tar -C .git/hooks", "the git hooks"),
+    ("unzip -o /tmp/cfg.zip -d .claude/settings.json", "Claude Code"),
+    ("exec 3>.git/hooks/pre-push; echo 'exit 0' >&3", "the git hooks"),
+    ("echo x | tee >(cat > .git/hooks/pre-push)", "the git hooks"),
+]
+
+
+@pytest.mark.parametrize(("command", "what"), WRITES)
+def test_a_write_into_what_decides_a_push_is_refused(command: str, what: str) -> None:
+    scan = scan_command(command, ROOT)
+    found = protected_writes(scan.writes, scan.code, PROTECTED)
+    assert [f.risk for f in found] == [Risk.PROTECTED_WRITE] or len(found) > 1, command
+    assert any(what in f.detail for f in found), (command, found)
+
+
+def test_hooks_moved_by_core_hooks_path_are_protected_where_they_are() -> None:
+    moved = Protected(root=ROOT, hooks_dirs=(f"{ROOT}/tools/githooks",))
+    assert risks("echo 'exit 0' > tools/githooks/pre-push", protected=moved) == {
+        Risk.PROTECTED_WRITE
+    }
+    assert risks("echo 'exit 0' > tools/other/pre-push", protected=moved) == set()
+
+
+def test_a_ledger_folder_named_in_the_config_is_the_one_protected() -> None:
+    renamed = Protected(root=ROOT, ledger="risks")
+    assert risks("rm -rf risks", protected=renamed) == {Risk.PROTECTED_WRITE}
+    assert risks("rm -rf ledger", protected=renamed) == set()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git config core.hooksPath /dev/null",
+        "git config --global core.hooksPath /dev/null",
+        "git config --unset core.hooksPath",
+        "git config set core.hooksPath .nothing",
+        "git config --local include.path ../evil.cfg",
+    ],
+)
+def test_moving_the_hooks_in_git_config_is_refused(command: str) -> None:
+    assert Risk.HOOKS_CONFIG in risks(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "failgate expire deploy:gas --note fixed",
+        "failgate confirm deploy:gas --commit HEAD --note looked",
+        "failgate trust --yes",
+        "failgate uninstall",
+        "failgate record deploy:gas --status expired --note gone",
+        "failgate record deploy:gas --status observed --supersedes 20261129T230500Z-7f3a9c1e",
+        "python -m failgate_hooks expire deploy:gas --note x",
+        "failgate -C . expire deploy:gas --note x",
+    ],
+)
+def test_relaxing_a_gate_is_left_to_a_person(command: str) -> None:
+    assert Risk.RELAXING in risks(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["failgate agent uninstall", "failgate agent install --agent claude --command true"],
+)
+def test_rewriting_the_agents_hook_config_is_left_to_a_person(command: str) -> None:
+    assert risks(command) == {Risk.PROTECTED_WRITE}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo " + "a" * 1_000_000,
+        "git commit -m '" + "word " * 200_000 + "' && git push",
+        "cat > data.txt <<'EOF'\n" + "git push --no-verify\n" * 50_000 + "EOF\n",
+        "git push" + ";" * 1_000_000,
+        "git push " + "$a" * 500_000,
+        "echo " + "x " * 500_000,
+    ],
+    ids=["one-word", "long-message", "long-heredoc", "operators", "expansions", "words"],
+)
+def test_a_megabyte_command_is_decided_in_well_under_a_second(command: str) -> None:
+    # this process's CPU time: other tests loading the machine do not count against it
+    started = time.process_time()
+    scan_command(command, ROOT)
+    assert time.process_time() - started < 1.0
+
+
+def test_a_command_too_intricate_to_read_is_refused_when_it_pushes() -> None:
+    assert risks("git push" + ";" * 1_000_000) == {Risk.PUSH_UNREADABLE}
+    assert risks("true" + ";" * 1_000_000) == set()
+
+
+def test_most_commands_never_reach_the_lexer() -> None:
+    # the needles say there is nothing to read: not even an unterminated quote is looked at
+    assert scan_command("ls 'unterminated").findings == ()
+    assert scan_command("pytest -q 'unterminated", ROOT).writes == ()
+
+
+def test_the_lexer_reads_quotes_substitutions_and_here_documents() -> None:
+    found = commands("A=1 git 'pu'sh $(echo x) \"a $b\" <<'EOF' 2>&1 > out\nbody $x\nEOF\nls")
+    first, inner, last = found[1], found[0], found[2]
+    assert [w.text for w in inner.words] == ["echo", "x"]
+    assert [w.text for w in first.words][:3] == ["A=1", "git", "push"]
+    assert [w.dynamic for w in first.words] == [False, False, False, True, True]
+    assert first.heredocs[0].body == "body $x\n" and first.heredocs[0].quoted
+    assert [r.op for r in first.redirects] == [">&", ">"]
+    assert [w.text for w in last.words] == ["ls"]
+
+
+@pytest.mark.parametrize("text", ["echo 'open", 'echo "open', "echo $(open", "echo ${open", "x >"])
+def test_text_the_lexer_cannot_read_is_unreadable(text: str) -> None:
+    with pytest.raises(Unreadable):
+        commands(text)

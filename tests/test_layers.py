@@ -1,0 +1,138 @@
+"""The layers the folders show are the layers the imports keep.
+
+Each subpackage of failgate_hooks may import only the layers below it; only
+`commands/` imports click, only `git/` imports GitPython or starts git, and
+the core imports nothing outside itself. Every import counts, including the
+lazy ones inside functions and those only for type checking: a lazy import is
+still a dependency, only a later one.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "failgate_hooks"
+
+# layer -> the failgate layers it may import (itself always)
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    "git": {"core"},
+    "ledger": {"core", "git"},
+    "verify": {"core", "git"},
+    "render": {"core"},
+    "app": {"core", "git", "ledger", "verify", "render"},
+    "commands": {"core", "git", "ledger", "verify", "render", "app"},
+}
+# third-party modules, and the one layer each may be imported from
+OWNED_BY = {"click": "commands", "git": "git"}
+# starting processes: git/ for git itself, verify/ for verifiers, app/ for failgate
+# itself (the demo) and an agent's hook command (agent doctor) — never git
+PROCESS_MODULES = {"subprocess"}
+MAY_START_PROCESSES = {"git", "verify", "app"}
+# Modules that spell a git command line without starting it, and why.
+SHOWS_GIT = {"app/demo.py": "prints the git command it ran through git/repo.run_git"}
+
+
+def imports_of(source: str) -> list[str]:
+    """Every module a source imports, absolute, anywhere in the file."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+            found += [f"{node.module}.{alias.name}" for alias in node.names]
+    return found
+
+
+def starts_git(source: str) -> bool:
+    """Whether a source spells an argv that starts with git: `["git", …]` or `("git", …)`."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.List | ast.Tuple) and node.elts:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and first.value == "git":
+                return True
+    return False
+
+
+def violations(layer: str, source: str) -> list[str]:
+    """What a module of `layer` imports or does that its layer may not."""
+    problems = []
+    for name in imports_of(source):
+        parts = name.split(".")
+        top = parts[0]
+        if top == "failgate_hooks" and len(parts) > 1:
+            target = parts[1]
+            if target in ALLOWED and target != layer and target not in ALLOWED[layer]:
+                problems.append(f"imports {name} ({layer} may import {sorted(ALLOWED[layer])})")
+        elif top in OWNED_BY and OWNED_BY[top] != layer:
+            problems.append(f"imports {name}, which only {OWNED_BY[top]}/ may import")
+        elif top in PROCESS_MODULES and layer not in MAY_START_PROCESSES:
+            problems.append(f"imports {name}: only git/, verify/ and app/ start processes")
+    if layer != "git" and starts_git(source):
+        problems.append("spells a git command line: only git/ starts git")
+    return problems
+
+
+def package_modules() -> list[tuple[str, Path]]:
+    modules = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        if len(relative.parts) > 1:
+            modules.append((relative.parts[0], path))
+    return modules
+
+
+def test_every_subpackage_is_a_known_layer() -> None:
+    layers = {path.parent.name for _, path in package_modules()}
+    assert layers <= set(ALLOWED), layers - set(ALLOWED)
+
+
+def test_top_level_holds_only_the_package_entry_points() -> None:
+    top = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert top == ["__init__.py", "__main__.py"]
+
+
+@pytest.mark.parametrize(("layer", "path"), package_modules(), ids=lambda v: getattr(v, "name", v))
+def test_module_imports_only_the_layers_below_it(layer: str, path: Path) -> None:
+    found = violations(layer, path.read_text())
+    if str(path.relative_to(PACKAGE)) in SHOWS_GIT:
+        found = [problem for problem in found if "spells a git command line" not in problem]
+    assert found == []
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long = {
+        str(path.relative_to(PACKAGE)): n
+        for path in PACKAGE.rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > 500
+    }
+    assert long == {}
+
+
+# The checker itself must see what it guards: each rule, broken once.
+@pytest.mark.parametrize(
+    ("layer", "source", "expected"),
+    [
+        ("core", "from failgate_hooks.git.repo import GitRepo", "imports failgate_hooks.git"),
+        ("core", "def f():\n    from failgate_hooks.ledger import union", "failgate_hooks.ledger"),
+        ("render", "import failgate_hooks.app.ci", "imports failgate_hooks.app.ci"),
+        ("app", "import click", "only commands/ may import"),
+        ("verify", "from git import Repo", "only git/ may import"),
+        ("ledger", "import subprocess", "only git/, verify/ and app/ start processes"),
+        ("verify", "argv = ['git', 'status']", "only git/ starts git"),
+        ("app", "run(('git', 'push'))", "only git/ starts git"),
+    ],
+)
+def test_the_checker_finds_each_kind_of_violation(layer: str, source: str, expected: str) -> None:
+    found = violations(layer, source)
+    assert any(expected in problem for problem in found), found
+
+
+def test_the_checker_allows_what_a_layer_may_do() -> None:
+    assert violations("app", "from failgate_hooks.ledger.union import read_union") == []
+    assert violations("git", "import subprocess\nimport git\nargv = ['git', 'log']") == []
+    assert violations("commands", "import click") == []

@@ -1,0 +1,85 @@
+"""What `failgate trust` prints of argv and files: one line per field, exact, bounded."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+
+import pytest
+
+from failgate_hooks.render.trust import (
+    MAX_LINES,
+    MAX_WIDTH,
+    argv_lines,
+    content_lines,
+    diff_lines,
+    quote_argument,
+)
+
+HOSTILE = [
+    "a\nb",
+    "x\r\nFORGED: trusted",
+    "\x1b]0;retitled\x07",
+    "tab\there",
+    "bidi \u202eesrever",
+    "line\u2028sep",
+    "back\\slash\nnew",
+    "nbsp\u00a0",
+    "astral \U0001f600\x00",
+]
+
+
+@pytest.mark.parametrize("argument", ["plain", "two words", "", "it's", "$HOME", "-x=1"])
+def test_a_printable_argument_is_quoted_as_the_shell_reads_it(argument: str) -> None:
+    assert shlex.split(quote_argument(argument)) == [argument]
+
+
+@pytest.mark.parametrize("argument", HOSTILE)
+def test_any_other_argument_is_one_printable_line(argument: str) -> None:
+    quoted = quote_argument(argument)
+    assert quoted.isprintable(), quoted
+    assert quoted.startswith("$'") and quoted.endswith("'")
+
+
+@pytest.mark.parametrize("argument", [a for a in HOSTILE if "\x00" not in a])
+def test_bash_reads_the_quoting_back_as_the_argument(argument: str) -> None:
+    """The quoting is exact: bash, whose `$'…'` it is, reads back the argument."""
+    out = subprocess.run(
+        ["bash", "-c", f"printf %s {quote_argument(argument)}"],
+        capture_output=True, check=True, env={"LC_ALL": "C.UTF-8"},
+    ).stdout  # fmt: skip
+    assert out.decode("utf-8") == argument
+
+
+def test_argv_is_one_argument_per_line() -> None:
+    lines = argv_lines(("python3", "a\nVERIFIER x  [trusted]"))
+    assert lines == ["       python3", "       $'a\\nVERIFIER x  [trusted]'"]
+
+
+def test_file_lines_are_prefixed_cleaned_and_bounded() -> None:
+    data = b"ok\n\x1b[2Kcleared\rFORGED\n" + b"W" * (MAX_WIDTH + 50) + b"\n"
+    lines = content_lines(data, "ab" * 20)
+    assert lines[:3] == ["       | ok", "       | cleared", "       | FORGED"]
+    assert lines[3] == f"       | {'W' * MAX_WIDTH}… (50 more characters)"
+    many = content_lines(b"x\n" * (MAX_LINES + 7), "cd" * 20)
+    assert len(many) == MAX_LINES + 1
+    assert many[-1] == "       … 7 more lines: see git show cdcdcdcdcdcd"
+
+
+def test_binary_content_is_named_not_printed() -> None:
+    assert content_lines(b"\x7fELF\x00\x01", "ef" * 20) == [
+        "       (binary, 6 bytes: see git show efefefefefef)"
+    ]
+    assert content_lines(b"\xff\xfe", "ef" * 20)[0].startswith("       (binary")
+
+
+def test_a_diff_is_unified_and_prefixed() -> None:
+    lines = diff_lines(b"a\nb\n", b"a\nc\n", "1" * 40, "2" * 40)
+    assert lines == [
+        "       | --- approved",
+        "       | +++ this version",
+        "       | @@ -1,2 +1,2 @@",
+        "       |  a",
+        "       | -b",
+        "       | +c",
+    ]

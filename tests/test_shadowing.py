@@ -1,0 +1,201 @@
+"""An unpinned path cannot stand in for a pinned module: real repositories, real Python."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import py_compile
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+
+import pytest
+
+from failgate_hooks.core.events import Verification
+from failgate_hooks.core.gates import VerifierOutcome
+from failgate_hooks.verify.shadowing import module_stem
+from tests.conftest import Repo, make_repo
+from tests.test_verify import PY, runs, verify
+
+# Passes only when the lenient stand-in is imported: the pinned helper always fails.
+CHECK = """\
+import sys
+import helper
+with open(sys.argv[1], "a") as marker:
+    marker.write("ran\\n")
+sys.exit(0 if helper.LENIENT else 1)
+"""
+LENIENT = "LENIENT = True\n"
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Repo:
+    """A verifier that imports its pinned helper, both committed."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/check.py", CHECK)
+    repo.write("checks/helper.py", "LENIENT = False\n")
+    repo.commit("a verifier and its helper")
+    return repo
+
+
+def verification(marker: Path, *files: str) -> Verification:
+    pinned = files or ("checks/check.py", "checks/helper.py")
+    return Verification(command=(PY, "checks/check.py", str(marker)), files=pinned)
+
+
+def shadowed(
+    world: Repo,
+    marker: Path,
+    path: str,
+    *,
+    check: Verification | None = None,
+    marker_runs: list[str] | None = None,
+) -> None:
+    """The commit's `path` refuses the run before anything runs, and names itself."""
+    result = verify(world, check or verification(marker))
+    assert result.outcome is VerifierOutcome.NO_VERDICT, result
+    assert result.detail.startswith(f"{path} is not pinned and shadows "), result.detail
+    assert "pin it too" in result.detail
+    assert runs(marker) == (marker_runs or [])
+
+
+def test_the_pinned_helper_is_what_runs(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    result = verify(world, verification(marker))
+    assert result.outcome is VerifierOutcome.FAILED, result
+    assert runs(marker) == ["ran"]
+
+
+def test_a_package_folder_shadows_a_pinned_module(world: Repo, tmp_path: Path) -> None:
+    world.write("checks/helper/__init__.py", LENIENT)
+    world.commit("a package beside the module")
+    shadowed(world, tmp_path / "marker", "checks/helper/__init__.py")
+
+
+def test_a_namespace_folder_with_any_file_shadows_it_too(world: Repo, tmp_path: Path) -> None:
+    world.write("checks/helper/data.txt", "not code, but a folder Python would consider\n")
+    world.commit("a folder named like the module")
+    shadowed(world, tmp_path / "marker", "checks/helper/data.txt")
+
+
+@pytest.mark.parametrize("suffix", [*EXTENSION_SUFFIXES, ".pyc"])
+def test_an_extension_module_or_a_compiled_file_shadows_a_pinned_module(
+    world: Repo, tmp_path: Path, suffix: str
+) -> None:
+    world.write(f"checks/helper{suffix}", "not really a shared object\n")
+    world.commit(f"a helper{suffix}")
+    shadowed(world, tmp_path / "marker", f"checks/helper{suffix}")
+
+
+def test_a_committed_unchecked_pyc_shadows_a_pinned_module(world: Repo, tmp_path: Path) -> None:
+    source = tmp_path / "lenient.py"
+    source.write_text(LENIENT)
+    cached = importlib.util.cache_from_source("checks/helper.py")
+    (world.path / cached).parent.mkdir()
+    py_compile.compile(
+        str(source), cfile=str(world.path / cached), doraise=True,
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+    )  # fmt: skip
+    world.commit("a compiled helper")
+    shadowed(world, tmp_path / "marker", cached)
+
+
+def test_a_link_named_like_the_module_or_its_cache_shadows_it(world: Repo, tmp_path: Path) -> None:
+    (world.path / "elsewhere").mkdir()
+    world.write("elsewhere/__init__.py", LENIENT)
+    os.symlink("../elsewhere", world.path / "checks/helper")
+    world.commit("a link to a package")
+    shadowed(world, tmp_path / "marker", "checks/helper")
+    os.unlink(world.path / "checks/helper")
+    os.symlink("../elsewhere", world.path / "checks/__pycache__")
+    world.commit("a link for the cache folder")
+    shadowed(world, tmp_path / "marker", "checks/__pycache__")
+
+
+def test_a_pinned_package_is_shadowed_by_an_extension_init(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/check.py", CHECK)
+    repo.write("checks/helper/__init__.py", "LENIENT = False\n")
+    repo.write("checks/helper/__init__.abi3.so", "not really a shared object\n")
+    repo.commit("a pinned package and an unpinned extension init")
+    files = ("checks/check.py", "checks/helper/__init__.py")
+    marker = tmp_path / "marker"
+    shadowed(repo, marker, "checks/helper/__init__.abi3.so", check=verification(marker, *files))
+
+
+def test_a_root_module_is_judged_in_the_root_folder(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.write("check.py", CHECK)
+    repo.write("helper.py", "LENIENT = False\n")
+    repo.write("helper/__init__.py", LENIENT)
+    repo.commit("a verifier at the root")
+    marker = tmp_path / "marker"
+    check = Verification(command=(PY, "check.py", str(marker)), files=("check.py", "helper.py"))
+    result = verify(repo, check)
+    assert result.outcome is VerifierOutcome.NO_VERDICT
+    assert "pin the checkout's root folder whole" in result.detail
+
+
+def test_the_shadow_pinned_too_or_the_folder_pinned_whole_runs(world: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    world.write("checks/helper/__init__.py", "LENIENT = False\n")
+    world.commit("a reviewed package beside the module")
+    files = ("checks/check.py", "checks/helper.py", "checks/helper/__init__.py")
+    assert verify(world, verification(marker, *files)).outcome is VerifierOutcome.FAILED
+    assert verify(world, verification(marker, "checks")).outcome is VerifierOutcome.FAILED
+    assert runs(marker) == ["ran", "ran"]
+
+
+def test_a_shadow_added_after_review_is_removed_when_the_folder_is_pinned_whole(
+    world: Repo, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    reviewed = world.head()
+    world.write("checks/helper/__init__.py", LENIENT)
+    pushed = world.commit("a lenient package in the pinned folder")
+    result = verify(world, verification(marker, "checks"), pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED, result
+    assert runs(marker) == ["ran"]
+
+
+def test_unrelated_neighbours_are_no_shadow(world: Repo, tmp_path: Path) -> None:
+    for path in (
+        "checks/helpers.py",
+        "checks/helper.txt",
+        "checks/helper_test.py",
+        "checks/__pycache__/other.cpython-311.pyc",
+        "helper/__init__.py",  # another folder: not where Python looks first
+    ):
+        world.write(path, "x = 1\n")
+    world.commit("neighbours")
+    marker = tmp_path / "marker"
+    assert verify(world, verification(marker)).outcome is VerifierOutcome.FAILED
+    assert runs(marker) == ["ran"]
+
+
+def test_module_stem_knows_every_suffix_python_loads() -> None:
+    assert module_stem("helper.py") == "helper"
+    assert module_stem("helper.pyc") == "helper"
+    assert module_stem("helper.abi3.so") == "helper"
+    for suffix in EXTENSION_SUFFIXES:
+        assert module_stem(f"helper{suffix}") == "helper"
+    assert module_stem("helper.txt") is None
+    assert module_stem(".py") is None
+
+
+def test_a_pass_cached_for_the_same_inputs_answers_as_a_run_would(
+    world: Repo, tmp_path: Path
+) -> None:
+    """With `inputs`, a commit that adds a shadow has the same cache key as one that
+    does not: the cached answer must still be the one a run would give."""
+    marker = tmp_path / "marker"
+    world.write("checks/helper.py", "LENIENT = True\n")
+    world.commit("a helper that passes")
+    check = Verification(
+        command=(PY, "checks/check.py", str(marker)),
+        files=("checks/check.py", "checks/helper.py"),
+        inputs=("budget.txt",),
+    )
+    assert verify(world, check).outcome is VerifierOutcome.PASSED
+    world.write("checks/helper/__init__.py", LENIENT)
+    world.commit("a package beside the module")
+    shadowed(world, marker, "checks/helper/__init__.py", check=check, marker_runs=["ran"])
