@@ -15,6 +15,7 @@ import shutil
 import socket
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -550,6 +551,49 @@ def test_concurrent_runs_take_separate_checkouts_and_the_pool_is_bounded(world: 
         assert not os.path.exists(extra)
         with Checkouts(grepo) as again, again.checkout(world.first) as root:
             assert root in roots[:MAX_SLOTS]
+
+
+HOLD_A_CHECKOUT = """\
+import sys, time
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.verify.checkout import Checkouts
+with GitRepo.open(sys.argv[1]) as repo, Checkouts(repo) as checkouts:
+    with checkouts.checkout(sys.argv[2]) as root:
+        print(root, flush=True)
+        time.sleep(600)
+"""
+
+
+def test_a_checkout_another_process_holds_is_never_taken_and_a_killed_run_frees_it(
+    world: World, no_discard: list[str]
+) -> None:
+    argv = [sys.executable, "-c", HOLD_A_CHECKOUT, str(world.repo.path), world.first]
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        held = child.stdout.readline().strip()
+        assert held, "the other process got no checkout"
+        with world.checkouts() as checkouts, checkouts.checkout(world.first) as root:
+            assert root != held
+            assert_holds(root, world.repo.path, world.first)
+        # Killed mid-run, as a git killed mid-move leaves it: a stale index.lock, an edit.
+        (Path(held).parent / "index.lock").write_text("")
+        (Path(held) / "src/app.py").write_text("print('killed mid-run')\n")
+        child.kill()
+        child.wait()
+        with (
+            world.checkouts() as one,
+            world.checkouts() as two,
+            one.checkout(world.second) as a,
+            two.checkout(world.second) as b,
+        ):
+            assert {a, b} == {held, root}  # both free again, neither written elsewhere
+            assert_holds(a, world.repo.path, world.second)
+            assert_holds(b, world.repo.path, world.second)
+        assert no_discard == []  # proven back, not thrown away
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_idle_checkouts_are_pruned_and_deleting_the_pool_is_safe(world: World) -> None:
