@@ -46,6 +46,7 @@ KEY = "bench:checkouts:ok"
 LINES = "".join(f"line {n} of a file that is twenty lines long\n" for n in range(20))
 # The limits: prepare ÷ status, check ÷ (cached + verifier), replay ÷ (10 verifiers + cached)
 PREPARE_LIMIT, CHECK_LIMIT, REPLAY_LIMIT = 3.0, 2.5, 4.0
+LOAD_SAMPLES: list[float] = []  # the 1-minute load average after each round, for the report
 
 # Run in a fresh process: time moving the checkout to one commit, print where it is.
 _PREPARE = """\
@@ -266,6 +267,10 @@ def report(
         "",
         f"- command: `{command}`",
         f"- machine: {machine()}",
+        f"- load average (1 minute) after each round: {min(LOAD_SAMPLES, default=0):.1f} to "
+        f"{max(LOAD_SAMPLES, default=0):.1f}; other work on the",
+        "  machine slows every case alike, the verifier's own start too: the ratios hold",
+        "  better than the times",
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC",
         f"- repository: {files:,} files of 20 lines in folders of 100, one push gate whose",
         "  verifier is `python3 checks/ok.py` (exit 0); everything on the same disk, the pool",
@@ -313,6 +318,11 @@ def report(
             "temporary folder (`read-tree` + `checkout-index --all`) and removed it, so its",
             "preparation is that write, and its first run is any run.",
         ]
+    lines += [
+        "",
+        "Where the checkouts live, how each is proven, and which cases still write a fresh",
+        "one: [checkouts.md](checkouts.md).",
+    ]
     lines += ["", f"The whole run took {took:.0f} s.", "", SECTION_END, ""]
     return "\n".join(lines)
 
@@ -355,6 +365,7 @@ def measure(
     bench.check("warm-up")  # the pool's first checkout, and Python's bytecode cache
     for number in range(rounds):
         bench.round(new_code=code is None, first_run=code is None and number < 3)
+        LOAD_SAMPLES.append(os.getloadavg()[0])
         say(f"  round {number + 1}/{rounds}")
     found = medians(bench.times)
     if code is not None:
