@@ -320,6 +320,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--files", type=int, default=50_000, help="monorepo files; 0 skips it")
     parser.add_argument("--gates", type=int, default=20, help="monorepo gates")
+    parser.add_argument(
+        "--checkout-files", type=int, default=50_000, help="bench/checkouts.py's; 0 skips it"
+    )
     parser.add_argument("--out", default=str(REPORT), help="report file; '-' writes none")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args(argv)
@@ -383,6 +386,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out != "-":
         Path(args.out).write_text(text, encoding="utf-8")
         print(f"written to {args.out}")
+    if args.checkout_files:  # verifier checkouts: a section of its own, after these tables
+        from bench import checkouts
+
+        checkouts.main(["--files", str(args.checkout_files), "--out", args.out])
     return 0
 
 

@@ -28,6 +28,14 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.pop(name, None)
 
 
+@pytest.fixture(autouse=True)
+def _checkouts_in_a_cache_of_the_tests_own(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Verifier checkouts persist in the user's cache: here one per test, never the developer's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
 def git(cwd: Path | str, *args: str, check: bool = True, input: str | None = None) -> str:
     """Run git in `cwd` and return stdout (stripped)."""
     proc = subprocess.run(

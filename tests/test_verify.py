@@ -179,7 +179,9 @@ def test_inplace_runs_in_the_clean_work_tree_at_the_commit(world: Repo, tmp_path
     assert runs(marker) == [str(world.path)]
 
 
-def test_the_checkout_is_the_commit_tree_and_is_removed(world: Repo, tmp_path: Path) -> None:
+def test_the_checkout_is_the_commit_tree_outside_the_repository(
+    world: Repo, tmp_path: Path
+) -> None:
     listing = tmp_path / "listing.json"
     commit = script(
         world,
@@ -195,7 +197,7 @@ def test_the_checkout_is_the_commit_tree_and_is_removed(world: Repo, tmp_path: P
     assert result.outcome is VerifierOutcome.PASSED, result
     seen = json.loads(listing.read_text())
     assert seen["files"] == [".gitignore", "README", "budget.txt", "checks/check.py"]
-    assert not os.path.exists(seen["cwd"])
+    assert Path(seen["cwd"]).is_relative_to(os.environ["XDG_CACHE_HOME"])
 
 
 # --------------------------------------------------------------------------- pinning
@@ -432,7 +434,7 @@ def test_a_verifier_past_its_timeout_is_killed_with_its_whole_group(
     assert _eventually_dead(int(pid_file.read_text()))
 
 
-def test_ctrl_c_kills_the_running_verifier_and_removes_its_checkout(
+def test_ctrl_c_kills_the_running_verifier_and_releases_its_checkout(
     world: Repo, tmp_path: Path
 ) -> None:
     pid_file = tmp_path / "grandchild.pid"
@@ -462,7 +464,12 @@ def test_ctrl_c_kills_the_running_verifier_and_removes_its_checkout(
         signal.signal(signal.SIGALRM, previous)
     assert time.monotonic() - started < 5
     assert _eventually_dead(int(pid_file.read_text()))
-    assert not os.path.exists(os.path.dirname(cwd_file.read_text()))
+    with (
+        GitRepo.open(world.path) as grepo,
+        Checkouts(grepo) as checkouts,
+        checkouts.checkout(commit) as again,
+    ):
+        assert again == cwd_file.read_text()  # free again, and proven again
 
 
 def test_the_default_timeout_applies_when_the_event_sets_none(world: Repo, tmp_path: Path) -> None:
@@ -580,12 +587,14 @@ def test_the_verifier_sees_only_the_allow_list(
     # failgate's own two: the load watcher first on the path, a private bytecode cache
     assert env["PYTHONPATH"].endswith(f"{os.sep}site")
     assert Path(env["PYTHONPYCACHEPREFIX"]).parent == Path(env["PYTHONPATH"]).parent
-    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "TERM", "NODE_OPTIONS"}
+    allowed = {"PATH", "HOME", "LANG", "TMPDIR", "TERM", "NODE_OPTIONS", "GIT_CEILING_DIRECTORIES"}
     allowed |= {"PYTHONPATH", "PYTHONPYCACHEPREFIX"}
     extra = {k for k in env if k not in allowed and not k.startswith(("LC_", "FAILGATE_"))}
     assert extra == set()
     assert seen["stdin"] == ""
     assert seen["cwd"] != str(world.path)
+    slot = os.path.dirname(seen["cwd"])
+    assert env["GIT_CEILING_DIRECTORIES"] == f"{slot}:{os.path.dirname(slot)}"
 
 
 @pytest.mark.parametrize(
@@ -802,10 +811,11 @@ def test_each_verifier_starts_from_the_pristine_tree(world: Repo) -> None:
             (Path(first) / "budget.txt").write_text("120\n")
             (Path(first) / "leftover.txt").write_text("x")
             (Path(first) / "checks").chmod(0o500)
-        assert not os.path.exists(first)
         with checkouts.checkout(commit) as second:
+            assert second == first  # the same folder, moved by git rather than written again
             assert (Path(second) / "budget.txt").read_text() == "50\n"
             assert not (Path(second) / "leftover.txt").exists()
+            assert (Path(second) / "checks").stat().st_mode & 0o777 == 0o755
 
 
 def test_a_checkout_leaves_the_users_index_as_it_was(world: Repo) -> None:

@@ -20,7 +20,7 @@ from failgate_hooks.core.replay import ReplayReport, ReplayStep, StepState, fail
 from failgate_hooks.core.resolve import Outcome
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Revision, config_at, read_union
-from failgate_hooks.verify.checkout import Checkouts
+from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
 from failgate_hooks.verify.pins import Pin, PinError, resolve_pins, write_pins
 from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
 from failgate_hooks.verify.run import DEFAULT_TIMEOUT_S, NO_VERDICT_DETAIL, NO_VERDICT_EXIT
@@ -281,14 +281,15 @@ def _run_step(
         ref=None,
         environment=None,
     )
-    # Always a clean checkout, whatever `workdir` says: history has no work tree.
+    # Always a clean checkout, whatever `workdir` says: history has no work tree. The
+    # same one each step, moved by git: a step rewrites only what the commit changed.
     try:
         with checkouts.checkout(commit) as root, LoadWatch(watched, checkout=root) as watch:
             write_pins(repo, root, pins)
-            env = watch.environ(env)
+            env = watch.environ({**env, **verifier_git_env(root)})
             run = run_command(verification.command, cwd=root, env=env, timeout_s=timeout_s)
             return run, watch.leak(commit)
-    except OSError as exc:  # a full or read-only TMPDIR
+    except OSError as exc:  # a full or read-only cache folder
         return CommandRun(None, 0.0, start_error=f"cannot prepare a clean checkout: {exc}"), None
 
 

@@ -240,7 +240,7 @@ def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
     A verifier that already passes on the commit that has the failure guards
     nothing; say so. Never cached, never a pass for any commit.
     """
-    from failgate_hooks.verify.checkout import Checkouts
+    from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
     from failgate_hooks.verify.process import run_command, verifier_env
 
     verification = event.verification
@@ -267,7 +267,7 @@ def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
         run = run_command(
             verification.command,
             cwd=checkout,
-            env=env,
+            env={**env, **verifier_git_env(checkout)},
             timeout_s=verification.timeout_s or config.default_timeout_s,
         )
     if run.exit_code == 0:

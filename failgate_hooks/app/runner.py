@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ def progress_line(text: str) -> None:
 
 
 class VerifierRunner:
-    """Runs verifiers for one repository and config; owns the temporary checkouts.
+    """Runs verifiers for one repository and config; owns the checkouts they run in.
 
     `sandbox_by` names what asked for the sandbox (a flag), or None; the
     configuration's `sandbox = "bwrap"` asks for it too."""
@@ -60,11 +61,14 @@ class VerifierRunner:
     def sandbox(self) -> Sandbox | None:
         """The sandbox every verifier runs in, when one was asked for; made once."""
         if self._sandbox is None and (self.sandbox_by or self.config.sandbox == "bwrap"):
+            from failgate_hooks.verify.pool import pools_folder
             from failgate_hooks.verify.sandbox import Sandbox
 
             asked_by = self.sandbox_by or f'sandbox = "bwrap" in {self.config.source}'
             # The repository and the user's work tree: nothing there is commit C's.
             hidden = [self.repo.common_dir, self.repo.git_dir, self.repo.working_dir or ""]
+            # Every pool of kept checkouts: the run's own is bound back over it.
+            hidden.append(pools_folder(os.environ) or "")
             self._sandbox = Sandbox(
                 network=self.config.sandbox_network, hidden=hidden, asked_by=asked_by
             )

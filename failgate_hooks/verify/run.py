@@ -24,7 +24,7 @@ from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Verification, Workdir
 from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.verify.checkout import Checkouts
+from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
 from failgate_hooks.verify.keys import content_key, input_key
 from failgate_hooks.verify.passcache import PassCache, pass_key
 from failgate_hooks.verify.pins import (
@@ -195,16 +195,19 @@ def run_gate_verifier(
         else:
             notes.append(f"workdir inplace not used ({why_not}): ran in a clean checkout")
     with contextlib.ExitStack() as stack:
+        git_env: dict[str, str] = {}
         if cwd is None:
             try:
                 cwd = stack.enter_context(checkouts.checkout(commit))
                 write_pins(repo, cwd, pins)
-            except OSError as exc:  # a full or read-only TMPDIR: the gate stays open, no traceback
+            except OSError as exc:  # a full or read-only cache: the gate stays open, no traceback
                 detail = f"cannot prepare a clean checkout of {short_id(commit)}: {exc}"
                 return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=detail)
+            git_env = verifier_git_env(cwd)
         result = _run_verifier(
             verification,
             cwd=cwd,
+            git_env=git_env,
             commit=commit,
             entity_key=entity_key,
             trigger=trigger,
@@ -242,6 +245,7 @@ def run_in_worktree(
     return _run_verifier(
         verification,
         cwd=root,
+        git_env={},
         commit=repo.try_resolve_commit("HEAD") or "",
         entity_key=entity_key,
         trigger=trigger,
@@ -257,6 +261,7 @@ def _run_verifier(
     verification: Verification,
     *,
     cwd: str,
+    git_env: dict[str, str],
     commit: str,
     entity_key: str,
     trigger: str,
@@ -267,7 +272,7 @@ def _run_verifier(
     sandbox: Sandbox | None = None,
     watched: Sequence[str],
 ) -> VerifierResult:
-    """Run the verifier in `cwd` with its allow-listed environment and timeout.
+    """Run the verifier in `cwd` with its allow-listed environment (and `git_env`) and timeout.
 
     A Python it starts that loads a module from one of the `watched` work trees,
     elsewhere than `cwd` (which inplace proved equal to C), makes it no verdict."""
@@ -282,6 +287,7 @@ def _run_verifier(
     )
     if refused:
         notes = [*notes, f"env_pass {', '.join(refused)} not passed: git's own variables never are"]
+    env.update(git_env)
     timeout_s = verification.timeout_s or default_timeout_s
     command = verification.command
     if sandbox is not None:

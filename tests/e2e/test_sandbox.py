@@ -7,6 +7,7 @@ verifier without the sandbox is the control: it is held, so the test can fail.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -431,3 +432,35 @@ def test_a_python_in_the_pushed_commit_never_decides_what_the_sandbox_shows(
     code, text = outcome(repo, "--sandbox", env={"HOME": str(home)})
     assert code == 1, text  # the home folder stayed hidden: `test -e` failed
     assert outcome(repo, env={"HOME": str(home)})[0] == 0
+
+
+SEES_THE_POOL = """\
+import os, sys
+here = os.getcwd()
+slot = os.path.dirname(here)
+pool = os.path.dirname(slot)
+seen = (sorted(os.listdir(pool)), sorted(os.listdir(slot)))
+print("checkout:", here, "seen:", seen)
+kept = here.startswith({pools!r})
+sys.exit(0 if kept and seen == ([os.path.basename(slot)], ["tree"]) else 1)
+"""
+
+
+def test_a_sandboxed_run_moves_a_kept_checkout_and_sees_nothing_else_of_the_pool(
+    tmp_path: Path, visible: Path
+) -> None:
+    # The cache outside /tmp and the home folder: only the rule that hides the pools hides it.
+    pools = visible / "cache" / "failgate" / "checkouts"
+    env = {"XDG_CACHE_HOME": str(visible / "cache")}
+    repo = gated(tmp_path / "repo", SEES_THE_POOL.format(pools=f"{pools}{os.sep}"))
+    code, text = outcome(repo, "--sandbox", env=env)
+    assert code == 0, text
+    repo.write("README", "a new commit\n")
+    repo.commit("a new commit")
+    code, text = outcome(repo, "--sandbox", env=env)
+    assert code == 0, text
+    (slot,) = [p for p in pools.glob("*/*") if p.name.isdigit()]
+    assert json.loads((slot / "state.json").read_text())["commit"] == repo.head()  # moved
+    code, text = outcome(repo, env=env)
+    assert code == 1, text  # unsandboxed, the pool's git dir, index and lock are in sight
+    assert "'git'" in text and "'index'" in text

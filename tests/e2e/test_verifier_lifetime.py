@@ -9,6 +9,7 @@ ends the run, and when the shim was killed too, the next run ends what is left.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import shutil
 import signal
@@ -94,7 +95,10 @@ def test_a_signal_to_check_ends_the_verifier_and_removes_the_folders(
         _, err = check.communicate(timeout=30)
         assert eventually_dead(verifier), "the verifier outlived failgate"
         assert eventually_dead(grandchild), "the setsid() grandchild outlived failgate"
-        assert not os.path.exists(checkout)
+        # The checkout is a kept one, in the cache: the signal lets the next run take it.
+        assert Path(checkout).is_relative_to(os.environ["XDG_CACHE_HOME"])
+        with open(Path(checkout).parent / "lock", "rb") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         assert list(tmpdir.glob("failgate-*")) == []
         assert "Traceback" not in err
         if sig != signal.SIGINT:
@@ -190,7 +194,7 @@ def test_a_signalled_server_hook_refuses_the_push_and_ends_its_verifier(tmp_path
         assert hook.returncode == -signal.SIGTERM
         assert "failgate-pre-receive: SIGTERM: push refused." in err
         assert eventually_dead(verifier) and eventually_dead(grandchild)
-        assert not os.path.exists(checkout)
+        assert Path(checkout).is_relative_to(os.environ["XDG_CACHE_HOME"])  # kept, for the next
     finally:
         hook.kill()
         kill_quietly(verifier, grandchild)
@@ -216,6 +220,10 @@ def test_a_checkout_that_cannot_be_removed_is_reported_and_the_decision_stands(
         "--verify", "python3 checks/stuck.py", "--verify-file", "checks/stuck.py", "--no-probe",
     )  # fmt: skip
     repo.commit("record it")
+    assert repo.failgate("check", "--ref", "refs/heads/main").code == 1
+    # The checkout is kept; the next run cannot clean it, discards it, and cannot remove it.
+    repo.write("README", "a new commit\n")
+    repo.commit("a new commit")
     result = repo.failgate("check", "--ref", "refs/heads/main")
     try:
         assert result.code == 1, result  # held, as the verifier said
