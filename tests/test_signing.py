@@ -1,0 +1,77 @@
+"""Signing and checking evidence with a real ssh-keygen."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from failgate_hooks.verify.signing import SignatureChecker, Signer, SigningError, key_source, sign
+
+
+def make_key(folder: Path, name: str) -> tuple[Path, str]:
+    """A fresh ed25519 key without passphrase: its file, and its public half."""
+    path = folder / name
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True
+    )
+    public = " ".join(Path(f"{path}.pub").read_text().split()[:2])
+    return path, public
+
+
+def signers(*lines: str) -> bytes:
+    return "".join(line + "\n" for line in lines).encode()
+
+
+def test_a_signature_verifies_for_the_principal_that_holds_the_key(tmp_path: Path) -> None:
+    key, public = make_key(tmp_path, "ci")
+    signature, fingerprint = sign(b"payload", key_file=str(key), key_text=None)
+    with SignatureChecker(signers(f'ci@example.org namespaces="failgate" {public}')) as checker:
+        found = checker.check(b"payload", signature)
+    assert found == Signer("ci@example.org", fingerprint)
+    assert fingerprint.startswith("SHA256:")
+
+
+def test_a_key_given_as_text_signs_the_same(tmp_path: Path) -> None:
+    key, public = make_key(tmp_path, "ci")
+    file, text = key_source(None, {"FAILGATE_EVIDENCE_KEY": key.read_text()})
+    assert file is None
+    signature, _ = sign(b"payload", key_file=None, key_text=text)
+    with SignatureChecker(signers(f"ci {public}")) as checker:
+        assert isinstance(checker.check(b"payload", signature), Signer)
+
+
+def test_no_key_is_refused_with_the_fix() -> None:
+    with pytest.raises(SigningError, match="--key FILE or set FAILGATE_EVIDENCE_KEY"):
+        sign(b"payload", key_file=None, key_text=None)
+
+
+def test_what_does_not_verify_says_why(tmp_path: Path) -> None:
+    key, public = make_key(tmp_path, "ci")
+    _, stranger = make_key(tmp_path, "stranger")
+    signature, _ = sign(b"payload", key_file=str(key), key_text=None)
+    with SignatureChecker(signers(f"ci {public}")) as checker:
+        assert "bad signature" in str(checker.check(b"other payload", signature))
+        assert "not a signature" not in str(checker.check(b"payload", b"garbage"))
+        assert not isinstance(checker.check(b"payload", b"garbage"), Signer)
+    with SignatureChecker(signers(f"other {stranger}")) as checker:
+        assert "unknown signer" in str(checker.check(b"payload", signature))
+
+
+def test_a_wildcard_principal_is_shown_as_itself_never_as_a_claimed_name(tmp_path: Path) -> None:
+    key, public = make_key(tmp_path, "anyone")
+    signature, fingerprint = sign(b"payload", key_file=str(key), key_text=None)
+    with SignatureChecker(signers(f"* {public}")) as checker:
+        assert checker.check(b"payload", signature) == Signer("*", fingerprint)
+
+
+def test_a_signer_revoked_by_valid_before_or_another_namespace_does_not_verify(
+    tmp_path: Path,
+) -> None:
+    key, public = make_key(tmp_path, "ci")
+    signature, _ = sign(b"payload", key_file=str(key), key_text=None)
+    with SignatureChecker(signers(f'ci valid-before="20200101" {public}')) as checker:
+        assert not isinstance(checker.check(b"payload", signature), Signer)
+    with SignatureChecker(signers(f'ci namespaces="git" {public}')) as checker:
+        assert not isinstance(checker.check(b"payload", signature), Signer)
