@@ -75,3 +75,19 @@ def test_a_signer_revoked_by_valid_before_or_another_namespace_does_not_verify(
         assert not isinstance(checker.check(b"payload", signature), Signer)
     with SignatureChecker(signers(f'ci namespaces="git" {public}')) as checker:
         assert not isinstance(checker.check(b"payload", signature), Signer)
+
+
+def test_env_pass_can_never_hand_the_signing_key_to_a_verifier() -> None:
+    from failgate_hooks.verify.process import verifier_env
+
+    env, refused = verifier_env(
+        {"FAILGATE_EVIDENCE_KEY": "secret", "PATH": "/bin"},
+        env_pass=["FAILGATE_EVIDENCE_KEY"],
+        commit="c",
+        entity_key="k",
+        trigger="push",
+        ref=None,
+        environment=None,
+    )
+    assert "secret" not in env.values()
+    assert refused == ("FAILGATE_EVIDENCE_KEY",)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from failgate_hooks.app.evaluate import Evaluator, Request
+from failgate_hooks.app.evaluate import Evaluator, Request, RunVerifier
+from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Verification
 from failgate_hooks.core.gates import Assessment, Decision, VerifierResult
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 
 if TYPE_CHECKING:
+    from failgate_hooks.app.attest import Attester
     from failgate_hooks.verify.checkout import Checkouts
     from failgate_hooks.verify.sandbox import Sandbox
 
@@ -38,12 +41,14 @@ class VerifierRunner:
         trust_ledger: bool,
         no_cache: bool,
         sandbox_by: str | None = None,
+        hidden: Sequence[str] = (),
     ) -> None:
         self.repo = repo
         self.config = config
         self.trust_ledger = trust_ledger
         self.no_cache = no_cache
         self.sandbox_by = sandbox_by
+        self.hidden = tuple(hidden)  # more folders the sandbox hides (a signing key's)
         self._checkouts: Checkouts | None = None
         self._sandbox: Sandbox | None = None
 
@@ -65,6 +70,7 @@ class VerifierRunner:
             asked_by = self.sandbox_by or f'sandbox = "bwrap" in {self.config.source}'
             # The repository and the user's work tree: nothing there is commit C's.
             hidden = [self.repo.common_dir, self.repo.git_dir, self.repo.working_dir or ""]
+            hidden += self.hidden
             self._sandbox = Sandbox(
                 network=self.config.sandbox_network, hidden=hidden, asked_by=asked_by
             )
@@ -114,17 +120,47 @@ def make_runner(
 
 
 def decide_with_verifiers(
-    repo: GitRepo, config: Config, request: Request, *, sandbox_by: str | None = None
+    repo: GitRepo,
+    config: Config,
+    request: Request,
+    *,
+    sandbox_by: str | None = None,
+    attester: Attester | None = None,
 ) -> Decision:
-    """One decision for one request, its verifiers run and its checkouts removed."""
-    runner = make_runner(
+    """One decision for one request, its verifiers run and its checkouts removed.
+
+    Signed evidence clears what it covers. With an `attester`, every verifier runs
+    afresh in the sandbox instead, and each pass is handed to it to be signed."""
+    from failgate_hooks.app.evidence import evidence_check
+
+    runner = VerifierRunner(
         repo,
         config,
         trust_ledger=request.trust_ledger,
-        no_cache=request.no_cache,
+        no_cache=request.no_cache or attester is not None,
         sandbox_by=sandbox_by,
+        hidden=() if attester is None else attester.hidden_folders(),
     )
+    run: RunVerifier = runner
+    evidence = None
+    if attester is None:
+        evidence = evidence_check(repo, config)
+    else:
+        from failgate_hooks.app.attest import SANDBOX_HINT
+
+        if runner.sandbox is None:
+            raise UsageError("attesting needs the sandbox", hint=SANDBOX_HINT)
+
+        def run(
+            request: Request, item: Assessment, verification: Verification, pinned_from: str
+        ) -> VerifierResult:
+            result = runner(request, item, verification, pinned_from)
+            attester.saw(repo, config, request, item, verification, pinned_from, result)
+            return result
+
     try:
-        return Evaluator(repo, config, runner).evaluate(request)
+        return Evaluator(repo, config, run, evidence=evidence).evaluate(request)
     finally:
         runner.close()
+        if evidence is not None:
+            evidence.close()

@@ -63,10 +63,10 @@ def run() -> None:
 
 
 def _register() -> None:
-    from failgate_hooks.commands import decide, inspect, record, setup
+    from failgate_hooks.commands import decide, evidence, inspect, record, setup
     from failgate_hooks.commands.agent import register as register_agent_commands
 
-    for module in (record, inspect, decide, setup):
+    for module in (record, inspect, decide, setup, evidence):
         for command in module.COMMANDS:
             main.add_command(command)
     register_agent_commands(main)
