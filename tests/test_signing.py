@@ -91,3 +91,19 @@ def test_env_pass_can_never_hand_the_signing_key_to_a_verifier() -> None:
     )
     assert "secret" not in env.values()
     assert refused == ("FAILGATE_EVIDENCE_KEY",)
+
+
+def test_find_principals_is_asked_once_per_signing_key(tmp_path: Path) -> None:
+    import base64
+
+    from failgate_hooks.verify.signing import signing_key
+
+    key, public = make_key(tmp_path, "ci")
+    first, _ = sign(b"one", key_file=str(key), key_text=None)
+    second, _ = sign(b"two", key_file=str(key), key_text=None)
+    assert signing_key(first) == base64.b64decode(public.split()[1]) == signing_key(second)
+    assert signing_key(b"garbage") is None
+    with SignatureChecker(signers(f"ci {public}")) as checker:
+        assert isinstance(checker.check(b"one", first), Signer)
+        assert isinstance(checker.check(b"two", second), Signer)
+        assert "bad signature" in str(checker.check(b"one", second))

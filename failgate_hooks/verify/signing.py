@@ -12,6 +12,8 @@ against this machine's clock, never against the time a statement claims.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import os
 import re
@@ -107,6 +109,24 @@ def sign(data: bytes, *, key_file: str | None, key_text: str | None) -> tuple[by
     return done.stdout, fingerprint
 
 
+def signing_key(signature: bytes) -> bytes | None:
+    """The public key an armored SSH signature names (PROTOCOL.sshsig), or None.
+
+    Only to ask find-principals once per key: the signature is still checked whole."""
+    body = b"".join(
+        line.strip() for line in signature.splitlines() if line and not line.startswith(b"-----")
+    )
+    try:
+        blob = base64.b64decode(body, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if not blob.startswith(b"SSHSIG") or len(blob) < 14:
+        return None
+    size = int.from_bytes(blob[10:14], "big")
+    key = blob[14 : 14 + size]
+    return key if len(key) == size and size else None
+
+
 class SignatureChecker:
     """Checks signatures against one allowed-signers file's bytes; use it as a context.
 
@@ -118,6 +138,7 @@ class SignatureChecker:
         self._stack = contextlib.ExitStack()
         self._folder: str | None = None
         self._seen: dict[tuple[bytes, bytes], Signer | str] = {}
+        self._principals: dict[bytes, str | None] = {}  # by signing key
         self._count = 0
 
     def __enter__(self) -> SignatureChecker:
@@ -129,6 +150,20 @@ class SignatureChecker:
     def __exit__(self, *exc: object) -> None:
         self._stack.close()
         self._folder = None
+
+    def _principal(self, program: str, allowed: str, sig_file: str, signature: bytes) -> str | None:
+        """The allowed-signers principal that holds the signing key, asked once per key.
+
+        The line's own pattern, never a name a statement claims."""
+        key = signing_key(signature)
+        if key is not None and key in self._principals:
+            return self._principals[key]
+        found = _run([program, "-Y", "find-principals", "-s", sig_file, "-f", allowed], b"")
+        principals = found.stdout.decode("utf-8", "replace").split()
+        principal = principals[0] if found.returncode == 0 and principals else None
+        if key is not None:
+            self._principals[key] = principal
+        return principal
 
     def check(self, data: bytes, signature: bytes) -> Signer | str:
         """The signer `signature` over `data` verifies as, or why it does not."""
@@ -149,14 +184,9 @@ class SignatureChecker:
         with open(sig_file, "wb") as handle:
             handle.write(signature)
         try:
-            found = _run([program, "-Y", "find-principals", "-s", sig_file, "-f", allowed], b"")
-            if found.returncode != 0:
+            principal = self._principal(program, allowed, sig_file, signature)
+            if principal is None:
                 return "unknown signer: its key is not in the signers file (or is revoked there)"
-            principals = found.stdout.decode("utf-8", "replace").split()
-            if not principals:
-                return "unknown signer: no principal holds its key"
-            # The line's own pattern, never a name the statement claims.
-            principal = principals[0]
             base = [program, "-Y", "verify", "-f", allowed, "-n", NAMESPACE, "-s", sig_file]
             done = _run([*base, "-I", principal], data)
         except (OSError, subprocess.TimeoutExpired) as exc:
