@@ -76,3 +76,21 @@ def test_a_remote_without_evidence_fetches_nothing(tmp_path: Path) -> None:
     with GitRepo.open(copy.path) as opened:
         assert fetch_evidence(opened, "origin") is None
         assert store.evidence_tips(opened) == []
+
+
+def test_install_makes_git_fetch_bring_the_evidence_and_uninstall_stops_it(
+    tmp_path: Path,
+) -> None:
+    origin = make_repo(tmp_path / "origin")
+    with GitRepo.open(origin.path) as opened:
+        append_lines(opened, {PATH: ["fge1 a x"]})
+    copy = clone(origin.path, tmp_path / "copy")
+    assert copy.failgate("install").code == 0
+    assert store.fetch_refspec("origin") in copy.git("config", "--get-all", "remote.origin.fetch")
+    assert copy.failgate("install").code == 0  # twice: still one refspec
+    specs = copy.git("config", "--get-all", "remote.origin.fetch").splitlines()
+    assert specs.count(store.fetch_refspec("origin")) == 1
+    copy.git("fetch", "-q", "origin")
+    assert lines_at(copy, store.tracking_ref("origin")) == ["fge1 a x"]
+    assert copy.failgate("uninstall").code == 0
+    assert "evidence" not in copy.git("config", "--get-all", "remote.origin.fetch")

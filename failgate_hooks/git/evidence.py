@@ -117,3 +117,28 @@ def fetch(repo: GitRepo, remote: str) -> str | None:
             return None
         raise GitError(f"git fetch {remote} {EVIDENCE_REF} failed: {out.strip()[:300]}")
     return resolve(repo, tracking_ref(remote))
+
+
+def add_fetch_refspec(repo: GitRepo, remote: str) -> bool:
+    """Make `git fetch REMOTE` bring its evidence too; False when it already did."""
+    key, spec = f"remote.{remote}.fetch", fetch_refspec(remote)
+    if spec in _fetch_refspecs(repo, key):
+        return False
+    repo.run("config", "--add", key, spec)
+    return True
+
+
+def remove_fetch_refspec(repo: GitRepo, remote: str) -> bool:
+    """Take that refspec out again; False when it was not there."""
+    key, spec = f"remote.{remote}.fetch", fetch_refspec(remote)
+    if spec not in _fetch_refspecs(repo, key):
+        return False
+    repo.run("config", "--fixed-value", "--unset-all", key, spec)
+    return True
+
+
+def _fetch_refspecs(repo: GitRepo, key: str) -> list[str]:
+    try:
+        return repo.run("config", "--get-all", key).splitlines()
+    except GitError:  # exit 1: the key is not set
+        return []
