@@ -218,13 +218,32 @@ class Evaluator:
                 commit=request.commit,
             )
             return (), (problem,)
-        changes = loosened(self.config, pushed)
+        changes = loosened(self.config, pushed) + self._signers_added(request)
         if not changes:
             return (), ()
         accepted = policy.authority == "accept" or policy.pusher_is_relaxer
         what = f"config change at {request.commit[:12]}: {'; '.join(changes)}"
         kind = RelaxationKind.CONFIG.value
         return (Relaxation("", "", kind, accepted, what),), ()
+
+    def _signers_added(self, request: Request) -> list[str]:
+        """A line the pushed commit adds to the signers file in force: who may attest grows."""
+        path = self.config.evidence_signers
+        if path is None or request.config_from is None:
+            return []
+
+        def lines(commit: str) -> set[str]:
+            entry = self.repo.tree_entry(commit, path)
+            if entry is None or entry.type != "blob":
+                return set()
+            text = self.repo.read_blob(entry.oid).decode("utf-8", "replace")
+            return {ln.strip() for ln in text.splitlines() if ln.strip()[:1] not in ("", "#")}
+
+        added = sorted(lines(request.commit) - lines(request.config_from))
+        if not added:
+            return []
+        who = ", ".join(line.split()[0] for line in added)
+        return [f"evidence_signers file {path} adds {who}"]
 
     def _verify(
         self, request: Request, ledger: Ledger, item: Assessment, verification: Verification

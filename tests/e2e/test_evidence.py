@@ -251,3 +251,26 @@ def test_the_verifier_never_sees_the_key_in_its_environment_proc_or_file(tmp_pat
     )
     assert done.code == 0, done
     assert "attested key-probe" in done.err, done
+
+
+def test_a_signer_added_by_a_push_is_a_relaxation_and_one_removed_is_not(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    _, stranger = make_key(w.keys, "stranger")
+    signers = w.repo.path / SIGNERS
+    original = signers.read_text()
+    fix_budget(w.repo)
+    attest(w, "--key", str(w.key))
+    assert push(w.repo, EVIDENCE_REF, "main").returncode == 0
+    signers.write_text(original + f"mallory@example.org {stranger}\n")
+    w.repo.commit("let me attest too")
+    refused = push(w.repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert f"{SIGNERS} adds mallory@example.org" in refused.stderr
+    w.repo.git("reset", "-q", "--hard", "HEAD~1")
+    signers.write_text("")
+    w.repo.commit("nobody attests any more")
+    # The signers file is content too: this commit needs its own statement, and the
+    # signer in force (main's file) may still make it.
+    attest(w, "--key", str(w.key))
+    accepted = push(w.repo, EVIDENCE_REF, "main")
+    assert accepted.returncode == 0, accepted.stderr
