@@ -107,3 +107,38 @@ def test_find_principals_is_asked_once_per_signing_key(tmp_path: Path) -> None:
         assert isinstance(checker.check(b"one", first), Signer)
         assert isinstance(checker.check(b"two", second), Signer)
         assert "bad signature" in str(checker.check(b"one", second))
+
+
+def test_statements_by_a_listed_key_are_checked_before_any_number_of_others(
+    tmp_path: Path,
+) -> None:
+    import dataclasses
+
+    from failgate_hooks.app.evidence import MAX_CHECKED, EvidenceCheck
+    from failgate_hooks.app.evidence_store import append_lines
+    from failgate_hooks.core.evidence import Subject, encode_line, evidence_path, payload
+    from failgate_hooks.git.evidence import resolve
+    from failgate_hooks.git.repo import GitRepo
+    from failgate_hooks.ledger.config import Config
+    from tests.conftest import make_repo
+    from tests.test_evidence import statement
+
+    key, public = make_key(tmp_path, "ci")
+    stranger, _ = make_key(tmp_path, "stranger")
+    good = statement(commit="f" * 40)  # its line sorts after every other one
+    path = evidence_path(good.content)
+    lines = [encode_line(payload(good), sign(payload(good), key_file=str(key), key_text=None)[0])]
+    for n in range(MAX_CHECKED + 1):
+        junk = payload(dataclasses.replace(good, commit=f"{n:040d}"))
+        lines.append(encode_line(junk, sign(junk, key_file=str(stranger), key_text=None)[0]))
+    repo = make_repo(tmp_path / "repo")
+    subject = Subject(good.content, good.environment, good.verifier, good.entity)
+    with GitRepo.open(repo.path) as opened:
+        append_lines(opened, {path: lines})
+        check = EvidenceCheck(opened, Config(), [str(resolve(opened))], signers(f"ci {public}"))
+        try:
+            found = check._lookup(("true",), subject, check._checker(signers(f"ci {public}")))
+        finally:
+            check.close()
+    assert found.evidence, found
+    assert found.evidence[0][1].startswith("ci SHA256:")

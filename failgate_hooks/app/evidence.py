@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from failgate_hooks.app.evaluate import Request
 from failgate_hooks.core.events import Verification
@@ -31,12 +32,15 @@ from failgate_hooks.core.gates import Assessment, VerifierOutcome, VerifierResul
 from failgate_hooks.git import evidence as store
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
-from failgate_hooks.verify.pins import PinError
-from failgate_hooks.verify.signing import SignatureChecker, Signer
-from failgate_hooks.verify.subject import gate_subject
+
+if TYPE_CHECKING:
+    from failgate_hooks.verify.signing import SignatureChecker, Signer
 
 NOT_COVERED = "no signed evidence covers it"
 CLEARED = "cleared by evidence; its verifier did not run"
+# Each statement with a signature to check costs an ssh-keygen process: so many as an
+# attacker may add to a content's file must not spend the server's push budget.
+MAX_CHECKED = 64
 
 
 @dataclass
@@ -53,6 +57,10 @@ class EvidenceCheck:
         self, request: Request, item: Assessment, verification: Verification, pinned_from: str
     ) -> VerifierResult:
         """PASSED with the statement that covers the gate, else NOT_RUN saying why not."""
+        # verify/ loads only where someone may attest: a plain push never pays for it.
+        from failgate_hooks.verify.pins import PinError
+        from failgate_hooks.verify.subject import gate_subject
+
         command = verification.command
         signers, why = self._signers(request)
         if signers is None:
@@ -82,7 +90,13 @@ class EvidenceCheck:
         if not lines:
             return _not_covered(command, [f"no statement about this content ({path})"])
         skipped = []
-        for number, line in enumerate(dict.fromkeys(lines), 1):
+        # Statements by a key the signers file names are checked first: lines anyone
+        # may add cannot push them past the limit.
+        ordered = sorted(dict.fromkeys(lines), key=lambda line: not _listed(line, checker))
+        for number, line in enumerate(ordered, 1):
+            if number > MAX_CHECKED:
+                skipped.append(f"statements after the first {MAX_CHECKED} were not checked")
+                break
             found = _judge(line, subject, checker)
             if isinstance(found, str):
                 skipped.append(f"statement {number} skipped: {found}")
@@ -121,6 +135,8 @@ class EvidenceCheck:
         return found, ""
 
     def _checker(self, signers: bytes) -> SignatureChecker:
+        from failgate_hooks.verify.signing import SignatureChecker
+
         if signers not in self._checkers:
             self._checkers[signers] = SignatureChecker(signers).__enter__()
         return self._checkers[signers]
@@ -129,6 +145,13 @@ class EvidenceCheck:
         for checker in self._checkers.values():
             checker.__exit__(None, None, None)
         self._checkers.clear()
+
+
+def _listed(line: str, checker: SignatureChecker) -> bool:
+    try:
+        return checker.listed(split_line(line)[1])
+    except EvidenceFormatError:
+        return False
 
 
 def _judge(

@@ -127,6 +127,20 @@ def signing_key(signature: bytes) -> bytes | None:
     return key if len(key) == size and size else None
 
 
+def _key_blobs(allowed_signers: bytes) -> frozenset[bytes]:
+    """The public keys an allowed-signers file spells out (base64 key fields)."""
+    found = set()
+    for token in allowed_signers.split():
+        try:
+            blob = base64.b64decode(token, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        size = int.from_bytes(blob[:4], "big") if len(blob) > 4 else 0
+        if 0 < size < 64 and blob[4 : 4 + size].isascii():
+            found.add(blob)
+    return frozenset(found)
+
+
 class SignatureChecker:
     """Checks signatures against one allowed-signers file's bytes; use it as a context.
 
@@ -139,7 +153,13 @@ class SignatureChecker:
         self._folder: str | None = None
         self._seen: dict[tuple[bytes, bytes], Signer | str] = {}
         self._principals: dict[bytes, str | None] = {}  # by signing key
+        self._listed_keys = _key_blobs(allowed_signers)
         self._count = 0
+
+    def listed(self, signature: bytes) -> bool:
+        """Whether the signing key is one the signers file names outright: checked first."""
+        key = signing_key(signature)
+        return key is not None and key in self._listed_keys
 
     def __enter__(self) -> SignatureChecker:
         self._folder = self._stack.enter_context(private_folder())
