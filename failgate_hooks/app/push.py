@@ -170,6 +170,12 @@ def pre_push(
     default = remote_default_branch(repo, remote)
     outcomes = []
     for update in updates:
+        if update.remote_ref == EVIDENCE_REF:
+            # No gate applies to statements, so no verifier runs on them; the server's
+            # rule holds here too, against the remote's tip when this clone has it.
+            tip = update.old if repo.has_commit(update.old) else "0" * len(update.old)
+            outcomes.append(RefOutcome(update, judge_evidence_update(repo, tip, update.new)))
+            continue
         if update.is_delete:
             old = repo.try_resolve_commit(update.old)
             known = [] if old is None else [Revision(f"{remote}'s {update.remote_ref}", old, True)]

@@ -274,3 +274,17 @@ def test_a_signer_added_by_a_push_is_a_relaxation_and_one_removed_is_not(tmp_pat
     attest(w, "--key", str(w.key))
     accepted = push(w.repo, EVIDENCE_REF, "main")
     assert accepted.returncode == 0, accepted.stderr
+
+
+def test_the_client_hook_runs_no_verifier_on_the_evidence_ref(tmp_path: Path) -> None:
+    w = world(tmp_path)
+    fix_budget(w.repo)
+    attest(w, "--key", str(w.key))
+    assert w.repo.failgate("install").code == 0
+    pushed = subprocess.run(
+        ["git", "push", "origin", EVIDENCE_REF], cwd=w.repo.path, capture_output=True,
+        text=True, check=False,
+    )  # fmt: skip
+    assert pushed.returncode == 0, pushed.stderr
+    assert "running verifier" not in pushed.stderr, pushed.stderr
+    assert remote_ref(w.remote, EVIDENCE_REF) == w.repo.git("rev-parse", EVIDENCE_REF)
