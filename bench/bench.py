@@ -45,6 +45,7 @@ ROOT = HERE.parent
 sys.path[:] = [str(ROOT), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
 
 from bench import build  # noqa: E402
+from bench.evidence import evidence_cases, evidence_section  # noqa: E402
 from bench.report import Monorepo, Prepared, Results, report  # noqa: E402
 from failgate_hooks.ledger.parsecache import FILE_NAME  # noqa: E402
 
@@ -325,6 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out", default=str(REPORT), help="report file; '-' writes none")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument(
+        "--no-evidence", dest="evidence", action="store_false", help="skip the evidence cases"
+    )
     args = parser.parse_args(argv)
     if args.events != sorted(set(args.events)) or args.events[0] != 0 or len(args.events) < 2:
         parser.error("--events: at least two sizes, growing from 0")
@@ -358,8 +362,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  monorepo built in {time.perf_counter() - start:.1f} s", flush=True)
             mono = monorepo_work(bench, world, args.files, args.gates)
 
+        evidence = evidence_cases(bench, root / "evidence") if args.evidence else []
         print("timing", flush=True)
-        cases = [Case("floor", FLOOR, ROOT)]
+        cases = [Case("floor", FLOOR, ROOT), *evidence]
         for prepared in upstream:
             cases += cases_for(prepared, first_run=prepared is upstream[-1])
         for prepared in no_remote:
@@ -380,7 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = Results(
         command, args.runs, checkout_dir, medians, upstream, no_remote, mono, where, bench.notes
     )
-    text = report(results)
+    text = report(results) + ("\n".join(evidence_section(medians)) + "\n" if evidence else "")
     print()
     print(text)
     if args.out != "-":

@@ -67,8 +67,15 @@ def test_default_timeout_s_is_at_most_a_day(value: str, problem: str) -> None:
         ('sandbox = "bwrap"', "", 'sandbox "bwrap" -> "none"'),
         ('sandbox = "bwrap"', 'sandbox = "none"', 'sandbox "bwrap" -> "none"'),
         ("", "sandbox_network = true", "sandbox_network false -> true"),
+        # Signers let a gate clear without its verifier running: naming or changing them is one.
+        ("", 'evidence_signers = "signers"', "evidence_signers None -> 'signers'"),
+        ('evidence_signers = "a"', 'evidence_signers = "b"', "evidence_signers 'a' -> 'b'"),
+        ('evidence_signers = "a"', "", "require_evidence true -> false"),
+        ('evidence_signers = "a"', 'evidence_signers = "a"\nrequire_evidence = false',
+         "require_evidence true -> false"),
+        ("require_evidence = true", "", "require_evidence true -> false"),
     ],
-)
+)  # fmt: skip
 def test_each_loosening_key_is_found(before: str, after: str, expected: str) -> None:
     changes = loosened(config(before), config(after))
     assert any(expected in change for change in changes), changes
@@ -85,10 +92,21 @@ def test_each_loosening_key_is_found(before: str, after: str, expected: str) -> 
         ("", "default_timeout_s = 60"),
         ("", 'sandbox = "bwrap"'),
         ("sandbox_network = true", ""),
+        ('evidence_signers = "a"\nrequire_evidence = false', 'evidence_signers = "a"'),
     ],
 )  # fmt: skip
 def test_tightening_or_unrelated_changes_loosen_nothing(before: str, after: str) -> None:
     assert loosened(config(before), config(after)) == []
+
+
+def test_the_evidence_keys_are_read_and_checked() -> None:
+    assert not Config().requires_evidence
+    assert config('evidence_signers = ".ci/signers"\n').requires_evidence
+    assert not config('evidence_signers = "s"\nrequire_evidence = false\n').requires_evidence
+    with pytest.raises(UsageError, match="evidence_signers must be the path of a file"):
+        config('evidence_signers = "../outside"\n')
+    with pytest.raises(UsageError, match="require_evidence must be true or false"):
+        config('require_evidence = "yes"\n')
 
 
 def test_the_sandbox_keys_are_read_and_checked() -> None:

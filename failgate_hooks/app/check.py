@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from failgate_hooks.app.evaluate import Request
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.gates import Context, Decision
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Revision, config_at
+
+if TYPE_CHECKING:
+    from failgate_hooks.app.attest import Attester
 
 
 def run_check(
@@ -25,6 +29,7 @@ def run_check(
     no_cache: bool,
     trust_ledger: bool,
     sandbox: bool = False,
+    attester: Attester | None = None,
 ) -> tuple[Decision, list[str]]:
     """The decision, and warnings for the person running it."""
     from failgate_hooks.app.runner import decide_with_verifiers
@@ -57,7 +62,9 @@ def run_check(
         history_errors=tuple(history),
     )
     sandbox_by = "failgate check --sandbox" if sandbox else None
-    decision = decide_with_verifiers(repo, config, request, sandbox_by=sandbox_by)
+    decision = decide_with_verifiers(
+        repo, config, request, sandbox_by=sandbox_by, attester=attester
+    )
     return decision, _warnings(uncommitted(), lambda: _committed(repo, config.ledger))
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from failgate_hooks.app.evaluate import Request
 from failgate_hooks.app.push import config_for
@@ -31,6 +31,9 @@ from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.union import Revision
 from failgate_hooks.render import github as github_output
 from failgate_hooks.render.ci import render_ci_json, render_ci_text
+
+if TYPE_CHECKING:
+    from failgate_hooks.app.attest import Attester
 
 # actions/checkout always names its remote `origin`.
 REMOTE = "origin"
@@ -180,7 +183,13 @@ def _github_target(
 # --------------------------------------------------------------------------- the decision
 
 
-def decide_ci(repo: GitRepo, environ: Mapping[str, str], *, sandbox: bool = False) -> CiRun:
+def decide_ci(
+    repo: GitRepo,
+    environ: Mapping[str, str],
+    *,
+    sandbox: bool = False,
+    attester: Attester | None = None,
+) -> CiRun:
     """The gate decision for the commit CI tests, against the base the environment names."""
     if repo.is_shallow():
         raise GitError(SHALLOW_MESSAGE, hint=SHALLOW_HINT)
@@ -246,7 +255,9 @@ def decide_ci(repo: GitRepo, environ: Mapping[str, str], *, sandbox: bool = Fals
     from failgate_hooks.app.runner import decide_with_verifiers
 
     sandbox_by = "failgate ci --sandbox" if sandbox else None
-    decision = decide_with_verifiers(repo, config, request, sandbox_by=sandbox_by)
+    decision = decide_with_verifiers(
+        repo, config, request, sandbox_by=sandbox_by, attester=attester
+    )
     return CiRun(target, head, base, decision, tuple(notes), ledger_dir=config.ledger)
 
 
@@ -290,6 +301,7 @@ def run_ci(
     stderr: TextIO,
     as_json: bool = False,
     sandbox: bool = False,
+    attester: Attester | None = None,
 ) -> int:
     """`failgate ci`: decide, print, annotate on GitHub; the decision's exit code (0/1/3/4)."""
     github = on_github(environ)
@@ -297,7 +309,7 @@ def run_ci(
     # which the Actions runner reads for them as well.
     commands = stderr if as_json else stdout
     try:
-        run = decide_ci(repo, environ, sandbox=sandbox)
+        run = decide_ci(repo, environ, sandbox=sandbox, attester=attester)
     except FailgateError as error:
         if github:
             lines = [error.message, *([f"hint: {error.hint}"] if error.hint else [])]

@@ -159,6 +159,8 @@ class Evaluator:
     run_verifier: RunVerifier | None = None
     # shared by every ref of a push: a commit's verifiers run once
     results: dict[ResultKey, VerifierResult] = field(default_factory=dict)
+    # Signed evidence (app/evidence.py): consulted before a verifier runs, and where none does.
+    evidence: RunVerifier | None = None
 
     def policy(self, request: Request, *, hold_open: bool = True) -> Policy:
         return Policy(
@@ -216,7 +218,7 @@ class Evaluator:
                 commit=request.commit,
             )
             return (), (problem,)
-        changes = loosened(self.config, pushed)
+        changes = loosened(self.config, pushed) + self._signers_added(request)
         if not changes:
             return (), ()
         accepted = policy.authority == "accept" or policy.pusher_is_relaxer
@@ -224,15 +226,42 @@ class Evaluator:
         kind = RelaxationKind.CONFIG.value
         return (Relaxation("", "", kind, accepted, what),), ()
 
+    def _signers_added(self, request: Request) -> list[str]:
+        """A line the pushed commit adds to the signers file in force: who may attest grows."""
+        path = self.config.evidence_signers
+        if path is None or request.config_from is None:
+            return []
+
+        def lines(commit: str) -> set[str]:
+            entry = self.repo.tree_entry(commit, path)
+            if entry is None or entry.type != "blob":
+                return set()
+            text = self.repo.read_blob(entry.oid).decode("utf-8", "replace")
+            return {ln.strip() for ln in text.splitlines() if ln.strip()[:1] not in ("", "#")}
+
+        added = sorted(lines(request.commit) - lines(request.config_from))
+        if not added:
+            return []
+        who = ", ".join(line.split()[0] for line in added)
+        return [f"evidence_signers file {path} adds {who}"]
+
     def _verify(
         self, request: Request, ledger: Ledger, item: Assessment, verification: Verification
     ) -> VerifierResult:
-        if not request.run_verifiers or self.run_verifier is None:
+        runs = request.run_verifiers and self.run_verifier is not None
+        if not runs and self.evidence is None:
             return VerifierResult(verification.command, VerifierOutcome.NOT_RUN, detail="not run")
         # a commit's verifiers run once however many pushed refs point at it
         # Two refs may read the entity from different revisions: the verifier and
         # where its files are pinned from are part of what was run.
         pinned_from = pinned_revision(ledger, ledger.resolve(item.entity_key), request.commit)
+        skipped: tuple[str, ...] = ()
+        if self.evidence is not None:
+            found = self.evidence(request, item, verification, pinned_from)
+            if found.outcome is VerifierOutcome.PASSED or not runs:
+                return found
+            skipped = found.skipped_evidence
+        assert self.run_verifier is not None
         key = (
             request.commit,
             item.entity_key,
@@ -242,7 +271,7 @@ class Evaluator:
         )
         if key not in self.results:
             self.results[key] = self.run_verifier(request, item, verification, pinned_from)
-        return self.results[key]
+        return replace(self.results[key], skipped_evidence=skipped)
 
 
 def pinned_revision(ledger: Ledger, resolution: Resolution, commit: str) -> str:

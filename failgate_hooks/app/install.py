@@ -128,3 +128,18 @@ def _write_executable(path: str, text: str) -> None:
     mode = os.stat(temp).st_mode
     os.chmod(temp, mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     os.replace(temp, path)
+
+
+def evidence_fetch(repo: GitRepo, *, add: bool) -> str | None:
+    """Add (or remove) the refspec that fetches the default remote's evidence; what was done."""
+    from failgate_hooks.git import evidence
+    from failgate_hooks.git.repo import default_remote
+
+    remote = default_remote(repo)
+    if remote is None:
+        return None
+    if add and evidence.add_fetch_refspec(repo, remote):
+        return f"git fetch {remote} now brings its evidence into {evidence.tracking_ref(remote)}"
+    if not add and evidence.remove_fetch_refspec(repo, remote):
+        return f"git fetch {remote} no longer brings its evidence"
+    return None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from failgate_hooks.app.evaluate import Evaluator, Request, ResultKey, RunVerifier
+from failgate_hooks.app.evidence_update import judge_evidence_update
 from failgate_hooks.core import exitcodes, wildmatch
 from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.core.gates import (
@@ -23,6 +24,7 @@ from failgate_hooks.core.gates import (
     RelaxationKind,
     VerifierResult,
 )
+from failgate_hooks.git.evidence import EVIDENCE_REF
 from failgate_hooks.git.repo import GitRepo, is_null_id, remote_default_branch
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.config import Config
@@ -131,12 +133,17 @@ class HookRun:
     make_runner: Callable[[Config], RunVerifier | None]
     evaluators: dict[str, Evaluator] = field(default_factory=dict)
     results: dict[ResultKey, VerifierResult] = field(default_factory=dict)
+    # Signed evidence for a configuration (app/evidence.py), or None where nobody attests.
+    make_evidence: Callable[[Config], RunVerifier | None] | None = None
 
     def evaluator(self, config: Config) -> Evaluator:
         """One evaluator per configuration, all sharing one table of verifier results."""
         if config.source not in self.evaluators:
             runner = self.make_runner(config)
-            self.evaluators[config.source] = Evaluator(self.repo, config, runner, self.results)
+            evidence = None if self.make_evidence is None else self.make_evidence(config)
+            self.evaluators[config.source] = Evaluator(
+                self.repo, config, runner, self.results, evidence
+            )
         return self.evaluators[config.source]
 
 
@@ -163,6 +170,12 @@ def pre_push(
     default = remote_default_branch(repo, remote)
     outcomes = []
     for update in updates:
+        if update.remote_ref == EVIDENCE_REF:
+            # No gate applies to statements, so no verifier runs on them; the server's
+            # rule holds here too, against the remote's tip when this clone has it.
+            tip = update.old if repo.has_commit(update.old) else "0" * len(update.old)
+            outcomes.append(RefOutcome(update, judge_evidence_update(repo, tip, update.new)))
+            continue
         if update.is_delete:
             old = repo.try_resolve_commit(update.old)
             known = [] if old is None else [Revision(f"{remote}'s {update.remote_ref}", old, True)]
@@ -220,6 +233,9 @@ def pre_receive(
     default = server_default_branch(repo)
     outcomes = []
     for update in updates:
+        if update.remote_ref == EVIDENCE_REF:
+            outcomes.append(RefOutcome(update, judge_evidence_update(repo, update.old, update.new)))
+            continue
         old = None if update.is_create else repo.resolve_commit(update.old)
         known = [] if old is None else [Revision(f"old tip of {update.remote_ref}", old, True)]
         base = [Revision(default[0], default[1], protected=True)] if default else []
@@ -248,7 +264,10 @@ def pre_receive(
             extra_protected_refs=(default[0],) if default else (),
             history_errors=tuple(history),
         )
-        decision = run.evaluator(config).evaluate(request, hold_open=exec_verifiers)
+        # With require_evidence an open gate is held where no verifier runs: only
+        # evidence clears it, and nothing pushed is executed.
+        hold_open = exec_verifiers or config.requires_evidence
+        decision = run.evaluator(config).evaluate(request, hold_open=hold_open)
         outcomes.append(RefOutcome(update, decision, []))
     return PushReport(outcomes)
 

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from failgate_hooks.app.evaluate import Evaluator, Request
+from failgate_hooks.app.evaluate import Evaluator, Request, RunVerifier
+from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Verification
 from failgate_hooks.core.gates import Assessment, Decision, VerifierResult
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 
 if TYPE_CHECKING:
+    from failgate_hooks.app.attest import Attester
     from failgate_hooks.verify.checkout import Checkouts
     from failgate_hooks.verify.sandbox import Sandbox
 
@@ -39,12 +42,14 @@ class VerifierRunner:
         trust_ledger: bool,
         no_cache: bool,
         sandbox_by: str | None = None,
+        hidden: Sequence[str] = (),
     ) -> None:
         self.repo = repo
         self.config = config
         self.trust_ledger = trust_ledger
         self.no_cache = no_cache
         self.sandbox_by = sandbox_by
+        self.hidden = tuple(hidden)  # more folders the sandbox hides (a signing key's)
         self._checkouts: Checkouts | None = None
         self._sandbox: Sandbox | None = None
 
@@ -69,6 +74,7 @@ class VerifierRunner:
             hidden = [self.repo.common_dir, self.repo.git_dir, self.repo.working_dir or ""]
             # Every pool of kept checkouts: the run's own is bound back over it.
             hidden.append(pools_folder(os.environ) or "")
+            hidden += self.hidden
             self._sandbox = Sandbox(
                 network=self.config.sandbox_network, hidden=hidden, asked_by=asked_by
             )
@@ -118,17 +124,47 @@ def make_runner(
 
 
 def decide_with_verifiers(
-    repo: GitRepo, config: Config, request: Request, *, sandbox_by: str | None = None
+    repo: GitRepo,
+    config: Config,
+    request: Request,
+    *,
+    sandbox_by: str | None = None,
+    attester: Attester | None = None,
 ) -> Decision:
-    """One decision for one request, its verifiers run and its checkouts removed."""
-    runner = make_runner(
+    """One decision for one request, its verifiers run and its checkouts removed.
+
+    Signed evidence clears what it covers. With an `attester`, every verifier runs
+    afresh in the sandbox instead, and each pass is handed to it to be signed."""
+    from failgate_hooks.app.evidence import evidence_check
+
+    runner = VerifierRunner(
         repo,
         config,
         trust_ledger=request.trust_ledger,
-        no_cache=request.no_cache,
+        no_cache=request.no_cache or attester is not None,
         sandbox_by=sandbox_by,
+        hidden=() if attester is None else attester.hidden_folders(),
     )
+    run: RunVerifier = runner
+    evidence = None
+    if attester is None:
+        evidence = evidence_check(repo, config)
+    else:
+        from failgate_hooks.app.attest import SANDBOX_HINT
+
+        if runner.sandbox is None:
+            raise UsageError("attesting needs the sandbox", hint=SANDBOX_HINT)
+
+        def run(
+            request: Request, item: Assessment, verification: Verification, pinned_from: str
+        ) -> VerifierResult:
+            result = runner(request, item, verification, pinned_from)
+            attester.saw(repo, config, request, item, verification, pinned_from, result)
+            return result
+
     try:
-        return Evaluator(repo, config, runner).evaluate(request)
+        return Evaluator(repo, config, run, evidence=evidence).evaluate(request)
     finally:
         runner.close()
+        if evidence is not None:
+            evidence.close()

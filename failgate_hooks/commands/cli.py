@@ -36,6 +36,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("check", "try", "ci", "replay"), "decide"),
     **dict.fromkeys(("trust", "demo", "install", "uninstall"), "setup"),
     **dict.fromkeys(("agent-hook", "agent", "mcp"), "agent"),
+    **dict.fromkeys(("attest", "evidence"), "evidence"),
 }
 
 

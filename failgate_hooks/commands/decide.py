@@ -9,6 +9,7 @@ from collections.abc import Callable
 import click
 
 from failgate_hooks.commands.environment import trust_ledger_requested
+from failgate_hooks.commands.evidence import attester_from, key_option, share_attested
 from failgate_hooks.commands.shell import (
     json_option,
     open_repo,
@@ -194,9 +195,17 @@ def _progress_bar() -> Callable[[int, int, str], None]:
 
 @click.command()
 @sandbox_option
+@click.option(
+    "--attest",
+    is_flag=True,
+    help="Sign a statement for each verifier that passes, and push it (needs the sandbox).",
+)
+@key_option
 @json_option
 @click.pass_context
-def ci(ctx: click.Context, sandbox: bool, as_json: bool) -> None:
+def ci(
+    ctx: click.Context, sandbox: bool, attest: bool, key_file: str | None, as_json: bool
+) -> None:
     """The CI gate: decide for the commit CI tests, against its base (exit 0/1/3/4).
 
     \b
@@ -212,10 +221,19 @@ def ci(ctx: click.Context, sandbox: bool, as_json: bool) -> None:
     """
     from failgate_hooks.app.ci import run_ci
 
+    attester = attester_from(key_file, None, None) if attest else None
     with open_repo(ctx) as repo:
         code = run_ci(
-            repo, os.environ, stdout=sys.stdout, stderr=sys.stderr, as_json=as_json, sandbox=sandbox
+            repo,
+            os.environ,
+            stdout=sys.stdout,
+            stderr=sys.stderr,
+            as_json=as_json,
+            sandbox=sandbox,
+            attester=attester,
         )
+        if attester is not None:
+            share_attested(repo, attester)
     ctx.exit(code)
 
 

@@ -21,8 +21,10 @@ from failgate_hooks.core.errors import FailgateError, UsageError
 from failgate_hooks.core.sanitize import clean_line
 
 if TYPE_CHECKING:
+    from failgate_hooks.app.evidence import EvidenceCheck
     from failgate_hooks.app.push import PushReport
     from failgate_hooks.app.runner import VerifierRunner
+    from failgate_hooks.git.repo import GitRepo
     from failgate_hooks.ledger.config import Config
 
 ONE_REF_NOTE = (
@@ -68,7 +70,8 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
             cleanup.callback(made.close)
             return made
 
-        report = pre_push(HookRun(repo, runner), remote, updates, trust_ledger=trust_ledger)
+        run = HookRun(repo, runner, make_evidence=_evidence_maker(repo, cleanup))
+        report = pre_push(run, remote, updates, trust_ledger=trust_ledger)
     _print_report(report, note)
     return report.exit_code
 
@@ -78,8 +81,11 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     `<old> <new> <ref>`. `--exec` runs verifiers, in the sandbox unless `--no-sandbox`."""
     from failgate_hooks.app.push import HookRun, parse_pre_receive, pre_receive
     from failgate_hooks.app.runner import make_runner
+    from failgate_hooks.git.evidence import EVIDENCE_REF
+    from failgate_hooks.git.evidence import resolve as resolve_evidence
     from failgate_hooks.git.repo import GitRepo
 
+    args, signers_file = _evidence_signers_flag(args)
     unknown = [a for a in args if a not in ("--exec", "--sandbox", "--no-sandbox")]
     if unknown:
         raise UsageError(f"{PRE_RECEIVE_USAGE}; unknown {' '.join(unknown)}")
@@ -98,10 +104,64 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
             cleanup.callback(made.close)
             return made
 
-        run = HookRun(repo, runner)
+        # Statements pushed now are read by object id: inside the quarantine no ref names them.
+        pushed = [u.new for u in updates if u.remote_ref == EVIDENCE_REF and not u.is_delete]
+        tips = [tip for tip in (resolve_evidence(repo), *pushed) if tip]
+        signers = None if signers_file is None else _read_signers(signers_file)
+        maker = _evidence_maker(repo, cleanup, tips=tips, signers=signers)
+        run = HookRun(repo, runner, make_evidence=maker)
         report = pre_receive(run, updates, exec_verifiers=exec_verifiers, environ=environ)
-    _print_report(report, None if exec_verifiers else _NO_EXEC_NOTE)
+    holds = any(o.decision is not None and o.decision.policy.hold_open for o in report.outcomes)
+    note = None if exec_verifiers else (_EVIDENCE_NOTE if holds else _NO_EXEC_NOTE)
+    _print_report(report, note)
     return report.exit_code
+
+
+def _evidence_maker(
+    repo: GitRepo,
+    cleanup: ExitStack,
+    *,
+    tips: Sequence[str] | None = None,
+    signers: bytes | None = None,
+) -> Callable[[Config], EvidenceCheck | None]:
+    """The evidence lookup for each configuration, closed when the hook ends."""
+    from failgate_hooks.app.evidence import evidence_check
+
+    def make(config: Config) -> EvidenceCheck | None:
+        check = evidence_check(repo, config, tips=tips, signers=signers)
+        if check is not None:
+            cleanup.callback(check.close)
+        return check
+
+    return make
+
+
+def _evidence_signers_flag(args: Sequence[str]) -> tuple[list[str], str | None]:
+    """The arguments without `--evidence-signers FILE`, and FILE."""
+    rest, found = [], None
+    items = iter(args)
+    for arg in items:
+        if arg == "--evidence-signers":
+            found = next(items, None)
+            if not found:
+                raise UsageError(f"{PRE_RECEIVE_USAGE}; --evidence-signers needs a FILE")
+        elif arg.startswith("--evidence-signers="):
+            found = arg.partition("=")[2]
+        else:
+            rest.append(arg)
+    return rest, found
+
+
+def _read_signers(path: str) -> bytes:
+    """The server's own allowed-signers file; a usage error when it cannot be read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UsageError(
+            f"--evidence-signers {path}: cannot read it ({exc.strerror or exc})",
+            hint="give the path of an OpenSSH allowed-signers file on this server",
+        ) from None
 
 
 # What a hook says when it read no protected revision (a first push to an empty remote).
@@ -110,9 +170,15 @@ HOOK_ADVICE = (
     "or fetch it); failgate check --verbose lists them"
 )
 
-PRE_RECEIVE_USAGE = "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox]"
+PRE_RECEIVE_USAGE = (
+    "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox] [--evidence-signers FILE]"
+)
 PRE_RECEIVE_SANDBOX = (
     "failgate-pre-receive --exec runs verifiers in a sandbox; --no-sandbox runs them without"
+)
+_EVIDENCE_NOTE = (
+    "NOTE: this server runs no verifier: an open gate on a protected ref is held unless "
+    "signed evidence covers it (require_evidence)."
 )
 _NO_EXEC_NOTE = (
     "NOTE: this server runs no verifier (failgate-pre-receive without --exec): open gates "

@@ -69,7 +69,10 @@ def install(ctx: click.Context, chain: bool) -> None:
 
     with open_repo(ctx) as repo:
         path = installer.install(repo, chain=chain)
+        fetched = installer.evidence_fetch(repo, add=True)
     click.echo(f"failgate pre-push hook installed at {path}")
+    if fetched:
+        click.echo(fetched)
 
 
 @click.command()
@@ -80,6 +83,9 @@ def uninstall(ctx: click.Context) -> None:
 
     with open_repo(ctx) as repo:
         click.echo(installer.uninstall(repo))
+        fetched = installer.evidence_fetch(repo, add=False)
+    if fetched:
+        click.echo(fetched)
 
 
 COMMANDS = [trust, demo, install, uninstall]

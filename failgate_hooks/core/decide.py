@@ -150,7 +150,9 @@ def verifier_reason(result: VerifierResult) -> str:
     name = f"verifier {shlex.join(result.command)}"
     took = f" in {result.duration_s:.2f} s" if result.duration_s is not None else ""
     outcome, detail = result.outcome, result.detail
-    if outcome is VerifierOutcome.PASSED or outcome is VerifierOutcome.FAILED:
+    if outcome is VerifierOutcome.PASSED and result.evidence:
+        text, detail = f"{name} cleared by evidence", ""
+    elif outcome is VerifierOutcome.PASSED or outcome is VerifierOutcome.FAILED:
         code = "?" if result.exit_code is None else str(result.exit_code)
         text = f"{name} exited {code}{took}"
     elif outcome is VerifierOutcome.TIMEOUT:

@@ -190,6 +190,9 @@ class VerifierResult:
     cached: bool = False
     output_tail: str = ""
     detail: str = ""
+    # A pass taken from a signed statement: its fields (signer, time, run), one per line.
+    evidence: tuple[tuple[str, str], ...] = ()
+    skipped_evidence: tuple[str, ...] = ()  # why each statement looked at did not count
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,17 @@ class Config:
     sandbox: str = "none"  # "bwrap": every verifier runs in bubblewrap
     sandbox_network: bool = False
     max_event_bytes: int = MAX_EVENT_BYTES  # a larger event file is invalid
+    # An OpenSSH allowed-signers file in the repository: who may attest (docs/evidence.md).
+    evidence_signers: str | None = None
+    require_evidence: bool | None = None  # None: on when evidence_signers is set
     source: str = "defaults"  # where it was read from, for messages
+
+    @property
+    def requires_evidence(self) -> bool:
+        """Whether the server holds an open gate on a protected ref that no evidence covers."""
+        if self.require_evidence is None:
+            return self.evidence_signers is not None
+        return self.require_evidence
 
 
 def parse_config(files: Mapping[str, bytes], source: str) -> Config:
@@ -119,6 +129,17 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
     sandbox_network = table.get("sandbox_network", False)
     if not isinstance(sandbox_network, bool):
         raise UsageError(f"{where}: {prefix}sandbox_network must be true or false")
+    evidence_signers = table.get("evidence_signers")
+    if evidence_signers is not None and (
+        not isinstance(evidence_signers, str) or not is_safe_relative_path(evidence_signers)
+    ):
+        raise UsageError(
+            f"{where}: {prefix}evidence_signers must be the path of a file in the repository, "
+            f"got {evidence_signers!r}"
+        )
+    require_evidence = table.get("require_evidence")
+    if require_evidence is not None and not isinstance(require_evidence, bool):
+        raise UsageError(f"{where}: {prefix}require_evidence must be true or false")
     identity_env = table.get("identity_env")
     if identity_env is not None:
         if not isinstance(identity_env, str) or not _VARIABLE_NAME.match(identity_env):
@@ -143,6 +164,8 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
         sandbox=text("sandbox", "none", ("none", "bwrap")),
         sandbox_network=sandbox_network,
         max_event_bytes=max_event_bytes,
+        evidence_signers=evidence_signers,
+        require_evidence=require_evidence,
         source=source,
     )
 
@@ -178,7 +201,10 @@ def loosened(before: Config, after: Config) -> list[str]:
         changes.append('sandbox "bwrap" -> "none"')
     if not before.sandbox_network and after.sandbox_network:
         changes.append("sandbox_network false -> true")
-    for key in ("identity_env", "ledger", "ledger_refs"):
+    if before.requires_evidence and not after.requires_evidence:
+        changes.append("require_evidence true -> false")
+    # Another file may list other signers: any change of it is one.
+    for key in ("identity_env", "ledger", "ledger_refs", "evidence_signers"):
         if getattr(before, key) != getattr(after, key):
             changes.append(f"{key} {getattr(before, key)!r} -> {getattr(after, key)!r}")
     return changes

@@ -76,6 +76,7 @@ def render_text(
     for gate in decision.gates:
         if gate.state in _LABELS:
             lines.extend(_gate_lines(gate, color))
+            lines.extend(_evidence_lines(gate, verbose))
     lines.extend(_summary(decision.gates))
     if verbose or decision.protected_read:
         lines.extend(_relaxation_line(r, color) for r in decision.relaxations)
@@ -148,6 +149,20 @@ def _gate_lines(gate: Gate, color: bool) -> list[str]:
     lines.extend(INDENT + _line(note) for note in gate.notes)
     if gate.verifier is not None:
         lines.extend(render_tail(gate.verifier.output_tail))
+    return lines
+
+
+def _evidence_lines(gate: Gate, verbose: bool) -> list[str]:
+    """The statement that cleared a gate, one field per line; with `verbose`, those skipped."""
+    result = gate.verifier
+    if result is None:
+        return []
+    lines = []
+    if gate.state is GateState.CLEARED and result.evidence:
+        lines.append(INDENT + _line(f"{result.detail}:"))
+        lines.extend(f"{INDENT}  {_line(name)}: {_line(value)}" for name, value in result.evidence)
+    if verbose:
+        lines.extend(INDENT + _line(why) for why in result.skipped_evidence)
     return lines
 
 
@@ -311,6 +326,8 @@ def _verifier_json(result: VerifierResult) -> dict[str, Any]:
         "output_tail": result.output_tail,
         "outcome": result.outcome.value,
         "detail": result.detail,
+        "evidence": dict(result.evidence) or None,
+        "skipped_evidence": list(result.skipped_evidence),
     }
 
 

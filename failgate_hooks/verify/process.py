@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from failgate_hooks.verify.leftovers import OWNER_VARIABLE, end_leftovers, owner_tag
 from failgate_hooks.verify.sandbox import Sandbox, SandboxError
+from failgate_hooks.verify.signing import KEY_VARIABLE
 
 OUTPUT_TAIL_LINES = 20
 OUTPUT_TAIL_CHARS = 4096
@@ -103,7 +104,10 @@ def verifier_env(
     does, even when `env_pass` names one: inside pre-receive they point into a
     quarantine, and in any hook they name the repository rather than the checkout.
     """
-    refused = tuple(name for name in env_pass if name.upper().startswith("GIT_"))
+    # Nor the evidence signing key's variable: pushed code must never sign a pass.
+    refused = tuple(
+        name for name in env_pass if name.upper().startswith("GIT_") or name == KEY_VARIABLE
+    )
     wanted = [*_ALLOWED_ENV, *(n for n in env_pass if n not in refused)]
     env = {name: environ[name] for name in wanted if name in environ}
     env.update({name: value for name, value in environ.items() if name.startswith("LC_")})

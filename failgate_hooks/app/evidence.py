@@ -1,0 +1,198 @@
+"""Deciding with evidence: a gate that a valid signed statement covers clears without its run.
+
+Who may attest is the allowed-signers file `evidence_signers` names, read
+from the first protected revision of the request (where the configuration
+is read), or given to the server directly. Statements are read from the
+local evidence ref and every remote's tracking copy (on a server: its own ref
+and the one being pushed, by object id). A statement counts only after its
+signature verifies for a listed principal, and only when it says what the
+gate's run would stand on (core/evidence.py's `why_not_covered`); every
+other one is skipped with its reason, never an error that allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from failgate_hooks.app.evaluate import Request
+from failgate_hooks.core.events import Verification
+from failgate_hooks.core.evidence import (
+    EvidenceFormatError,
+    Statement,
+    Subject,
+    evidence_lines,
+    evidence_path,
+    parse_payload,
+    split_line,
+    why_not_covered,
+)
+from failgate_hooks.core.gates import Assessment, VerifierOutcome, VerifierResult
+from failgate_hooks.git import evidence as store
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.config import Config
+
+if TYPE_CHECKING:
+    from failgate_hooks.verify.signing import SignatureChecker, Signer
+
+NOT_COVERED = "no signed evidence covers it"
+CLEARED = "cleared by evidence; its verifier did not run"
+# Each statement with a signature to check costs an ssh-keygen process: so many as an
+# attacker may add to a content's file must not spend the server's push budget.
+MAX_CHECKED = 64
+
+
+@dataclass
+class EvidenceCheck:
+    """Looks up evidence for the gates of one configuration; close it when done."""
+
+    repo: GitRepo
+    config: Config
+    tips: Sequence[str]  # the evidence commits read, as a union
+    signers: bytes | None = None  # given directly (the server's flag): wins over the repository's
+    _checkers: dict[bytes, SignatureChecker] = field(default_factory=dict)
+
+    def __call__(
+        self, request: Request, item: Assessment, verification: Verification, pinned_from: str
+    ) -> VerifierResult:
+        """PASSED with the statement that covers the gate, else NOT_RUN saying why not."""
+        # verify/ loads only where someone may attest: a plain push never pays for it.
+        from failgate_hooks.verify.pins import PinError
+        from failgate_hooks.verify.subject import gate_subject
+
+        command = verification.command
+        signers, why = self._signers(request)
+        if signers is None:
+            return _not_covered(command, [why])
+        try:
+            subject = gate_subject(
+                self.repo,
+                entity_key=item.entity_key,
+                verification=verification,
+                commit=request.commit,
+                pinned_from=pinned_from,
+                ledger_dir=self.config.ledger,
+                environment=request.context.environment,
+            )
+        except PinError as exc:
+            return _not_covered(command, [f"the gate's verifier cannot be pinned: {exc}"])
+        return self._lookup(command, subject, self._checker(signers))
+
+    def _lookup(
+        self, command: tuple[str, ...], subject: Subject, checker: SignatureChecker
+    ) -> VerifierResult:
+        path = evidence_path(subject.content)
+        lines: list[str] = []
+        for tip in self.tips:
+            held = store.read_file(self.repo, tip, path)
+            lines.extend(evidence_lines(held or b""))
+        if not lines:
+            return _not_covered(command, [f"no statement about this content ({path})"])
+        skipped = []
+        # Statements by a key the signers file names are checked first: lines anyone
+        # may add cannot push them past the limit.
+        ordered = sorted(dict.fromkeys(lines), key=lambda line: not _listed(line, checker))
+        for number, line in enumerate(ordered, 1):
+            if number > MAX_CHECKED:
+                skipped.append(f"statements after the first {MAX_CHECKED} were not checked")
+                break
+            found = _judge(line, subject, checker)
+            if isinstance(found, str):
+                skipped.append(f"statement {number} skipped: {found}")
+                continue
+            signer, statement = found
+            fields = (
+                ("signer", f"{signer.principal} {signer.fingerprint}"),
+                ("time", statement.time),
+                ("run", statement.run_url or "(no run URL)"),
+            )
+            return VerifierResult(
+                command,
+                VerifierOutcome.PASSED,
+                detail=CLEARED,
+                evidence=fields,
+                skipped_evidence=tuple(skipped),
+            )
+        return _not_covered(command, skipped)
+
+    def _signers(self, request: Request) -> tuple[bytes | None, str]:
+        """The allowed-signers bytes in force, or None and why there are none."""
+        if self.signers is not None:
+            return self.signers, ""
+        path = self.config.evidence_signers
+        if path is None:
+            return None, "no evidence_signers is configured"
+        protected = next((rev for rev in request.revisions if rev.protected), None)
+        if protected is None:
+            return None, (
+                f"evidence_signers ({path}) is read only from a protected revision, and none "
+                "was read (--ledger-rev origin/main)"
+            )
+        found = store.read_file(self.repo, protected.commit, path)
+        if found is None:
+            return None, f"the signers file {path} is missing at {protected.commit[:12]}"
+        return found, ""
+
+    def _checker(self, signers: bytes) -> SignatureChecker:
+        from failgate_hooks.verify.signing import SignatureChecker
+
+        if signers not in self._checkers:
+            self._checkers[signers] = SignatureChecker(signers).__enter__()
+        return self._checkers[signers]
+
+    def close(self) -> None:
+        for checker in self._checkers.values():
+            checker.__exit__(None, None, None)
+        self._checkers.clear()
+
+
+def _listed(line: str, checker: SignatureChecker) -> bool:
+    try:
+        return checker.listed(split_line(line)[1])
+    except EvidenceFormatError:
+        return False
+
+
+def _judge(
+    line: str, subject: Subject, checker: SignatureChecker
+) -> tuple[Signer, Statement] | str:
+    """The signer and statement of a line that covers `subject`, or why it does not."""
+    try:
+        data, signature = split_line(line)
+    except EvidenceFormatError as exc:
+        return f"unparsable line: {exc}"
+    signer = checker.check(data, signature)
+    if isinstance(signer, str):
+        return signer
+    try:
+        statement = parse_payload(data)  # only now: its signature verified
+    except EvidenceFormatError as exc:
+        return f"signed by {signer.principal}, but {exc}"
+    why = why_not_covered(statement, subject)
+    if why is not None:
+        return f"signed by {signer.principal}, but {why}"
+    return signer, statement
+
+
+def _not_covered(command: tuple[str, ...], skipped: Sequence[str]) -> VerifierResult:
+    return VerifierResult(
+        command,
+        VerifierOutcome.NOT_RUN,
+        detail=NOT_COVERED,
+        skipped_evidence=tuple(s for s in skipped if s),
+    )
+
+
+def evidence_check(
+    repo: GitRepo,
+    config: Config,
+    *,
+    tips: Sequence[str] | None = None,
+    signers: bytes | None = None,
+) -> EvidenceCheck | None:
+    """The evidence lookup for `config`, or None when nobody may attest (no signers at all)."""
+    if signers is None and config.evidence_signers is None:
+        return None
+    found = store.evidence_tips(repo) if tips is None else list(tips)
+    return EvidenceCheck(repo, config, found, signers)

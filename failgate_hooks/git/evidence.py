@@ -1,0 +1,144 @@
+"""The evidence ref as git holds it: read by object id, written with plumbing, pushed, fetched.
+
+`refs/failgate/evidence` names a commit whose tree holds one file per content
+key (core/evidence.py's `evidence_path`). A remote's copy is fetched into a
+ref of its own, `refs/failgate/remotes/<remote>/evidence`: a forced refspec onto
+the local ref would overwrite statements made here, and a non-forced one would
+make `git fetch` fail whenever the two diverge. Nothing here runs a hook: the
+index is a temporary file, and commits are made with `commit-tree`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+
+from failgate_hooks.core.errors import GitError
+from failgate_hooks.git.repo import GitRepo, run_git
+
+EVIDENCE_REF = "refs/failgate/evidence"
+TRACKING_PREFIX = "refs/failgate/remotes/"
+# Evidence commits are data a machine writes: they carry no person's name.
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "failgate",
+    "GIT_AUTHOR_EMAIL": "failgate@invalid",
+    "GIT_COMMITTER_NAME": "failgate",
+    "GIT_COMMITTER_EMAIL": "failgate@invalid",
+}
+
+
+def tracking_ref(remote: str) -> str:
+    """Where a remote's evidence is fetched to."""
+    return f"{TRACKING_PREFIX}{remote}/evidence"
+
+
+def fetch_refspec(remote: str) -> str:
+    """The refspec that brings `remote`'s evidence into its tracking ref (forced: it mirrors)."""
+    return f"+{EVIDENCE_REF}:{tracking_ref(remote)}"
+
+
+def evidence_tips(repo: GitRepo) -> list[str]:
+    """The commits of the local evidence ref and of every remote's tracking copy."""
+    out = repo.run(
+        "for-each-ref", "--format=%(objectname)", EVIDENCE_REF, TRACKING_PREFIX.rstrip("/")
+    )
+    tips = [line for line in out.splitlines() if line]
+    return [tip for tip in dict.fromkeys(tips) if repo.has_commit(tip)]
+
+
+def read_file(repo: GitRepo, commit: str, path: str) -> bytes | None:
+    """The bytes of `path` in evidence commit `commit`, or None when it holds no such file."""
+    entry = repo.tree_entry(commit, path)
+    if entry is None or entry.type != "blob":
+        return None
+    return repo.read_blob(entry.oid)
+
+
+def files(repo: GitRepo, commit: str) -> dict[str, str]:
+    """Every file of evidence commit `commit`: its path and blob id."""
+    return {e.path: e.oid for e in repo.ls_tree(commit) if e.type == "blob"}
+
+
+def write_commit(
+    repo: GitRepo, parents: Sequence[str], changed: Mapping[str, bytes], message: str
+) -> str:
+    """A new evidence commit: the first parent's tree with `changed` files written over it."""
+    with tempfile.TemporaryDirectory(prefix="failgate-evidence-") as folder:
+        env = {"GIT_INDEX_FILE": os.path.join(folder, "index")}
+        if parents:
+            repo.run("read-tree", parents[0], env=env)
+        else:
+            repo.run("read-tree", "--empty", env=env)
+        cacheinfo = []
+        for path, data in sorted(changed.items()):
+            blob = repo.run("hash-object", "-w", "--stdin", stdin=data.decode("utf-8")).strip()
+            cacheinfo.append(f"100644 {blob}\t{path}")
+        if cacheinfo:
+            listing = "\n".join(cacheinfo) + "\n"
+            repo.run("update-index", "--add", "--index-info", stdin=listing, env=env)
+        tree = repo.run("write-tree", env=env)
+    args = ["commit-tree", tree, "-m", message]
+    for parent in parents:
+        args += ["-p", parent]
+    return repo.run(*args, env=_IDENTITY).strip()
+
+
+def update_ref(repo: GitRepo, new: str, old: str | None, ref: str = EVIDENCE_REF) -> bool:
+    """Move `ref` from `old` (None: it must not exist) to `new`; False when it moved meanwhile."""
+    return repo.succeeds("update-ref", ref, new, old or "")
+
+
+def resolve(repo: GitRepo, ref: str = EVIDENCE_REF) -> str | None:
+    """The commit `ref` names now, or None (asked afresh: the ref moves under a push)."""
+    out = repo.run("for-each-ref", "--format=%(objectname)", ref)
+    return out.splitlines()[0] if out else None
+
+
+def _cwd(repo: GitRepo) -> str:
+    return repo.working_dir or repo.git_dir
+
+
+def push(repo: GitRepo, remote: str) -> tuple[bool, str]:
+    """Push the local evidence ref, never forced: (whether it landed, git's words).
+
+    No client hook runs: the evidence ref holds no code and no ledger."""
+    code, out = run_git(
+        _cwd(repo), "push", "--no-verify", "--porcelain", remote, f"{EVIDENCE_REF}:{EVIDENCE_REF}"
+    )
+    return code == 0, out
+
+
+def fetch(repo: GitRepo, remote: str) -> str | None:
+    """Fetch `remote`'s evidence into its tracking ref; the commit, or None when it has none."""
+    code, out = run_git(_cwd(repo), "fetch", "--quiet", "--no-tags", remote, fetch_refspec(remote))
+    if code != 0:
+        if "couldn't find remote ref" in out:
+            return None
+        raise GitError(f"git fetch {remote} {EVIDENCE_REF} failed: {out.strip()[:300]}")
+    return resolve(repo, tracking_ref(remote))
+
+
+def add_fetch_refspec(repo: GitRepo, remote: str) -> bool:
+    """Make `git fetch REMOTE` bring its evidence too; False when it already did."""
+    key, spec = f"remote.{remote}.fetch", fetch_refspec(remote)
+    if spec in _fetch_refspecs(repo, key):
+        return False
+    repo.run("config", "--add", key, spec)
+    return True
+
+
+def remove_fetch_refspec(repo: GitRepo, remote: str) -> bool:
+    """Take that refspec out again; False when it was not there."""
+    key, spec = f"remote.{remote}.fetch", fetch_refspec(remote)
+    if spec not in _fetch_refspecs(repo, key):
+        return False
+    repo.run("config", "--fixed-value", "--unset-all", key, spec)
+    return True
+
+
+def _fetch_refspecs(repo: GitRepo, key: str) -> list[str]:
+    try:
+        return repo.run("config", "--get-all", key).splitlines()
+    except GitError:  # exit 1: the key is not set
+        return []

@@ -1,0 +1,96 @@
+"""The evidence ref in real repositories: lines appended, merged line-wise, pushed and fetched."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from failgate_hooks.app.evidence_store import append_lines, fetch_evidence, push_evidence
+from failgate_hooks.git import evidence as store
+from failgate_hooks.git.repo import GitRepo
+from tests.conftest import Repo, git, make_repo
+
+PATH = "ck1/ab/" + "ab" * 31
+
+
+def clone(remote: Path, where: Path) -> Repo:
+    git(where.parent, "clone", "-q", str(remote), where.name)
+    return Repo(where)
+
+
+def lines_at(repo: Repo, ref: str) -> list[str]:
+    return repo.git("show", f"{ref}:{PATH}").splitlines()
+
+
+def test_appending_keeps_what_was_there_and_adds_each_line_once(repo: Repo) -> None:
+    with GitRepo.open(repo.path) as opened:
+        append_lines(opened, {PATH: ["fge1 b x"]})
+        append_lines(opened, {PATH: ["fge1 a x", "fge1 b x"]})
+    assert lines_at(repo, store.EVIDENCE_REF) == ["fge1 a x", "fge1 b x"]
+    assert repo.git("rev-list", "--count", store.EVIDENCE_REF) == "2"
+
+
+def test_two_ci_runs_attesting_at_once_both_land(tmp_path: Path) -> None:
+    origin = make_repo(tmp_path / "origin")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(origin.path), str(remote))
+    runs = [clone(remote, tmp_path / f"ci{n}") for n in range(2)]
+    script = (
+        "import sys\n"
+        "from failgate_hooks.app.evidence_store import append_lines, push_evidence\n"
+        "from failgate_hooks.git.repo import GitRepo\n"
+        "with GitRepo.open(sys.argv[1]) as repo:\n"
+        f"    append_lines(repo, {{{PATH!r}: ['fge1 ' + sys.argv[2] + ' x']}})\n"
+        "    push_evidence(repo, 'origin')\n"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(run.path), f"run{n}"])
+        for n, run in enumerate(runs)
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert git(remote, "show", f"{store.EVIDENCE_REF}:{PATH}").splitlines() == [
+        "fge1 run0 x",
+        "fge1 run1 x",
+    ]
+
+
+def test_a_diverged_copy_is_merged_and_fetched_into_a_ref_of_its_own(tmp_path: Path) -> None:
+    origin = make_repo(tmp_path / "origin")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(origin.path), str(remote))
+    first, second = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    with GitRepo.open(first.path) as a, GitRepo.open(second.path) as b:
+        append_lines(a, {PATH: ["fge1 a x"]})
+        append_lines(b, {PATH: ["fge1 b x"]})
+        push_evidence(a, "origin")
+        push_evidence(b, "origin")  # refused as not a fast forward, merged, pushed again
+        assert fetch_evidence(a, "origin") is not None
+    assert lines_at(first, store.tracking_ref("origin")) == ["fge1 a x", "fge1 b x"]
+    assert lines_at(first, store.EVIDENCE_REF) == ["fge1 a x"]  # the local copy is untouched
+
+
+def test_a_remote_without_evidence_fetches_nothing(tmp_path: Path) -> None:
+    origin = make_repo(tmp_path / "origin")
+    copy = clone(origin.path, tmp_path / "copy")
+    with GitRepo.open(copy.path) as opened:
+        assert fetch_evidence(opened, "origin") is None
+        assert store.evidence_tips(opened) == []
+
+
+def test_install_makes_git_fetch_bring_the_evidence_and_uninstall_stops_it(
+    tmp_path: Path,
+) -> None:
+    origin = make_repo(tmp_path / "origin")
+    with GitRepo.open(origin.path) as opened:
+        append_lines(opened, {PATH: ["fge1 a x"]})
+    copy = clone(origin.path, tmp_path / "copy")
+    assert copy.failgate("install").code == 0
+    assert store.fetch_refspec("origin") in copy.git("config", "--get-all", "remote.origin.fetch")
+    assert copy.failgate("install").code == 0  # twice: still one refspec
+    specs = copy.git("config", "--get-all", "remote.origin.fetch").splitlines()
+    assert specs.count(store.fetch_refspec("origin")) == 1
+    copy.git("fetch", "-q", "origin")
+    assert lines_at(copy, store.tracking_ref("origin")) == ["fge1 a x"]
+    assert copy.failgate("uninstall").code == 0
+    assert "evidence" not in copy.git("config", "--get-all", "remote.origin.fetch")
