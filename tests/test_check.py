@@ -83,7 +83,7 @@ def test_gates_counts_relaxations_too_and_lists_them_when_verbose(repo: Repo) ->
     gates = repo.failgate("gates", "--ref", "refs/heads/main")
     (line,) = relaxed_lines(gates.out)
     assert line.startswith("RELAXED 3 relaxing event(s) accepted")
-    assert "failgate check the protected revisions too" in line
+    assert "gates reads the remote's default branch too once this repository has it" in line
     verbose = repo.failgate("gates", "--ref", "refs/heads/main", "--verbose")
     assert len(relaxed_lines(verbose.out)) == 3
 

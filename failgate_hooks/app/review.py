@@ -10,7 +10,7 @@ from failgate_hooks.app.evaluate import pinned_revision
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Event, Verification
 from failgate_hooks.core.sanitize import clean_line
-from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
+from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Ledger, Revision, read_union
 from failgate_hooks.render.trust import argv_lines, content_lines, diff_lines
@@ -40,12 +40,9 @@ class Candidate:
 
 def inspection_revisions(repo: GitRepo) -> list[Revision]:
     """HEAD, and the remote default branch (a protected revision) when there is one."""
-    revisions = [Revision("HEAD", repo.resolve_commit("HEAD"))]
-    remote = default_remote(repo)
-    found = remote_default_branch(repo, remote) if remote else None
-    if found is not None:
-        revisions.append(Revision(found[0], found[1], protected=True))
-    return revisions
+    from failgate_hooks.app.report import inspection_revisions as revisions_of
+
+    return revisions_of(repo, "HEAD")[0]
 
 
 def inspection_ledger(repo: GitRepo, config: Config) -> tuple[Ledger, str]:
