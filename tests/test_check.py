@@ -97,8 +97,8 @@ def test_a_ledger_file_moved_in_the_work_tree_is_named_as_new_and_as_changed(rep
     repo.git("mv", old, new)  # staged: git status reports it as one rename
     check = repo.failgate(*CHECK)
     assert (
-        f"1 ledger file(s) in the work tree are not committed and were not read (e.g. {new})"
-        in (check.err)
+        "1 ledger file(s) in the work tree are not committed, so they were not read and not "
+        f"applied (e.g. {new})" in (check.err)
     ), check
     assert f"1 committed ledger file(s) are changed or deleted in the work tree (e.g. {old})" in (
         check.err

@@ -106,6 +106,8 @@ class RefOutcome:
 @dataclass
 class PushReport:
     outcomes: list[RefOutcome]
+    # What the pusher should know that no ref's decision says: uncommitted ledger files.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -162,12 +164,14 @@ def pre_push(
     repo = run.repo
     default = remote_default_branch(repo, remote)
     outcomes = []
+    uncommitted = _UncommittedLedger(repo)
     for update in updates:
         if update.is_delete:
             old = repo.try_resolve_commit(update.old)
             known = [] if old is None else [Revision(f"{remote}'s {update.remote_ref}", old, True)]
             base = [Revision(default[0], default[1], protected=True)] if default else []
             config = config_for(repo, [*known, *base]) if known or base else Config()
+            uncommitted.start(config)
             as_remote = None
             if default is not None:
                 as_remote = (_default_branch_as_remote_ref(default[0], remote), default[1])
@@ -192,6 +196,7 @@ def pre_push(
             revisions.append(Revision(default[0], default[1], protected=True))
             extra_protected = (_default_branch_as_remote_ref(default[0], remote),)
         config = config_for(repo, revisions)
+        uncommitted.start(config)
         history = check_update(repo, old, commit, config.ledger, exclude=[f"--remotes={remote}"])
         request = Request(
             commit=commit,
@@ -205,7 +210,7 @@ def pre_push(
         )
         decision = run.evaluator(config).evaluate(request)
         outcomes.append(RefOutcome(update, decision, notes))
-    return PushReport(outcomes)
+    return PushReport(outcomes, uncommitted.warnings())
 
 
 def pre_receive(
@@ -219,6 +224,8 @@ def pre_receive(
     repo = run.repo
     default = server_default_branch(repo)
     outcomes = []
+    # A server's repository is bare: nothing is uncommitted, this warns only in a non-bare one.
+    uncommitted = _UncommittedLedger(repo)
     for update in updates:
         old = None if update.is_create else repo.resolve_commit(update.old)
         known = [] if old is None else [Revision(f"old tip of {update.remote_ref}", old, True)]
@@ -226,6 +233,7 @@ def pre_receive(
         # Never the pushed commit's own configuration: with no protected revision at all,
         # the built-in defaults decide, and the pushed one is judged against them.
         config = config_for(repo, [*known, *base]) if known or base else Config()
+        uncommitted.start(config)
         pusher = pusher_identity(config.identity_env, environ)
         relaxer = pusher is not None and pusher in config.relaxers
         if update.is_delete:
@@ -245,12 +253,31 @@ def pre_receive(
             run_verifiers=exec_verifiers,
             trust_ledger=True,
             pusher_is_relaxer=relaxer,
+            pusher=pusher,
             extra_protected_refs=(default[0],) if default else (),
             history_errors=tuple(history),
         )
         decision = run.evaluator(config).evaluate(request, hold_open=exec_verifiers)
         outcomes.append(RefOutcome(update, decision, []))
-    return PushReport(outcomes)
+    return PushReport(outcomes, uncommitted.warnings())
+
+
+class _UncommittedLedger:
+    """The work tree's ledger files a push does not carry, asked of git once per push
+    (in the ledger folder of the first configuration in force) while refs are decided."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self._repo = repo
+        self._pending: Callable[[], list[str]] | None = None
+
+    def start(self, config: Config) -> None:
+        if self._pending is None:
+            from failgate_hooks.app.check import start_uncommitted_warnings
+
+            self._pending = start_uncommitted_warnings(self._repo, config.ledger)
+
+    def warnings(self) -> list[str]:
+        return self._pending() if self._pending is not None else []
 
 
 def config_for(repo: GitRepo, revisions: Sequence[Revision]) -> Config:

@@ -135,6 +135,9 @@ def _print_report(report: PushReport, note: str | None) -> None:
         blocks.append("\n".join(lines))
     if note:
         blocks.insert(0, note)
+    # first, so that the verdict stays what the pusher reads last
+    for warning in reversed(report.warnings):
+        blocks.insert(0, f"failgate: warning: {clean_line(warning)}")
     if len(report.outcomes) > 1:
         refused = [
             o.update.remote_ref
