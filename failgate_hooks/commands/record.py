@@ -17,7 +17,8 @@ from failgate_hooks.core.sanitize import clean_line
 
 
 def _write(ctx: click.Context, build: Callable[[Any], Any], *, probe: bool = False) -> None:
-    """Shared tail of record/confirm/expire: write, warn, print the path last."""
+    """Shared tail of record/confirm/expire: write, warn, say what the probe found, print
+    the path last."""
     from failgate_hooks.ledger.write import git_identity, write_event
 
     with open_repo(ctx) as repo:
@@ -28,17 +29,16 @@ def _write(ctx: click.Context, build: Callable[[Any], Any], *, probe: bool = Fal
         written = write_event(repo, config, draft, recorded_by=git_identity(repo))
         for warning in written.warnings:
             click.echo(f"warning: {clean_line(warning)}", err=True)
-        for warning in _after_record(repo, config, written, probe=probe):
-            click.echo(f"warning: {clean_line(warning)}", err=True)
+        for line in _after_record(repo, config, written, probe=probe):
+            click.echo(clean_line(line), err=True)
         root = repo.working_dir or "."
         click.echo(os.path.relpath(written.path, root))
 
 
 def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[str]:
-    """What only warns: pinned files not committed, a verifier that already passes.
-
-    `record` also trusts the verifier it writes: the person recording it wrote it.
-    """
+    """What only warns (pinned files not committed), and what the probe found: each line
+    as printed. `record` also trusts the verifier it writes: the person recording it
+    wrote it."""
     from failgate_hooks.app import review as verifiers
     from failgate_hooks.core.events import Status
 
@@ -56,10 +56,11 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
     ]
     untrusted = verifiers.trust_recorded(repo, event, event.recorded_by or "failgate record")
     warnings += [untrusted] if untrusted else []
+    lines = [f"warning: {warning}" for warning in warnings]
     if probe and event.status is Status.OBSERVED:
-        passes = verifiers.probe(repo, config, event)
-        warnings += [passes] if passes else []
-    return warnings
+        found = verifiers.probe(repo, config, event, trusted=untrusted is None)
+        lines.append(f"{'probe' if found.expected else 'warning: probe'}: {found.text}")
+    return lines
 
 
 @click.command()

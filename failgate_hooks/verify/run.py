@@ -91,6 +91,11 @@ def _result(
     )
 
 
+def outcome_of(command: tuple[str, ...], run: CommandRun) -> VerifierResult:
+    """What one run gave, read by the rule gates are read by (`record`'s probe uses it)."""
+    return _result(command, run, ())
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
