@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -48,3 +51,25 @@ def test_each_command_is_loaded_from_the_module_that_defines_it() -> None:
         for command in importlib.import_module(f"failgate_hooks.commands.{module}").COMMANDS
     }
     assert defined == COMMAND_MODULES
+
+
+@pytest.mark.parametrize(
+    ("script", "usage"),
+    [
+        ("failgate-pre-receive", "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox]"),
+        ("failgate-pre-push", "usage: failgate-pre-push REMOTE URL"),
+    ],
+)
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_the_hooks_explain_themselves_and_refuse_nothing(
+    script: str, usage: str, flag: str, tmp_path: Path
+) -> None:
+    """`failgate-pre-receive --help` once said "unknown --help" and "push refused"."""
+    exe = Path(sys.executable).parent / script
+    proc = subprocess.run(
+        [str(exe), flag], cwd=tmp_path, capture_output=True, text=True, check=False,
+        stdin=subprocess.DEVNULL, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == usage
+    assert proc.stderr == ""

@@ -119,9 +119,32 @@ def test_since_is_stored_as_the_full_commit_id(any_repo: Repo) -> None:
 
 def test_outside_a_repository_is_a_clear_error(tmp_path: Path) -> None:
     result = failgate(tmp_path, "fsck")
-    assert result.code == 4, result
+    assert result.code == 2, result  # a usage matter, not the ledger's integrity
     assert "not a git repository" in result.err
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("expire", "--note", "gone"), ("confirm", "--commit", "HEAD", "--note", "checked")],
+    ids=["expire", "confirm"],
+)
+def test_a_mistyped_key_is_named_as_one_with_the_nearest_key(
+    repo: Repo, command: tuple[str, ...]
+) -> None:
+    """It once said "is a new entity: say what must check it with --trigger"."""
+    first_event(repo)
+    repo.commit("record")
+    name, *rest = command
+    result = repo.failgate(name, "deploy:mainnet:gas-budgte", *rest)
+    assert result.code == 2, result
+    assert result.err.splitlines() == [
+        f"failgate: no entity 'deploy:mainnet:gas-budgte' in the ledger: failgate {name} "
+        "changes an entity that exists",
+        f"  hint: did you mean {KEY}?",
+    ]
+    assert "--trigger" not in result.err
+    assert len(ledger_files(repo)) == 1  # nothing written
 
 
 def test_fsck_on_a_clean_ledger_exits_zero(any_repo: Repo) -> None:

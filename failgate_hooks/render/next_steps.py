@@ -114,7 +114,7 @@ def _pending_steps(pending: list[Relaxation], policy: Policy) -> list[str]:
     elif policy.pusher is None:
         seen = (
             f"no pusher was seen: identity_env = {policy.identity_env}, which is not set in "
-            "this hook's environment"
+            "the environment failgate ran in"
         )
     else:
         seen = f"the pusher seen is {_line(policy.pusher)} (identity_env = {policy.identity_env})"

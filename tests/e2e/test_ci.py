@@ -682,3 +682,13 @@ def test_ci_help_names_the_environment_it_reads(tmp_path: Path) -> None:
     )
     for name in ("GITHUB_EVENT_PATH", "GITHUB_BASE_REF", "GITHUB_OUTPUT", "FAILGATE_BASE"):
         assert name in proc.stdout
+
+
+def test_a_ci_with_no_base_says_so_once_without_naming_itself_twice(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    env = {k: "" for k in ("GITHUB_ACTIONS", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH",
+                           "GITHUB_BASE_REF", "FAILGATE_BASE", "FAILGATE_REF")}  # fmt: skip
+    result = repo.failgate("ci", env=env)
+    assert result.code == 2, result
+    assert result.err.startswith("failgate: ci cannot tell which base to compare the commit with")
+    assert "failgate: failgate" not in result.err
