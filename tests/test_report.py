@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from tests.conftest import Repo
-from tests.worlds import KEY, budget_repo, fix_budget, record_failure
+from tests.worlds import KEY, budget_repo, fix_budget, record_failure, with_remote
 
 
 def states(repo: Repo) -> dict[str, tuple[str, int]]:
@@ -77,3 +78,26 @@ def test_an_untrusted_verifier_reads_as_not_trusted_in_every_report(tmp_path: Pa
     assert repo.failgate("check").code == 1
     assert states(repo)["gates"] == ("open", 1)
     assert gate_verifier(repo)["outcome"] == "untrusted"
+
+
+def test_check_reads_the_configuration_in_force_as_the_hook_does_not_the_commits_own(
+    tmp_path: Path,
+) -> None:
+    """`check --ref refs/heads/main` once read the commit's own mode = "warn" and allowed
+    what the hook, reading the remote main's configuration, refused."""
+    repo = budget_repo(tmp_path / "work")
+    with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    repo.write("failgate.toml", 'mode = "warn"\n')
+    repo.commit("only warn")
+    check = repo.failgate("check", "--ref", "refs/heads/main")
+    assert check.code == 1, check
+    assert "RELAXED config change at" in check.out and "mode" in check.out, check
+    assert repo.failgate("install").code == 0
+    pushed = subprocess.run(
+        ["git", "push", "origin", "main"], cwd=repo.path, capture_output=True, text=True,
+        check=False, timeout=300,
+    )  # fmt: skip
+    assert pushed.returncode == check.code, pushed.stderr
+    gates = repo.failgate("gates", "--ref", "refs/heads/main")
+    assert gates.code == 1, gates

@@ -27,11 +27,18 @@ def run_check(
     sandbox: bool = False,
 ) -> tuple[Decision, list[str]]:
     """The decision, and warnings for the person running it."""
+    from failgate_hooks.app.report import inspection_revisions
     from failgate_hooks.app.runner import decide_with_verifiers
     from failgate_hooks.ledger.appendonly import check_range
 
     commit = repo.resolve_commit(rev)
     protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
+    extra_protected: tuple[str, ...] = ()
+    if not protected:
+        # As the hook reads it, and gates: the remote's default branch is protected, and
+        # its configuration is the one in force, not the checked commit's own.
+        read, extra_protected = inspection_revisions(repo, rev)
+        protected = read[1:]
     # config from the first protected revision; C's own only when there is none
     first = protected[0] if protected else Revision(rev, commit)
     config = config_at(repo, first.commit, first.label)
@@ -54,6 +61,7 @@ def run_check(
         authority=authority,
         no_cache=no_cache,
         trust_ledger=trust_ledger,
+        extra_protected_refs=extra_protected,
         history_errors=tuple(history),
     )
     sandbox_by = "failgate check --sandbox" if sandbox else None

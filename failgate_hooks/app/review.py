@@ -139,8 +139,9 @@ def describe(repo: GitRepo, candidate: Candidate) -> list[str]:
     if not candidate.push_copy and not candidate.trusted:
         lines.append(
             "     not approved by `failgate trust`: this is HEAD's own copy, which only "
-            "`failgate check` without --ledger-rev runs; one version per gate is trusted, "
-            "and the one a push runs is listed first"
+            "`failgate check` with no protected revision to read runs (no remote default "
+            "branch, no --ledger-rev); one version per gate is trusted, and the one a push "
+            "runs is listed first"
         )
     for path in candidate.unpinned_repo_files:
         lines.append(
