@@ -313,12 +313,13 @@ def _gate_json(gate: Gate) -> dict[str, Any]:
         "title": gate.title,
         "reason": "; ".join((gate.reason, *gate.notes)),
         "event_ids": list(gate.event_ids),
-        "verifier": _verifier_json(gate.verifier) if gate.verifier is not None else None,
+        "verifier": verifier_json(gate.verifier) if gate.verifier is not None else None,
         "problems": [_problem_json(p) for p in gate.problems],
     }
 
 
-def _verifier_json(result: VerifierResult) -> dict[str, Any]:
+def verifier_json(result: VerifierResult) -> dict[str, Any]:
+    """A verifier's result as `--json` gives it, in a gate or from `try`."""
     return {
         "command": list(result.command),
         "exit_code": result.exit_code,
