@@ -238,7 +238,7 @@ def pre_receive(
         relaxer = pusher is not None and pusher in config.relaxers
         if update.is_delete:
             outcomes.append(
-                _deletion(repo, run, config, update, old, default, "protected", relaxer)
+                _deletion(repo, run, config, update, old, default, "protected", relaxer, pusher)
             )
             continue
         commit = peel(repo, update.new, update.remote_ref)
@@ -319,6 +319,7 @@ def _deletion(
     default: tuple[str, str] | None,
     authority: str,
     relaxer: bool = False,
+    pusher: str | None = None,
 ) -> RefOutcome:
     """A deleted ref (`default`: the default branch as a ref of the side that receives the
     push, and its tip): a relaxation when it is protected and its ledger holds events that
@@ -357,6 +358,7 @@ def _deletion(
         authority=authority,
         run_verifiers=False,
         pusher_is_relaxer=relaxer,
+        pusher=pusher,
         extra_protected_refs=(default[0],) if default else (),
         other_relaxations=(relaxation,),
     )

@@ -136,3 +136,15 @@ def test_a_server_repository_with_a_work_tree_warns_of_its_uncommitted_events(
     pushed = push(repo, "main")
     assert pushed.returncode == 0, pushed.stderr
     assert f"not read and not applied (e.g. {loose})" in pushed.stderr
+
+
+def test_a_pending_deletion_names_the_pusher_seen(tmp_path: Path) -> None:
+    repo, _ = server(tmp_path)
+    repo.git("checkout", "-q", "-b", "release/1")
+    repo.record("ops:release", "--status", "observed", "--title", "t", "--trigger", "deploy")
+    repo.commit("an event only the release branch holds")
+    assert push(repo, "release/1", user="alice").returncode == 0
+    refused = push(repo, "--delete", "release/1", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert "PENDING deletion of refs/heads/release/1" in refused.stderr
+    assert "the pusher seen is bob (identity_env = REMOTE_USER); relaxers: alice" in refused.stderr
