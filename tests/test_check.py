@@ -83,7 +83,7 @@ def test_gates_counts_relaxations_too_and_lists_them_when_verbose(repo: Repo) ->
     gates = repo.failgate("gates", "--ref", "refs/heads/main")
     (line,) = relaxed_lines(gates.out)
     assert line.startswith("RELAXED 3 relaxing event(s) accepted")
-    assert "failgate check the protected revisions too" in line
+    assert "gates reads the remote's default branch too once this repository has it" in line
     verbose = repo.failgate("gates", "--ref", "refs/heads/main", "--verbose")
     assert len(relaxed_lines(verbose.out)) == 3
 
@@ -97,8 +97,8 @@ def test_a_ledger_file_moved_in_the_work_tree_is_named_as_new_and_as_changed(rep
     repo.git("mv", old, new)  # staged: git status reports it as one rename
     check = repo.failgate(*CHECK)
     assert (
-        f"1 ledger file(s) in the work tree are not committed and were not read (e.g. {new})"
-        in (check.err)
+        "1 ledger file(s) in the work tree are not committed, so they were not read and not "
+        f"applied (e.g. {new})" in (check.err)
     ), check
     assert f"1 committed ledger file(s) are changed or deleted in the work tree (e.g. {old})" in (
         check.err

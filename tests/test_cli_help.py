@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -48,3 +52,50 @@ def test_each_command_is_loaded_from_the_module_that_defines_it() -> None:
         for command in importlib.import_module(f"failgate_hooks.commands.{module}").COMMANDS
     }
     assert defined == COMMAND_MODULES
+
+
+@pytest.mark.parametrize(
+    ("script", "usage"),
+    [
+        ("failgate-pre-receive", "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox]"),
+        ("failgate-pre-push", "usage: failgate-pre-push REMOTE URL"),
+    ],
+)
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_the_hooks_explain_themselves_and_refuse_nothing(
+    script: str, usage: str, flag: str, tmp_path: Path
+) -> None:
+    """`failgate-pre-receive --help` once said "unknown --help" and "push refused"."""
+    exe = Path(sys.executable).parent / script
+    proc = subprocess.run(
+        [str(exe), flag], cwd=tmp_path, capture_output=True, text=True, check=False,
+        stdin=subprocess.DEVNULL, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == usage
+    assert proc.stderr == ""
+
+
+REPORTING = ("check", "ci", "doctor", "export", "fsck", "gates", "log", "replay", "trust", "try")
+
+
+@pytest.mark.parametrize("name", REPORTING)
+def test_every_reporting_command_takes_json_as_the_readme_says(name: str) -> None:
+    command = main.get_command(click.Context(main), name)
+    assert command is not None
+    options = {opt for p in command.params for opt in getattr(p, "opts", ())}
+    assert "--json" in options, f"failgate {name} has no --json"
+
+
+def test_try_and_trust_speak_json(tmp_path: Path) -> None:
+    from tests.worlds import KEY, budget_repo, record_failure
+
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    tried = repo.failgate("try", KEY, "--json")
+    assert tried.code == 1, tried
+    doc = json.loads(tried.out)
+    assert doc["passed"] is False and doc["verifier"]["outcome"] == "failed"
+    listed = json.loads(repo.failgate("trust", "--json", "--all").out)
+    assert [v["entity_key"] for v in listed["verifiers"]] == [KEY]
+    assert listed["verifiers"][0]["trusted"] is True

@@ -147,7 +147,7 @@ def test_the_markdown_leads_with_the_counts_line_and_lists_every_entity(tmp_path
     first_line = text.splitlines()[0]
     assert first_line.startswith("# failgate export @ ")
     assert (
-        "7 entities: 2 open / 1 cleared / 1 conflict / 1 invalid / 1 retired / "
+        "7 entity(ies): 2 open / 1 cleared / 1 conflict / 1 invalid / 1 retired / "
         "1 not applicable; 1 ledger problem(s)"
     ) in first_line
     for key, state in [
@@ -167,7 +167,10 @@ def test_the_json_has_counts_states_reasons_and_a_lifecycle_per_entity(tmp_path:
     assert doc["counts"]["entities"] == len(doc["entities"]) == 7
     assert doc["summary"].startswith("failgate export @ ")
     entities = {e["entity_key"]: e for e in doc["entities"]}
-    assert entities["ops:open"]["data"]["reason"] == "needs verifier python3 checks/check.py"
+    # as check says it here: the verifier is not trusted on this machine
+    assert entities["ops:open"]["data"]["reason"] == (
+        "verifier python3 checks/check.py is not trusted on this machine: run failgate trust"
+    )
     assert entities["ops:open"]["verifier_command"] == {
         "data": {"argv": ["python3", "checks/check.py"]}
     }
@@ -249,7 +252,7 @@ def test_export_of_another_revision(tmp_path: Path) -> None:
     w = world(tmp_path)
     assert export_at(w.repo, w.base).entities == ()
     assert counts_line(export_at(w.repo, w.base)).endswith(
-        "0 entities: 0 open / 0 cleared / 0 conflict / 0 invalid / 0 retired / 0 not applicable"
+        "0 entity(ies): 0 open / 0 cleared / 0 conflict / 0 invalid / 0 retired / 0 not applicable"
     )
 
 

@@ -120,7 +120,7 @@ def test_a_leftover_temp_file_of_a_killed_record_is_ignored_by_every_reader(repo
     repo.commit("someone committed everything, the dot-file too")
     fsck = repo.failgate("fsck")
     assert fsck.code == 0, fsck
-    assert "2 event(s), 1 entities" in fsck.out
+    assert "2 event(s), 1 entity(ies)" in fsck.out
     check = repo.failgate("check", "--ref", "refs/heads/topic")
     assert check.code == 0 and "INVALID" not in check.out, check
     with GitRepo.open(repo.path) as git_repo:
@@ -477,7 +477,7 @@ def test_check_tells_an_edited_committed_event_from_a_new_one(repo: Repo) -> Non
     new = repo.record(KEY, "--status", "expired")
     check = repo.failgate("check", "--ref", "refs/heads/topic")
     assert (
-        f"1 ledger file(s) in the work tree are not committed and were not read (e.g. {new})"
-        in check.err
+        "1 ledger file(s) in the work tree are not committed, so they were not read and not "
+        f"applied (e.g. {new})" in check.err
     )
     assert "1 committed ledger file(s) are changed" in check.err, check

@@ -116,7 +116,7 @@ def test_superseding_the_newest_event_does_not_revive_the_one_before(repo: Repo)
     result = repo.failgate("log", KEY)
     heads = [line for line in result.out.splitlines() if line.startswith("*")]
     assert len(heads) == 1 and "head" in heads[0]
-    assert "STATE resolved: status mitigated" in result.out
+    assert "RESOLUTION resolved: status mitigated" in result.out
 
 
 def test_a_bad_file_on_one_entity_does_not_stop_pushes_it_does_not_apply_to(repo: Repo) -> None:

@@ -29,7 +29,7 @@ def test_log_shows_order_superseded_heads_and_state(repo: Repo) -> None:
     assert f"superseded by {fixed}" in lines[1]
     assert lines[3].startswith(f"* {later}") and "head" in lines[3]
     assert "| per deploy" in result.out
-    assert "STATE resolved: status diagnosed; triggers push" in result.out
+    assert "RESOLUTION resolved: status diagnosed; triggers push" in result.out
     doc = json.loads(repo.failgate("log", KEY, "--json").out)
     assert [e["id"] for e in doc["events"]] == [first, fixed, later]
     assert doc["heads"] == [later]

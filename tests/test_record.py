@@ -119,9 +119,32 @@ def test_since_is_stored_as_the_full_commit_id(any_repo: Repo) -> None:
 
 def test_outside_a_repository_is_a_clear_error(tmp_path: Path) -> None:
     result = failgate(tmp_path, "fsck")
-    assert result.code == 4, result
+    assert result.code == 2, result  # a usage matter, not the ledger's integrity
     assert "not a git repository" in result.err
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("expire", "--note", "gone"), ("confirm", "--commit", "HEAD", "--note", "checked")],
+    ids=["expire", "confirm"],
+)
+def test_a_mistyped_key_is_named_as_one_with_the_nearest_key(
+    repo: Repo, command: tuple[str, ...]
+) -> None:
+    """It once said "is a new entity: say what must check it with --trigger"."""
+    first_event(repo)
+    repo.commit("record")
+    name, *rest = command
+    result = repo.failgate(name, "deploy:mainnet:gas-budgte", *rest)
+    assert result.code == 2, result
+    assert result.err.splitlines() == [
+        f"failgate: no entity 'deploy:mainnet:gas-budgte' in the ledger: failgate {name} "
+        "changes an entity that exists",
+        f"  hint: did you mean {KEY}?",
+    ]
+    assert "--trigger" not in result.err
+    assert len(ledger_files(repo)) == 1  # nothing written
 
 
 def test_fsck_on_a_clean_ledger_exits_zero(any_repo: Repo) -> None:
@@ -230,10 +253,12 @@ def test_record_warns_when_the_verifier_already_passes_on_head(repo: Repo) -> No
     assert "already passes on HEAD" in result.err
 
 
-def test_record_is_quiet_when_the_verifier_fails_on_head_and_no_probe_skips_it(
+def test_record_says_the_verifier_fails_on_head_as_expected_and_no_probe_skips_it(
     repo: Repo,
 ) -> None:
-    repo.write("checks/check.py", "import sys; open('probed', 'w'); sys.exit(1)\n")
+    repo.write(
+        "checks/check.py", "import sys; open('probed', 'w'); print('too small'); sys.exit(1)\n"
+    )
     repo.commit("a check that fails")
     args = (
         "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
@@ -241,9 +266,54 @@ def test_record_is_quiet_when_the_verifier_fails_on_head_and_no_probe_skips_it(
     )  # fmt: skip
     result = repo.failgate(*args)
     assert result.code == 0, result
-    assert "already passes" not in result.err
+    head = repo.head()[:12]
+    assert result.err.splitlines() == [
+        f"probe: the verifier fails on HEAD ({head}), which this event says has the failure, "
+        "as expected (its last line: too small): the gate holds"
+    ]
     assert not (repo.path / "probed").exists()  # it ran in a clean checkout, not here
-    assert repo.failgate(*args, "--no-probe").code == 0
+    skipped = repo.failgate(*args, "--no-probe")
+    assert skipped.code == 0 and "probe" not in skipped.err, skipped
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        ("import sys; print('no budget file'); sys.exit(125)\n",
+         "warning: probe: the verifier gives no verdict on HEAD ({head}), which this event says "
+         "has the failure (its last line: no budget file): it holds the gate without judging "
+         "it; make it exit non-zero for the failure"),
+        ("print('fine')\n",
+         "warning: probe: the verifier already passes on HEAD ({head}), which this event says "
+         "has the failure: as written it guards nothing"),
+    ],
+    ids=["no-verdict", "passes"],
+)  # fmt: skip
+def test_the_probe_says_in_words_what_the_verifier_gave_on_head(
+    repo: Repo, script: str, said: str
+) -> None:
+    repo.write("checks/check.py", script)
+    repo.commit("a check")
+    result = repo.failgate(
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", "python3 checks/check.py", "--verify-file", "checks/check.py",
+    )  # fmt: skip
+    assert result.code == 0, result
+    assert said.format(head=repo.head()[:12]) in result.err.splitlines(), result
+
+
+def test_the_probe_says_a_verifier_that_cannot_start_holds_without_judging(repo: Repo) -> None:
+    result = repo.failgate(
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", "checks/missing.sh", "--force",
+    )  # fmt: skip
+    assert result.code == 0, result
+    (line,) = [line for line in result.err.splitlines() if "probe" in line]
+    assert line.startswith("warning: probe: verifier checks/missing.sh cannot start"), line
+    assert line.endswith(
+        f"on HEAD ({repo.head()[:12]}), which this event says has the failure: it holds the "
+        "gate without judging"
+    ), line
 
 
 def test_the_probe_replaces_a_symlinked_folder_without_writing_through_it(

@@ -22,6 +22,7 @@ from failgate_hooks.core.gates import (
     VerifierOutcome,
     VerifierResult,
 )
+from failgate_hooks.render.next_steps import PREFIX as NEXT
 from failgate_hooks.render.text import render_json, render_text
 
 KEY = "deploy:mainnet:gas-budget"
@@ -94,6 +95,11 @@ def decision(
     )
 
 
+def without_next(text: str) -> list[str]:
+    """The lines up to the verdict: what to do next is tested on its own."""
+    return [line for line in text.splitlines() if not line.startswith(NEXT)]
+
+
 # --------------------------------------------------------------------------- golden text
 
 
@@ -104,7 +110,14 @@ def test_golden_held() -> None:
         "OPEN deploy:mainnet:gas-budget — Gas budget must scale with module count\n"
         "     verifier python checks/check_gas_budget.py exited 1 in 0.12 s\n"
         "     | budget 50M < required 120M\n"
-        'BLOCKED: 1 gate(s) still open. Resolve them before "push".'
+        'BLOCKED: 1 gate(s) still open. Resolve them before "push".\n'
+        "  next: `failgate try deploy:mainnet:gas-budget` runs deploy:mainnet:gas-budget's "
+        "verifier on your work tree: fix and commit until it passes\n"
+        "  next: or, if a person has checked this commit, `failgate confirm "
+        "deploy:mainnet:gas-budget --commit 9f2a1c4e0000 --note WHAT`; if the risk is gone, "
+        "`failgate expire deploy:mainnet:gas-budget --note WHY`: anyone may record either "
+        "here; a server that holds authority takes it only from the default branch or from "
+        "a relaxer"
     )
 
 
@@ -124,7 +137,10 @@ def test_unknown_ref_and_environment_in_the_header() -> None:
         "1 open / 0 cleared / 0 conflict"
     )
     assert got.splitlines()[2] == "     verifier python checks/check_gas_budget.py not run"
-    assert got.endswith('BLOCKED: 1 gate(s) still open. Resolve them before "deploy".')
+    assert without_next(got)[-1] == (
+        "BLOCKED: 1 gate(s) still open (1 whose verifier was not run here). "
+        'Resolve them before "deploy".'
+    )
 
 
 def test_not_applicable_and_retired_entities_are_counted_in_one_line() -> None:
@@ -144,7 +160,7 @@ def test_not_applicable_and_retired_entities_are_counted_in_one_line() -> None:
 def test_notes_and_a_long_tail_are_indented_under_the_gate() -> None:
     tail = "\n".join(f"line {n}" for n in range(30)) + "\n\n"
     note = "since 9f2a1c4 is not in this repository: applies (fail closed)"
-    got = render_text(decision([item(notes=(note,))], {KEY: failed(tail)})).splitlines()
+    got = without_next(render_text(decision([item(notes=(note,))], {KEY: failed(tail)})))
     assert got[3] == f"     {note}"
     assert got[4] == "     | line 10"
     assert got[-2] == "     | line 29"
@@ -152,7 +168,7 @@ def test_notes_and_a_long_tail_are_indented_under_the_gate() -> None:
 
 def test_conflict_escalates() -> None:
     reason = "heads a, b disagree on status: settle it with an event that follows all of them"
-    got = render_text(decision([item(GateState.CONFLICT, reason=reason)])).splitlines()
+    got = without_next(render_text(decision([item(GateState.CONFLICT, reason=reason)])))
     assert got[0].endswith("0 open / 0 cleared / 1 conflict")
     assert got[1] == f"CONFLICT {KEY} — {TITLE}"
     assert got[2] == f"     {reason}"
@@ -168,7 +184,7 @@ def test_integrity_lists_each_error_on_its_own_line() -> None:
     ]
     bad = Problem(code="cycle", message="follows makes a cycle", key="follows", entity_key="k:x")
     items = [item(GateState.INVALID, key="k:x", title=None, problems=(bad,))]
-    got = render_text(decision(items, errors=errors)).splitlines()
+    got = without_next(render_text(decision(items, errors=errors)))
     assert got[0].endswith("0 open / 0 cleared / 0 conflict / 1 invalid")
     assert got[1:] == [
         "INVALID k:x",
@@ -242,7 +258,7 @@ def test_relaxed_lines() -> None:
 
 def test_pending_lines_and_verdict() -> None:
     items = [item(GateState.NOT_APPLICABLE, relaxations=(relaxation(False),))]
-    got = render_text(decision(items)).splitlines()
+    got = without_next(render_text(decision(items)))
     assert got[-2] == (
         f"PENDING 20261130T101500Z-0badf00d ({KEY}: status expired) — not yet in a protected "
         "revision: decided as if it were not there"
@@ -271,7 +287,7 @@ def test_with_nothing_protected_accepted_relaxations_are_counted_and_pending_one
 
 def test_open_gate_and_pending_relaxation_in_one_verdict() -> None:
     items = [item(relaxations=(relaxation(False),))]
-    got = render_text(decision(items, {KEY: failed()})).splitlines()
+    got = without_next(render_text(decision(items, {KEY: failed()})))
     assert got[-1] == (
         "BLOCKED: 1 gate(s) still open and 1 relaxation(s) pending review. "
         'Resolve them before "push".'

@@ -32,11 +32,18 @@ def run_check(
     attester: Attester | None = None,
 ) -> tuple[Decision, list[str]]:
     """The decision, and warnings for the person running it."""
+    from failgate_hooks.app.report import inspection_revisions
     from failgate_hooks.app.runner import decide_with_verifiers
     from failgate_hooks.ledger.appendonly import check_range
 
     commit = repo.resolve_commit(rev)
     protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
+    extra_protected: tuple[str, ...] = ()
+    if not protected:
+        # As the hook reads it, and gates: the remote's default branch is protected, and
+        # its configuration is the one in force, not the checked commit's own.
+        read, extra_protected = inspection_revisions(repo, rev)
+        protected = read[1:]
     # config from the first protected revision; C's own only when there is none
     first = protected[0] if protected else Revision(rev, commit)
     config = config_at(repo, first.commit, first.label)
@@ -50,7 +57,7 @@ def run_check(
         protected.append(Revision(name, found, protected=True))
     # The ledger is read from commits: the warnings say when the work tree holds more.
     # git works on it on the other core while the decision is made.
-    uncommitted = _start_uncommitted(repo, config.ledger)
+    uncommitted = start_uncommitted_warnings(repo, config.ledger)
     history = check_range(repo, range_, config.ledger) if range_ else []
     request = Request(
         commit=commit,
@@ -59,24 +66,27 @@ def run_check(
         authority=authority,
         no_cache=no_cache,
         trust_ledger=trust_ledger,
+        extra_protected_refs=extra_protected,
         history_errors=tuple(history),
     )
     sandbox_by = "failgate check --sandbox" if sandbox else None
     decision = decide_with_verifiers(
         repo, config, request, sandbox_by=sandbox_by, attester=attester
     )
-    return decision, _warnings(uncommitted(), lambda: _committed(repo, config.ledger))
+    return decision, uncommitted()
 
 
-def _start_uncommitted(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
+def start_uncommitted_warnings(repo: GitRepo, ledger_dir: str) -> Callable[[], list[str]]:
     """Start asking git which ledger paths the work tree holds but HEAD does not, or differ.
 
-    Call the result for them. No work tree, or no ledger folder in it: no process."""
+    Call the result for the warnings that say so: `check` and both hooks read the
+    ledger from commits only. No work tree (a server's bare repository), or no
+    ledger folder in it: no process, and nothing to warn about."""
     root, folder = repo.working_dir, ledger_dir.strip("/")
     if root is None or not os.path.isdir(os.path.join(root, *folder.split("/"))):
         return list
     status = repo.start("status", "--porcelain", "-z", "--untracked-files=all", "--", folder)
-    return lambda: _status_paths(status())
+    return lambda: _warnings(_status_paths(status()), lambda: _committed(repo, ledger_dir))
 
 
 def _status_paths(output: str) -> list[str]:
@@ -110,8 +120,8 @@ def _warnings(paths: list[str], committed: Callable[[], set[str]]) -> list[str]:
     warnings = []
     if new:
         warnings.append(
-            f"{len(new)} ledger file(s) in the work tree are not committed and were not read "
-            f"(e.g. {new[0]}): commit them for them to count"
+            f"{len(new)} ledger file(s) in the work tree are not committed, so they were not "
+            f"read and not applied (e.g. {new[0]}): commit them for them to count"
         )
     if edited:
         # committing an edit is an append-only violation: the advice is not "commit"

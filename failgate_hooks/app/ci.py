@@ -48,13 +48,13 @@ SHALLOW_MESSAGE = (
 )
 SHALLOW_HINT = "with actions/checkout set `fetch-depth: 0`; elsewhere run `git fetch --unshallow`"
 NO_BASE_MESSAGE = (
-    "failgate ci cannot tell which base to compare the commit with: on GitHub Actions run "
+    "ci cannot tell which base to compare the commit with: on GitHub Actions run "
     "it on pull_request (GITHUB_BASE_REF) or push events (the push's `before`, read from "
     "GITHUB_EVENT_PATH); elsewhere set FAILGATE_BASE (the revision the change is compared "
     "with, e.g. origin/main) and FAILGATE_REF (the destination ref, e.g. refs/heads/main)"
 )
 PULL_REQUEST_TARGET_MESSAGE = (
-    "failgate ci refuses to run on pull_request_target: it would run the pull request's "
+    "ci refuses to run on pull_request_target: it would run the pull request's "
     "verifier code with the base repository's secrets"
 )
 PULL_REQUEST_TARGET_HINT = "run it on pull_request (see docs/ci/github-actions.yml)"

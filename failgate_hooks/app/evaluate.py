@@ -134,6 +134,7 @@ class Request:
     no_cache: bool = False
     trust_ledger: bool = False
     pusher_is_relaxer: bool = False
+    pusher: str | None = None  # who pushes, as identity_env names them (servers only)
     extra_protected_refs: tuple[str, ...] = ()
     history_errors: tuple[Problem, ...] = ()
     # The commit the configuration in force was read from (None: the built-in
@@ -170,10 +171,19 @@ class Evaluator:
             authority=request.authority,
             pusher_is_relaxer=request.pusher_is_relaxer,
             hold_open=hold_open,
+            relaxers=self.config.relaxers,
+            identity_env=self.config.identity_env,
+            pusher=request.pusher,
         )
 
     def evaluate(self, request: Request, *, hold_open: bool = True) -> Decision:
         """The gate decision for one commit and destination."""
+        return self.evaluate_with_ledger(request, hold_open=hold_open)[0]
+
+    def evaluate_with_ledger(
+        self, request: Request, *, hold_open: bool = True
+    ) -> tuple[Decision, Ledger]:
+        """The decision, and the ledger it was made from (for a report of its events)."""
         context = request.context
         facts = GitFacts(self.repo, request.commit, self.config.ledger)
         ledger = read_union(
@@ -200,7 +210,8 @@ class Evaluator:
             commit=request.commit,
             other_relaxations=request.other_relaxations + config_relaxations,
         )
-        return replace(decision, protected_read=any(r.protected for r in request.revisions))
+        protected_read = any(r.protected for r in request.revisions)
+        return replace(decision, protected_read=protected_read), ledger
 
     def _config_change(
         self, request: Request, policy: Policy

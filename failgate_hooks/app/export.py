@@ -1,15 +1,14 @@
 """`failgate export`: every entity, its state, reason and lifecycle, for an agent.
 
 A coding agent reads this to learn which risks the repository remembers. States
-come from `core/assess.py` alone, without running any verifier, so no free text
-can change an outcome: render/export.py only shows the text, as quoted data.
+are `app/report.py`'s, the decision `check` reaches with no verifier run, so no
+free text can change an outcome: render/export.py only shows the text, as quoted
+data.
 """
 
 from __future__ import annotations
 
-from failgate_hooks.app.evaluate import GitFacts
-from failgate_hooks.core.assess import assess
-from failgate_hooks.core.decide import enforces
+from failgate_hooks.app.report import report
 from failgate_hooks.core.events import Event
 from failgate_hooks.core.export import (
     ExportedEntity,
@@ -18,71 +17,62 @@ from failgate_hooks.core.export import (
     ExportedRevision,
     ExportReport,
 )
-from failgate_hooks.core.gates import BLOCKING_STATES, Assessment, Context, Policy
+from failgate_hooks.core.gates import Gate, Relaxation
 from failgate_hooks.core.resolve import Resolution
-from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
+from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
-from failgate_hooks.ledger.union import Ledger, LedgerFile, Revision, read_union
+from failgate_hooks.ledger.union import Ledger, LedgerFile
 
 TRIGGER = "push"
 
 
-def export_ledger(repo: GitRepo, config: Config, *, rev: str = "HEAD") -> ExportReport:
+def export_ledger(
+    repo: GitRepo, config: Config, *, rev: str = "HEAD", trust_ledger: bool = False
+) -> ExportReport:
     """Every entity at `rev` (with the remote default branch, protected), no verifier run."""
-    # The state is the decision for trigger push and an unknown ref, as `failgate gates` decides
-    # it: relaxations are accepted and listed, and an open gate with a verifier stays
-    # open. A GitError propagates: an export that cannot tell a state does not guess.
-    commit = repo.resolve_commit(rev)
-    revisions = [Revision(rev, commit)]
-    remote = default_remote(repo)
-    found = remote_default_branch(repo, remote) if remote else None
-    extra_protected: tuple[str, ...] = ()
-    if found is not None:
-        revisions.append(Revision(found[0], found[1], protected=True))
-        extra_protected = ("refs/heads/" + found[0].removeprefix(f"refs/remotes/{remote}/"),)
-    ledger = read_union(repo, revisions, config.ledger, config.max_event_bytes)
-    facts = GitFacts(repo, commit, config.ledger)
-    context = Context(trigger=TRIGGER)
-    policy = Policy(
-        protected_refs=tuple(config.protected_refs) + extra_protected,
-        block_on=config.block_on,
-        mode=config.mode,
-    )
-    block = enforces(context, policy) and policy.mode == "enforce"
-    entities = []
-    protected_ids = ledger.protected_ids
-    for resolution in ledger.resolve_all().values():
-        item = assess(resolution, facts, context, protected_ids=protected_ids, policy=policy)
-        entities.append(_entity(ledger, resolution, item, block))
+    # The state is the one `failgate gates` and `check` reach for trigger push and an
+    # unknown ref: relaxations are accepted and listed, and an open gate's verifier is
+    # answered by the pass cache or is "not run". A GitError propagates: an export that
+    # cannot tell a state does not guess.
+    found = report(repo, config, rev=rev, trigger=TRIGGER, trust_ledger=trust_ledger)
+    decision, ledger = found.decision, found.ledger
+    entities = [
+        _entity(ledger, ledger.resolve(gate.entity_key), gate, decision.relaxations)
+        for gate in decision.gates
+    ]
     return ExportReport(
-        commit=commit,
+        commit=decision.commit,
         rev=rev,
         trigger=TRIGGER,
-        revisions=tuple(ExportedRevision(r.label, r.commit, r.protected) for r in revisions),
+        revisions=tuple(ExportedRevision(r.label, r.commit, r.protected) for r in found.revisions),
         entities=tuple(entities),
         ledger_problems=tuple(ledger.problems),
     )
 
 
 def _entity(
-    ledger: Ledger, resolution: Resolution, item: Assessment, block: bool
+    ledger: Ledger, resolution: Resolution, gate: Gate, relaxations: tuple[Relaxation, ...]
 ) -> ExportedEntity:
-    """One entity's export from its resolution and its assessment."""
+    """One entity's export from its resolution and its gate in the decision."""
     state = resolution.state
-    problems = tuple(dict.fromkeys(p.describe() for p in (*resolution.problems, *item.problems)))
+    problems = tuple(dict.fromkeys(p.describe() for p in (*resolution.problems, *gate.problems)))
     return ExportedEntity(
         entity_key=resolution.entity_key,
-        state=item.state,
-        blocking=block and item.state in BLOCKING_STATES,
-        reason=item.reason,
+        state=gate.state,
+        blocking=gate.blocking,
+        reason=gate.reason,
         outcome=resolution.outcome.value,
-        status=item.status.value if item.status is not None else None,
-        title=item.title,
+        status=gate.status.value if gate.status is not None else None,
+        title=gate.title,
         heads=resolution.heads,
         command=state.verification.command if state.verification is not None else None,
-        notes=item.notes,
+        notes=gate.notes,
         problems=problems,
-        relaxations=tuple(ExportedRelaxation(r.event_id, r.kind, r.what) for r in item.relaxations),
+        relaxations=tuple(
+            ExportedRelaxation(r.event_id, r.kind, r.what)
+            for r in relaxations
+            if r.entity_key == gate.entity_key
+        ),
         events=_lifecycle(ledger, resolution),
     )
 

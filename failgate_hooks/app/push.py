@@ -108,6 +108,8 @@ class RefOutcome:
 @dataclass
 class PushReport:
     outcomes: list[RefOutcome]
+    # What the pusher should know that no ref's decision says: uncommitted ledger files.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -169,6 +171,7 @@ def pre_push(
     repo = run.repo
     default = remote_default_branch(repo, remote)
     outcomes = []
+    uncommitted = _UncommittedLedger(repo)
     for update in updates:
         if update.remote_ref == EVIDENCE_REF:
             # No gate applies to statements, so no verifier runs on them; the server's
@@ -181,6 +184,7 @@ def pre_push(
             known = [] if old is None else [Revision(f"{remote}'s {update.remote_ref}", old, True)]
             base = [Revision(default[0], default[1], protected=True)] if default else []
             config = config_for(repo, [*known, *base]) if known or base else Config()
+            uncommitted.start(config)
             as_remote = None
             if default is not None:
                 as_remote = (_default_branch_as_remote_ref(default[0], remote), default[1])
@@ -205,6 +209,7 @@ def pre_push(
             revisions.append(Revision(default[0], default[1], protected=True))
             extra_protected = (_default_branch_as_remote_ref(default[0], remote),)
         config = config_for(repo, revisions)
+        uncommitted.start(config)
         history = check_update(repo, old, commit, config.ledger, exclude=[f"--remotes={remote}"])
         request = Request(
             commit=commit,
@@ -218,7 +223,7 @@ def pre_push(
         )
         decision = run.evaluator(config).evaluate(request)
         outcomes.append(RefOutcome(update, decision, notes))
-    return PushReport(outcomes)
+    return PushReport(outcomes, uncommitted.warnings())
 
 
 def pre_receive(
@@ -232,6 +237,8 @@ def pre_receive(
     repo = run.repo
     default = server_default_branch(repo)
     outcomes = []
+    # A server's repository is bare: nothing is uncommitted, this warns only in a non-bare one.
+    uncommitted = _UncommittedLedger(repo)
     for update in updates:
         if update.remote_ref == EVIDENCE_REF:
             outcomes.append(RefOutcome(update, judge_evidence_update(repo, update.old, update.new)))
@@ -242,11 +249,12 @@ def pre_receive(
         # Never the pushed commit's own configuration: with no protected revision at all,
         # the built-in defaults decide, and the pushed one is judged against them.
         config = config_for(repo, [*known, *base]) if known or base else Config()
+        uncommitted.start(config)
         pusher = pusher_identity(config.identity_env, environ)
         relaxer = pusher is not None and pusher in config.relaxers
         if update.is_delete:
             outcomes.append(
-                _deletion(repo, run, config, update, old, default, "protected", relaxer)
+                _deletion(repo, run, config, update, old, default, "protected", relaxer, pusher)
             )
             continue
         commit = peel(repo, update.new, update.remote_ref)
@@ -261,6 +269,7 @@ def pre_receive(
             run_verifiers=exec_verifiers,
             trust_ledger=True,
             pusher_is_relaxer=relaxer,
+            pusher=pusher,
             extra_protected_refs=(default[0],) if default else (),
             history_errors=tuple(history),
         )
@@ -269,7 +278,25 @@ def pre_receive(
         hold_open = exec_verifiers or config.requires_evidence
         decision = run.evaluator(config).evaluate(request, hold_open=hold_open)
         outcomes.append(RefOutcome(update, decision, []))
-    return PushReport(outcomes)
+    return PushReport(outcomes, uncommitted.warnings())
+
+
+class _UncommittedLedger:
+    """The work tree's ledger files a push does not carry, asked of git once per push
+    (in the ledger folder of the first configuration in force) while refs are decided."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self._repo = repo
+        self._pending: Callable[[], list[str]] | None = None
+
+    def start(self, config: Config) -> None:
+        if self._pending is None:
+            from failgate_hooks.app.check import start_uncommitted_warnings
+
+            self._pending = start_uncommitted_warnings(self._repo, config.ledger)
+
+    def warnings(self) -> list[str]:
+        return self._pending() if self._pending is not None else []
 
 
 def config_for(repo: GitRepo, revisions: Sequence[Revision]) -> Config:
@@ -311,6 +338,7 @@ def _deletion(
     default: tuple[str, str] | None,
     authority: str,
     relaxer: bool = False,
+    pusher: str | None = None,
 ) -> RefOutcome:
     """A deleted ref (`default`: the default branch as a ref of the side that receives the
     push, and its tip): a relaxation when it is protected and its ledger holds events that
@@ -349,6 +377,7 @@ def _deletion(
         authority=authority,
         run_verifiers=False,
         pusher_is_relaxer=relaxer,
+        pusher=pusher,
         extra_protected_refs=(default[0],) if default else (),
         other_relaxations=(relaxation,),
     )

@@ -10,7 +10,7 @@ from failgate_hooks.app.evaluate import pinned_revision
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Event, Verification
 from failgate_hooks.core.sanitize import clean_line
-from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
+from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Ledger, Revision, read_union
 from failgate_hooks.render.trust import argv_lines, content_lines, diff_lines
@@ -40,12 +40,9 @@ class Candidate:
 
 def inspection_revisions(repo: GitRepo) -> list[Revision]:
     """HEAD, and the remote default branch (a protected revision) when there is one."""
-    revisions = [Revision("HEAD", repo.resolve_commit("HEAD"))]
-    remote = default_remote(repo)
-    found = remote_default_branch(repo, remote) if remote else None
-    if found is not None:
-        revisions.append(Revision(found[0], found[1], protected=True))
-    return revisions
+    from failgate_hooks.app.report import inspection_revisions as revisions_of
+
+    return revisions_of(repo, "HEAD")[0]
 
 
 def inspection_ledger(repo: GitRepo, config: Config) -> tuple[Ledger, str]:
@@ -142,8 +139,9 @@ def describe(repo: GitRepo, candidate: Candidate) -> list[str]:
     if not candidate.push_copy and not candidate.trusted:
         lines.append(
             "     not approved by `failgate trust`: this is HEAD's own copy, which only "
-            "`failgate check` without --ledger-rev runs; one version per gate is trusted, "
-            "and the one a push runs is listed first"
+            "`failgate check` with no protected revision to read runs (no remote default "
+            "branch, no --ledger-rev); one version per gate is trusted, and the one a push "
+            "runs is listed first"
         )
     for path in candidate.unpinned_repo_files:
         lines.append(
@@ -234,20 +232,35 @@ def work_tree_files(repo: GitRepo, files: tuple[str, ...]) -> list[str] | str:
     return list(dict.fromkeys(out))
 
 
-def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
+@dataclass(frozen=True)
+class Probe:
+    """What `record`'s probe found, in words; `expected` when it is what an observed failure
+    should give (the verifier fails on the commit that has the failure)."""
+
+    expected: bool
+    text: str
+
+
+def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) -> Probe:
     """For an observed event: run its verifier once on HEAD with the working-tree pins.
 
-    A verifier that already passes on the commit that has the failure guards
-    nothing; say so. Never cached, never a pass for any commit.
-    """
+    It should fail there: one that passes guards nothing, one that gives no verdict or
+    cannot start holds the gate for the wrong reason. Never cached, never a pass for
+    any commit. `trusted` False (record could not trust what it wrote): not run."""
+    from failgate_hooks.core.decide import verifier_reason
+    from failgate_hooks.core.gates import VerifierOutcome
     from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
     from failgate_hooks.verify.process import run_command, verifier_env
+    from failgate_hooks.verify.run import outcome_of
 
     verification = event.verification
     root = repo.working_dir
     head = repo.try_resolve_commit("HEAD")
     if verification is None or root is None or head is None:
-        return None
+        why = "the repository is bare" if root is None else "there is no commit yet"
+        return Probe(False, f"not probed: {why}, so nothing says the verifier fails on HEAD")
+    if not trusted:
+        return Probe(False, "not probed: the verifier is not trusted here (failgate trust)")
     env, _ = verifier_env(
         os.environ,
         env_pass=verification.env_pass,
@@ -259,7 +272,7 @@ def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
     )
     found = work_tree_files(repo, verification.files)
     if isinstance(found, str):
-        return f"verifier not probed: {found}"
+        return Probe(False, f"not probed: {found}")
     with Checkouts(repo) as checkouts, checkouts.checkout(head) as checkout:
         for path in found:
             data, executable = _work_tree_file(root, path)
@@ -270,12 +283,22 @@ def probe(repo: GitRepo, config: Config, event: Event) -> str | None:
             env={**env, **verifier_git_env(checkout)},
             timeout_s=verification.timeout_s or config.default_timeout_s,
         )
-    if run.exit_code == 0:
-        return (
-            f"the verifier already passes on HEAD ({head[:12]}), which this event says has "
-            "the failure: as written it guards nothing"
+    result = outcome_of(verification.command, run)
+    on_head = f"on HEAD ({head[:12]}), which this event says has the failure"
+    last = next((line for line in reversed(run.output_tail.splitlines()) if line.strip()), "")
+    said = f" (its last line: {clean_line(last)})" if last else ""
+    if result.outcome is VerifierOutcome.FAILED:
+        return Probe(True, f"the verifier fails {on_head}, as expected{said}: the gate holds")
+    if result.outcome is VerifierOutcome.PASSED:
+        return Probe(False, f"the verifier already passes {on_head}: as written it guards nothing")
+    if result.outcome is VerifierOutcome.NO_VERDICT:
+        return Probe(
+            False,
+            f"the verifier gives no verdict {on_head}{said}: it holds the gate without "
+            "judging it; make it exit non-zero for the failure",
         )
-    return None
+    # cannot start, or timed out: said as a gate would say it
+    return Probe(False, f"{verifier_reason(result)} {on_head}: it holds the gate without judging")
 
 
 def _work_tree_file(root: str, path: str) -> tuple[bytes, bool]:

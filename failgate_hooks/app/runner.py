@@ -31,6 +31,8 @@ def progress_line(text: str) -> None:
 class VerifierRunner:
     """Runs verifiers for one repository and config; owns the checkouts they run in.
 
+    `cache_only` runs none: each answer comes from trust and the pass cache.
+
     `sandbox_by` names what asked for the sandbox (a flag), or None; the
     configuration's `sandbox = "bwrap"` asks for it too."""
 
@@ -43,8 +45,10 @@ class VerifierRunner:
         no_cache: bool,
         sandbox_by: str | None = None,
         hidden: Sequence[str] = (),
+        cache_only: bool = False,
     ) -> None:
         self.repo = repo
+        self.cache_only = cache_only
         self.config = config
         self.trust_ledger = trust_ledger
         self.no_cache = no_cache
@@ -101,6 +105,7 @@ class VerifierRunner:
             no_cache=self.no_cache or request.no_cache,
             progress=progress_line,
             sandbox=self.sandbox,
+            cache_only=self.cache_only,
         )
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ import click
 from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.commands.evidence import attester_from, key_option, share_attested
 from failgate_hooks.commands.shell import (
+    emit_json,
     json_option,
     open_repo,
     print_decision,
@@ -92,8 +93,9 @@ def check(
 
 @click.command(name="try")
 @click.argument("key")
+@json_option
 @click.pass_context
-def try_(ctx: click.Context, key: str) -> None:
+def try_(ctx: click.Context, key: str, as_json: bool) -> None:
     """Run KEY's verifier on the work tree as it is (never caches, clears or records)."""
     from failgate_hooks.app.review import entity_verification
     from failgate_hooks.app.runner import progress_line
@@ -114,6 +116,12 @@ def try_(ctx: click.Context, key: str) -> None:
             progress=progress_line,
         )
     passed = result.outcome is VerifierOutcome.PASSED
+    if as_json:
+        from failgate_hooks.render.text import verifier_json
+
+        doc = {"schema_version": 1, "entity_key": key, "passed": passed}
+        emit_json({**doc, "verifier": verifier_json(result)})
+        ctx.exit(exitcodes.ALLOWED if passed else exitcodes.HELD)
     click.echo(
         f"{'PASS' if passed else 'FAIL'} {clean_line(key)}: {clean_line(verifier_reason(result))}"
     )

@@ -41,6 +41,9 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
     from failgate_hooks.app.runner import make_runner
     from failgate_hooks.git.repo import GitRepo
 
+    if any(a in HELP_FLAGS for a in args):
+        sys.stdout.write(PRE_PUSH_HELP)
+        return exitcodes.ALLOWED
     trust_ledger = trust_ledger_requested(environ)
     remote = args[0] if args else environ.get("PRE_COMMIT_REMOTE_NAME", "")
     text = "" if stdin.isatty() else stdin.read()
@@ -85,6 +88,9 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     from failgate_hooks.git.evidence import resolve as resolve_evidence
     from failgate_hooks.git.repo import GitRepo
 
+    if any(a in HELP_FLAGS for a in args):
+        sys.stdout.write(PRE_RECEIVE_HELP)
+        return exitcodes.ALLOWED
     args, signers_file = _evidence_signers_flag(args)
     unknown = [a for a in args if a not in ("--exec", "--sandbox", "--no-sandbox")]
     if unknown:
@@ -173,6 +179,29 @@ HOOK_ADVICE = (
 PRE_RECEIVE_USAGE = (
     "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox] [--evidence-signers FILE]"
 )
+HELP_FLAGS = ("--help", "-h")
+PRE_RECEIVE_HELP = f"""{PRE_RECEIVE_USAGE}
+
+The server's gate: git runs it as a bare repository's pre-receive hook and feeds
+it one '<old> <new> <ref>' line per pushed ref. Relaxing events count only from
+the default branch or from a pusher listed in relaxers (identity_env names the
+variable the pusher's name is read from). Exit 0 accepts the push.
+
+  --exec        run verifiers (without it, an open gate only warns here)
+  --sandbox     run them in bubblewrap (the default with --exec)
+  --no-sandbox  run them without a sandbox
+  --evidence-signers FILE
+                the allowed-signers file whose signed evidence clears a gate
+                (else the one a protected revision's config names)
+"""
+PRE_PUSH_HELP = """usage: failgate-pre-push REMOTE URL
+
+The client's gate: git runs it as the pre-push hook (failgate install writes it;
+pre-commit runs it with --hook-stage pre-push) and feeds it one
+'<local ref> <local oid> <remote ref> <remote oid>' line per pushed ref. Exit 0
+lets the push through. By hand: pre-commit run --hook-stage pre-push
+--from-ref A --to-ref B, or failgate check --ref REF.
+"""
 PRE_RECEIVE_SANDBOX = (
     "failgate-pre-receive --exec runs verifiers in a sandbox; --no-sandbox runs them without"
 )
@@ -201,6 +230,9 @@ def _print_report(report: PushReport, note: str | None) -> None:
         blocks.append("\n".join(lines))
     if note:
         blocks.insert(0, note)
+    # first, so that the verdict stays what the pusher reads last
+    for warning in reversed(report.warnings):
+        blocks.insert(0, f"failgate: warning: {clean_line(warning)}")
     if len(report.outcomes) > 1:
         refused = [
             o.update.remote_ref

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
+from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.commands.shell import (
     emit_json,
     json_option,
@@ -22,17 +25,27 @@ from failgate_hooks.core.sanitize import clean_line
 @json_option
 @click.pass_context
 def log(ctx: click.Context, key: str, as_json: bool) -> None:
-    """KEY's events in resolution order, superseded and heads marked, and its state."""
-    from failgate_hooks.app.review import inspection_ledger
+    """KEY's events in resolution order, superseded and heads marked, and its gate's state.
+
+    The state is the one `gates` shows for a push to an unknown ref: no verifier runs."""
+    from failgate_hooks.app.report import report
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.text import log_json, log_lines
 
     with open_repo(ctx) as repo:
-        ledger, _ = inspection_ledger(repo, inspection_config(repo))
-    if key not in ledger.entity_keys:
-        raise UsageError(f"no entity {key!r} in the committed ledger (HEAD)")
-    resolution = ledger.resolve(key)
-    click.echo(log_json(resolution) if as_json else "\n".join(log_lines(resolution)))
+        found = report(
+            repo, inspection_config(repo), trust_ledger=trust_ledger_requested(os.environ)
+        )
+    if key not in found.ledger.entity_keys:
+        raise UsageError(
+            f"no entity {key!r} in the committed ledger (HEAD)",
+            hint="failgate gates lists the entities; an event not yet committed is not read",
+        )
+    resolution, gate = found.ledger.resolve(key), found.gate(key)
+    if as_json:
+        click.echo(log_json(resolution, gate))
+    else:
+        click.echo("\n".join(log_lines(resolution, gate, found.decision)))
 
 
 # ---------------------------------------------------------------------------- fsck
@@ -79,27 +92,31 @@ def gates(
     verbose: bool,
     as_json: bool,
 ) -> None:
-    """Show each gate's state at REV, without running any verifier."""
-    from failgate_hooks.app.evaluate import Evaluator, Request
-    from failgate_hooks.core.gates import Context
-    from failgate_hooks.ledger.union import Revision, inspection_config
+    """Show each gate's state at REV as check decides it, without running any verifier.
+
+    A verifier's pass cached on this machine counts; one with none is "not run".
+    Exits as check would with those answers (0/1/3/4)."""
+    from failgate_hooks.app.report import report
+    from failgate_hooks.ledger.union import inspection_config
 
     with open_repo(ctx) as repo:
-        commit = repo.resolve_commit(rev)
-        config = inspection_config(repo)
-        request = Request(
-            commit=commit,
-            context=Context(trigger=trigger, ref=ref, environment=environment),
-            revisions=(Revision(rev, commit),),
-            run_verifiers=False,
+        found = report(
+            repo,
+            inspection_config(repo),
+            rev=rev,
+            trigger=trigger,
+            ref=ref,
+            environment=environment,
+            trust_ledger=trust_ledger_requested(os.environ),
         )
-        decision = Evaluator(repo, config).evaluate(request)
-    print_decision(decision, as_json, verbose=verbose, advice=GATES_ADVICE)
+    print_decision(found.decision, as_json, verbose=verbose, advice=GATES_ADVICE)
+    ctx.exit(found.decision.exit_code)
 
 
-# gates reads REV's ledger alone: no revision of it is ever protected
+# what to do when no protected revision was read: the remote's default branch is one
 GATES_ADVICE = (
-    "gates reads REV alone, failgate check the protected revisions too; --verbose lists them"
+    "gates reads the remote's default branch too once this repository has it (push it, "
+    "or fetch it); --verbose lists them"
 )
 
 
@@ -113,16 +130,21 @@ GATES_ADVICE = (
     help="Markdown for a coding agent's context, or JSON.",
 )
 @click.option("--rev", default="HEAD", show_default=True, help="The revision to export.")
+@json_option
 @click.pass_context
-def export(ctx: click.Context, fmt: str, rev: str) -> None:
-    """Every entity with its state, reason and lifecycle; free text fenced as data."""
+def export(ctx: click.Context, fmt: str, rev: str, as_json: bool) -> None:
+    """Every entity with its state, reason and lifecycle; free text fenced as data.
+
+    --json is --format json. States are the ones gates shows for a push to an unknown ref."""
     from failgate_hooks.app import export as exporting
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.export import render_export_json, render_export_markdown
 
     with open_repo(ctx) as repo:
-        report = exporting.export_ledger(repo, inspection_config(repo), rev=rev)
-    if fmt == "json":
+        report = exporting.export_ledger(
+            repo, inspection_config(repo), rev=rev, trust_ledger=trust_ledger_requested(os.environ)
+        )
+    if as_json or fmt == "json":
         click.echo(render_export_json(report))
     else:
         click.echo(render_export_markdown(report))

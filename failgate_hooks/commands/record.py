@@ -16,8 +16,15 @@ from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.sanitize import clean_line
 
 
-def _write(ctx: click.Context, build: Callable[[Any], Any], *, probe: bool = False) -> None:
-    """Shared tail of record/confirm/expire: write, warn, print the path last."""
+def _write(
+    ctx: click.Context,
+    build: Callable[[Any], Any],
+    *,
+    probe: bool = False,
+    existing: str | None = None,
+) -> None:
+    """Shared tail of record/confirm/expire: write, warn, say what the probe found, print
+    the path last. `existing` names a command that only changes an entity that exists."""
     from failgate_hooks.ledger.write import git_identity, write_event
 
     with open_repo(ctx) as repo:
@@ -25,20 +32,47 @@ def _write(ctx: click.Context, build: Callable[[Any], Any], *, probe: bool = Fal
 
         config = inspection_config(repo)
         draft = build(repo)
+        if existing is not None:
+            _require_entity(repo, config.ledger, draft.entity_key, existing)
         written = write_event(repo, config, draft, recorded_by=git_identity(repo))
         for warning in written.warnings:
             click.echo(f"warning: {clean_line(warning)}", err=True)
-        for warning in _after_record(repo, config, written, probe=probe):
-            click.echo(f"warning: {clean_line(warning)}", err=True)
+        for line in _after_record(repo, config, written, probe=probe):
+            click.echo(clean_line(line), err=True)
         root = repo.working_dir or "."
         click.echo(os.path.relpath(written.path, root))
 
 
-def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[str]:
-    """What only warns: pinned files not committed, a verifier that already passes.
+def _require_entity(repo: Any, ledger_dir: str, key: str, command: str) -> None:
+    """`confirm` and `expire` of a key no event names: a typo, said as one, with the
+    nearest keys of the ledger (committed at HEAD, or in the work tree)."""
+    import difflib
 
-    `record` also trusts the verifier it writes: the person recording it wrote it.
-    """
+    from failgate_hooks.core.events import entity_key_of_folder
+    from failgate_hooks.ledger.write import current_entity_files
+
+    root = repo.working_dir
+    if root is None or not current_entity_files(repo, root, ledger_dir, key).is_new:
+        return  # a bare repository is refused by write_event, with its own message
+    base = os.path.join(root, *ledger_dir.split("/"))
+    folders = {os.path.relpath(d, base) for d, _, files in os.walk(base) if files}
+    head = repo.try_resolve_commit("HEAD")
+    if head is not None:
+        folders |= {e.path.removeprefix(f"{ledger_dir}/").rpartition("/")[0]
+                    for e in repo.ls_folder(head, ledger_dir)}  # fmt: skip
+    keys = sorted({k for f in folders if (k := entity_key_of_folder(f.replace(os.sep, "/")))})
+    near = difflib.get_close_matches(key, keys, n=3)
+    hint = f"did you mean {' or '.join(near)}?" if near else "failgate gates lists the entities"
+    raise UsageError(
+        f"no entity {key!r} in the ledger: failgate {command} changes an entity that exists",
+        hint=hint,
+    )
+
+
+def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[str]:
+    """What only warns (pinned files not committed), and what the probe found: each line
+    as printed. `record` also trusts the verifier it writes: the person recording it
+    wrote it."""
     from failgate_hooks.app import review as verifiers
     from failgate_hooks.core.events import Status
 
@@ -56,10 +90,11 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
     ]
     untrusted = verifiers.trust_recorded(repo, event, event.recorded_by or "failgate record")
     warnings += [untrusted] if untrusted else []
+    lines = [f"warning: {warning}" for warning in warnings]
     if probe and event.status is Status.OBSERVED:
-        passes = verifiers.probe(repo, config, event)
-        warnings += [passes] if passes else []
-    return warnings
+        found = verifiers.probe(repo, config, event, trusted=untrusted is None)
+        lines.append(f"{'probe' if found.expected else 'warning: probe'}: {found.text}")
+    return lines
 
 
 @click.command()
@@ -204,7 +239,7 @@ def confirm(ctx: click.Context, key: str, rev: str, note: str, by: str | None) -
             ),
         )
 
-    _write(ctx, build)
+    _write(ctx, build, existing="confirm")
 
 
 @click.command()
@@ -216,7 +251,11 @@ def expire(ctx: click.Context, key: str, note: str) -> None:
     from failgate_hooks.core.events import Status
     from failgate_hooks.ledger.write import EventDraft
 
-    _write(ctx, lambda repo: EventDraft(entity_key=key, status=Status.EXPIRED, note=note))
+    _write(
+        ctx,
+        lambda repo: EventDraft(entity_key=key, status=Status.EXPIRED, note=note),
+        existing="expire",
+    )
 
 
 COMMANDS = [record, confirm, expire]

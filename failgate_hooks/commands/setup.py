@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from failgate_hooks.commands.shell import (
+    emit_json,
     open_repo,
 )
 from failgate_hooks.core import exitcodes
+
+if TYPE_CHECKING:
+    from failgate_hooks.app.review import Candidate
 
 
 @click.command()
 @click.option("--all", "show_all", is_flag=True, help="List trusted verifiers too.")
 @click.option("--yes", is_flag=True, help="Approve every listed verifier without asking.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="List the verifiers as one JSON object; approve none."
+)
 @click.pass_context
-def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
+def trust(ctx: click.Context, show_all: bool, yes: bool, as_json: bool) -> None:
     """Review the verifiers this machine does not trust yet, and approve them."""
     from failgate_hooks.app import review as verifiers
     from failgate_hooks.ledger.union import inspection_config
@@ -24,6 +32,10 @@ def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
 
     with open_repo(ctx) as repo:
         found = verifiers.candidates(repo, inspection_config(repo))
+        if as_json:
+            listed = found if show_all else [c for c in found if not c.trusted]
+            emit_json({"schema_version": 1, "verifiers": [_candidate_json(c) for c in listed]})
+            return
         for candidate in found if show_all else [c for c in found if not c.trusted]:
             for line in verifiers.describe(repo, candidate):
                 click.echo(line)
@@ -46,6 +58,21 @@ def trust(ctx: click.Context, show_all: bool, yes: bool) -> None:
             ctx.exit(exitcodes.HELD)
         verifiers.approve(repo, pending, git_identity(repo) or "unknown")
     click.echo(f"trust: approved {len(pending)} verifier(s)")
+
+
+def _candidate_json(candidate: Candidate) -> dict[str, object]:
+    """One verifier as `trust --json` lists it: what runs, from where, and its trust."""
+    return {
+        "entity_key": candidate.entity_key,
+        "argv": list(candidate.argv),
+        "pinned": [{"path": path, "blob": oid} for path, oid in candidate.pinned],
+        "pinned_from": candidate.pinned_from,
+        "fingerprint": candidate.fingerprint,
+        "trusted": candidate.trusted,
+        "push_copy": candidate.push_copy,
+        "downgrade": candidate.downgrade,
+        "problem": candidate.problem,
+    }
 
 
 @click.command()

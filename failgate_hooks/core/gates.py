@@ -133,6 +133,10 @@ class Policy:
     # open gate then only warns; conflicts, invalid entities and pending
     # relaxations still block, since no verifier could have settled them.
     hold_open: bool = True
+    # For the advice on a pending relaxation: who may relax, and who was seen pushing.
+    relaxers: tuple[str, ...] = ()
+    identity_env: str | None = None
+    pusher: str | None = None
 
     def __post_init__(self) -> None:
         """Refuse a value the decision cannot interpret: an unknown one must not mean "off"."""

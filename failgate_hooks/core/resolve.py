@@ -120,6 +120,7 @@ def resolve_entity(
     Ids in `also_dropped` that are not events of this entity are ignored, so a caller
     may pass every pending id of the ledger. The result does not depend on the order
     of `events`."""
+    problems = tuple(problems)
     found = list(problems)
     report = _Reporter(entity_key, found)
     valid, foreign, unusable = _collect(entity_key, events, report)
@@ -146,7 +147,10 @@ def resolve_entity(
         for head in heads
     }
     overall = fold(valid[event_id] for event_id in remaining)
-    _report_missing(overall, heads, head_states, report)
+    if not problems:
+        # A file that fails to validate may be the event that sets them: saying that no
+        # event does would send a person looking for a title instead of the broken file.
+        _report_missing(overall, heads, head_states, report)
 
     if found:
         outcome, state = Outcome.INVALID, overall

@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from failgate_hooks.core.errors import GitError
+from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.git.catfile import CatFile
 
 if TYPE_CHECKING:
@@ -75,12 +75,13 @@ class GitRepo:
             else:
                 repo = git.Repo(path, search_parent_directories=True)
         except git.InvalidGitRepositoryError:
-            raise GitError(
+            # where failgate was started is a usage matter (exit 2), not the ledger's integrity
+            raise UsageError(
                 f"not a git repository: {os.path.abspath(path)}",
                 hint="run failgate inside a git repository, or pass -C DIR",
             ) from None
         except git.NoSuchPathError:
-            raise GitError(f"no such directory: {path}") from None
+            raise UsageError(f"no such directory: {path}", hint="pass -C DIR") from None
         except git.GitCommandNotFound:
             raise GitError("git is not installed or not on PATH") from None
         return cls(repo)

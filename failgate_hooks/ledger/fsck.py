@@ -24,7 +24,7 @@ class FsckReport:
     def summary(self) -> str:
         at = self.commit[:12]
         if self.ok:
-            return f"fsck: ledger OK at {at}: {self.events} event(s), {self.entities} entities"
+            return f"fsck: ledger OK at {at}: {self.events} event(s), {self.entities} entity(ies)"
         return f"fsck: {len(self.problems)} problem(s) in the ledger at {at}"
 
     def to_json(self) -> dict[str, Any]:

@@ -20,7 +20,8 @@ from failgate_hooks.core.gates import Decision, Gate, GateState, Relaxation
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.render import markdown
 from failgate_hooks.render.ci import against
-from failgate_hooks.render.text import render_tail, render_text
+from failgate_hooks.render.next_steps import PREFIX, next_steps
+from failgate_hooks.render.text import render_tail, verdict_line
 
 RELAXED_NOTE = (
     "accepted: in CI the review is the authority, so an owner of the ledger folder "
@@ -123,7 +124,7 @@ def step_summary(run: CiRun) -> str:
     """The Markdown for $GITHUB_STEP_SUMMARY: the gates, the relaxations, the verdict."""
     decision = run.decision
     assert decision is not None
-    verdict = render_text(decision).splitlines()[-1]
+    verdict = verdict_line(decision)
     label = verdict.split(":", 1)[0]
     text = markdown.text
     lines = [
@@ -157,6 +158,9 @@ def step_summary(run: CiRun) -> str:
     if run.notes:
         lines += [""] + [f"- {text(note)}" for note in run.notes]
     lines += ["", f"**{text(verdict)}**", ""]
+    steps = [step.removeprefix(PREFIX) for step in next_steps(decision)]
+    if steps:
+        lines += ["### What to do next", "", *(f"- {text(step)}" for step in steps), ""]
     return "\n".join(lines)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from failgate_hooks.core import sanitize
@@ -20,10 +21,12 @@ from failgate_hooks.core.gates import (
     Gate,
     GateState,
     Relaxation,
+    VerifierOutcome,
     VerifierResult,
 )
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.resolve import Resolution
+from failgate_hooks.render.next_steps import next_steps
 
 JSON_SCHEMA_VERSION = 1
 INDENT = "     "
@@ -85,6 +88,7 @@ def render_text(
     lines.extend(_problem_line("ERROR", p, color) for p in decision.errors)
     lines.extend(_problem_line("WARNING", p, color) for p in decision.warnings)
     lines.append(_verdict(decision, color))
+    lines.extend(next_steps(decision))
     return "\n".join(lines)
 
 
@@ -232,6 +236,11 @@ def _problem_line(label: str, problem: Problem, color: bool) -> str:
     return f"{_paint(label, color)} {_line(problem.describe())}"
 
 
+def verdict_line(decision: Decision) -> str:
+    """The verdict alone, uncoloured (a step summary's heading)."""
+    return _verdict(decision, color=False)
+
+
 def _verdict(decision: Decision, color: bool) -> str:
     """The last line: what happens to the action, and what to do about it."""
     action = f'"{_line(decision.trigger)}"'
@@ -261,6 +270,9 @@ def _verdict(decision: Decision, color: bool) -> str:
             (sum(1 for r in decision.relaxations if r.blocking), "relaxation(s) pending review"),
             joiner=" and ",
         )
+        not_run = sum(1 for g in gates if g.blocking and _not_run(g))
+        if not_run:
+            parts += f" ({not_run} whose verifier was not run here)"
         return f"{_paint('BLOCKED', color)}: {parts}. Resolve them before {action}."
     warned = _counted(
         (count(GateState.OPEN, blocking=False), "gate(s) open"),
@@ -275,6 +287,10 @@ def _verdict(decision: Decision, color: bool) -> str:
     if any(g.state is GateState.CLEARED for g in gates):
         return f"{_paint('OK', color)}: all gates cleared. {action} may proceed."
     return f"{_paint('OK', color)}: no gate applies. {action} may proceed."
+
+
+def _not_run(gate: Gate) -> bool:
+    return gate.verifier is not None and gate.verifier.outcome is VerifierOutcome.NOT_RUN
 
 
 def _why_not_blocking(decision: Decision) -> str:
@@ -312,12 +328,13 @@ def _gate_json(gate: Gate) -> dict[str, Any]:
         "title": gate.title,
         "reason": "; ".join((gate.reason, *gate.notes)),
         "event_ids": list(gate.event_ids),
-        "verifier": _verifier_json(gate.verifier) if gate.verifier is not None else None,
+        "verifier": verifier_json(gate.verifier) if gate.verifier is not None else None,
         "problems": [_problem_json(p) for p in gate.problems],
     }
 
 
-def _verifier_json(result: VerifierResult) -> dict[str, Any]:
+def verifier_json(result: VerifierResult) -> dict[str, Any]:
+    """A verifier's result as `--json` gives it, in a gate or from `try`."""
     return {
         "command": list(result.command),
         "exit_code": result.exit_code,
@@ -345,8 +362,9 @@ def _problem_json(problem: Problem) -> dict[str, Any]:
 # --------------------------------------------------------------------------- log
 
 
-def log_lines(resolution: Resolution) -> list[str]:
-    """`failgate log KEY`: events in resolution order, superseded and heads marked, the state."""
+def log_lines(resolution: Resolution, gate: Gate | None, decision: Decision) -> list[str]:
+    """`failgate log KEY`: events in resolution order, superseded and heads marked, what
+    they resolve to, and the gate's state as `gates` decides it (`gate`, of `decision`)."""
     state = resolution.state
     title = sanitize.clean_line(state.title or "(no title)")
     lines = [f"LOG {sanitize.clean_line(resolution.entity_key)} — {title}"]
@@ -372,7 +390,20 @@ def log_lines(resolution: Resolution) -> list[str]:
             lines.extend(f"{INDENT}| {sanitize.clean_line(n)}" for n in event.note.splitlines())
     lines.append(_line(_state_line(resolution)))
     lines.extend(f"ERROR {_line(p.describe())}" for p in resolution.problems)
+    if gate is not None:
+        lines.append(_gate_state_line(gate, decision))
+        if gate.blocking:
+            lines.extend(next_steps(replace(decision, gates=(gate,), relaxations=(), errors=())))
     return lines
+
+
+def _gate_state_line(gate: Gate, decision: Decision) -> str:
+    """The gate's state for the decision's trigger and ref, and why."""
+    where = _line(decision.ref) if decision.ref is not None else "an unknown ref"
+    effect = " (blocks)" if gate.blocking else " (warns)" if gate.warning else ""
+    state = gate.state.value.replace("_", " ").upper()
+    reason = "; ".join(_line(r) for r in (gate.reason, *gate.notes) if r)
+    return f'GATE {state}{effect} for "{_line(decision.trigger)}" to {where}: {reason}'
 
 
 def _replaced_by(resolution: Resolution) -> dict[str, list[str]]:
@@ -397,11 +428,11 @@ def _state_line(resolution: Resolution) -> str:
             value = getattr(scope, name)
             if value:
                 parts.append(f"{name} {value if isinstance(value, str) else ', '.join(value)}")
-    return f"STATE {resolution.outcome.value}: " + "; ".join(parts)
+    return f"RESOLUTION {resolution.outcome.value}: " + "; ".join(parts)
 
 
-def log_json(resolution: Resolution) -> str:
-    """The same as one JSON object."""
+def log_json(resolution: Resolution, gate: Gate | None = None) -> str:
+    """The same as one JSON object; `gate` is the gate's state as `gates --json` gives it."""
     replaced_by = _replaced_by(resolution)
     doc = {
         "schema_version": JSON_SCHEMA_VERSION,
@@ -428,5 +459,6 @@ def log_json(resolution: Resolution) -> str:
             for event_id in resolution.order
         ],
         "errors": [_problem_json(p) for p in resolution.problems],
+        "gate": _gate_json(gate) if gate is not None else None,
     }
     return json.dumps(sanitize.clean_tree(doc), indent=2, ensure_ascii=True)

@@ -45,6 +45,8 @@ DEFAULT_TIMEOUT_S = 300
 NO_VERDICT_EXIT = 125  # as `git bisect run`'s "skip": the verifier could not judge
 
 UNTRUSTED_DETAIL = "verifier not trusted on this machine: review it with `failgate trust`"
+# What `gates`, `export` and `log` say of a verifier they found no cached pass for.
+NOT_RUN_DETAIL = "no pass of it is cached here; failgate check runs it"
 NO_VERDICT_DETAIL = "the verifier could not judge: its set-up failed"
 
 Progress = Callable[[str], None]
@@ -87,6 +89,11 @@ def _result(
         output_tail=run.output_tail,
         detail="; ".join(details),
     )
+
+
+def outcome_of(command: tuple[str, ...], run: CommandRun) -> VerifierResult:
+    """What one run gave, read by the rule gates are read by (`record`'s probe uses it)."""
+    return _result(command, run, ())
 
 
 def _signal_name(number: int) -> str:
@@ -137,8 +144,11 @@ def run_gate_verifier(
     no_cache: bool = False,
     progress: Progress | None = None,
     sandbox: Sandbox | None = None,
+    cache_only: bool = False,
 ) -> VerifierResult:
     """Run one gate's verifier on exactly `commit`, or say why it did not run.
+
+    `cache_only` answers from trust and the pass cache alone: a miss is "not run".
 
     `pinned_from` is the revision the event was read from (None: `commit`).
     `progress` gets one line before the verifier runs; it holds ledger text, so
@@ -184,6 +194,8 @@ def run_gate_verifier(
                 cached=True,
                 detail=same,
             )
+    if cache_only:
+        return VerifierResult(command, VerifierOutcome.NOT_RUN, detail=NOT_RUN_DETAIL)
 
     _progress(progress, entity_key, command)  # before the checkout: a big one takes time too
     notes: list[str] = []

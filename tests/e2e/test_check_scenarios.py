@@ -57,7 +57,11 @@ def test_01_the_observed_failure_holds_the_deploy(world: Repo) -> None:
     assert result.code == 1, result
     assert "OPEN deploy:mainnet:gas-budget" in result.out
     assert "budget 50M < required 120M" in result.out
-    assert result.out.strip().splitlines()[-1].startswith("BLOCKED: 1 gate(s) still open")
+    lines = result.out.strip().splitlines()
+    verdict = next(n for n, line in enumerate(lines) if line.startswith("BLOCKED"))
+    assert lines[verdict].startswith("BLOCKED: 1 gate(s) still open")
+    # and it ends with what to do next
+    assert lines[verdict + 1].startswith("  next: `failgate try deploy:mainnet:gas-budget`")
 
 
 def test_02_the_corrected_config_clears_it(world: Repo) -> None:

@@ -394,7 +394,7 @@ def test_hostile_text_cannot_forge_a_workflow_command(tmp_path: Path) -> None:
     for text in (result.output, result.summary or ""):
         assert not re.search("[\x1b\x07\x9b\u202e]", text)
     assert result.summary is not None
-    [row] = [line for line in result.summary.splitlines() if "ci:hostile" in line]
+    [row] = [line for line in result.summary.splitlines() if line.startswith("| open")]
     assert len(re.findall(r"(?<!\\)\|", row)) == 5, row
     assert "\\<b\\>bold\\</b\\>" in row
 
@@ -410,7 +410,8 @@ def test_the_free_text_is_printed_with_workflow_commands_stopped(tmp_path: Path)
         start, end = lines.index(f"::stop-commands::{stop}"), lines.index(f"::{stop}::")
         inside = lines[start + 1 : end]
         assert inside[0].startswith("CI github pull_request:")
-        assert inside[-1].startswith("BLOCKED"), result
+        verdict = [line for line in inside if not line.startswith("  next: ")][-1]
+        assert verdict.startswith("BLOCKED"), result
         tokens.append(stop)
     assert tokens[0] != tokens[1]
     assert re.fullmatch("[0-9a-f]{32}", tokens[0])
@@ -681,3 +682,13 @@ def test_ci_help_names_the_environment_it_reads(tmp_path: Path) -> None:
     )
     for name in ("GITHUB_EVENT_PATH", "GITHUB_BASE_REF", "GITHUB_OUTPUT", "FAILGATE_BASE"):
         assert name in proc.stdout
+
+
+def test_a_ci_with_no_base_says_so_once_without_naming_itself_twice(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    env = {k: "" for k in ("GITHUB_ACTIONS", "GITHUB_EVENT_NAME", "GITHUB_EVENT_PATH",
+                           "GITHUB_BASE_REF", "FAILGATE_BASE", "FAILGATE_REF")}  # fmt: skip
+    result = repo.failgate("ci", env=env)
+    assert result.code == 2, result
+    assert result.err.startswith("failgate: ci cannot tell which base to compare the commit with")
+    assert "failgate: failgate" not in result.err

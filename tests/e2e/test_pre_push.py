@@ -215,3 +215,21 @@ def test_install_honours_core_hooks_path(tmp_path: Path) -> None:
     assert repo.failgate("install").code == 0
     assert (repo.path / "githooks" / "pre-push").exists()
     assert push(repo, "main").code != 0
+
+
+def test_an_event_not_committed_is_named_as_not_applied(tmp_path: Path) -> None:
+    repo, _ = gated(tmp_path)
+    fix_budget(repo)
+    loose = repo.record(
+        "ops:late", "--status", "observed", "--title", "seen after the commit", "--trigger", "push"
+    )
+    allowed = push(repo, "main")
+    assert allowed.code == 0, allowed  # the uncommitted event holds nothing: it was not read
+    assert (
+        "failgate: warning: 1 ledger file(s) in the work tree are not committed, so they were "
+        f"not read and not applied (e.g. {loose})"
+    ) in allowed.output
+    lines = allowed.output.splitlines()
+    warned = next(n for n, line in enumerate(lines) if "not applied" in line)
+    verdict = next(n for n, line in enumerate(lines) if line.startswith("OK:"))
+    assert warned < verdict  # the verdict is still what the pusher reads last

@@ -108,3 +108,43 @@ def test_the_server_hook_works_inside_the_quarantine(tmp_path: Path) -> None:
     assert accepted.returncode == 0, accepted.stderr
     assert "CLEARED" in accepted.stderr
     assert git(remote, "cat-file", "-t", fixed) == "commit"
+
+
+def test_a_bare_server_has_no_work_tree_and_warns_of_nothing_uncommitted(tmp_path: Path) -> None:
+    repo, _ = server(tmp_path, "--exec")
+    fix_budget(repo)
+    repo.record("ops:late", "--status", "observed", "--title", "t", "--trigger", "push")
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "not committed" not in accepted.stderr  # the client's work tree is not the server's
+
+
+def test_a_server_repository_with_a_work_tree_warns_of_its_uncommitted_events(
+    tmp_path: Path,
+) -> None:
+    repo = budget_repo(tmp_path / "work")
+    checkout = tmp_path / "server"
+    git(tmp_path, "clone", "-q", str(repo.path), str(checkout))
+    git(checkout, "config", "receive.denyCurrentBranch", "updateInstead")
+    git(checkout, "checkout", "-q", "-b", "parked")  # main is free to be pushed to
+    loose = Repo(checkout).record("ops:late", "--status", "observed", "--title", "t",
+                                  "--trigger", "push")  # fmt: skip
+    install_pre_receive(checkout / ".git")
+    repo.write("notes.txt", "more\n")
+    repo.commit("more")
+    repo.git("remote", "add", "origin", str(checkout))
+    pushed = push(repo, "main")
+    assert pushed.returncode == 0, pushed.stderr
+    assert f"not read and not applied (e.g. {loose})" in pushed.stderr
+
+
+def test_a_pending_deletion_names_the_pusher_seen(tmp_path: Path) -> None:
+    repo, _ = server(tmp_path)
+    repo.git("checkout", "-q", "-b", "release/1")
+    repo.record("ops:release", "--status", "observed", "--title", "t", "--trigger", "deploy")
+    repo.commit("an event only the release branch holds")
+    assert push(repo, "release/1", user="alice").returncode == 0
+    refused = push(repo, "--delete", "release/1", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert "PENDING deletion of refs/heads/release/1" in refused.stderr
+    assert "the pusher seen is bob (identity_env = REMOTE_USER); relaxers: alice" in refused.stderr

@@ -153,7 +153,7 @@ def test_the_lifecycle_block_runs_as_shown(lifecycle_repo: Repo, tmp_path: Path)
     for line, expected in commands(BLOCKS["lifecycle"]):
         result = run(line, lifecycle_repo.path, env)
         assert result.returncode == expected, f"{line}\n{result.stdout}\n{result.stderr}"
-    assert "STATE resolved: status expired" in result.stdout
+    assert "RESOLUTION resolved: status expired" in result.stdout
     assert git(lifecycle_repo.path, "status", "--porcelain") == ""
 
 

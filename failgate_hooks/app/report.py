@@ -1,0 +1,75 @@
+"""The one evaluation `gates`, `export` and `log` report: `check`'s, with no verifier run.
+
+Each of them reads the same revisions (REV, and the remote's default branch as a
+protected revision) and decides through the same `Evaluator` as `check` and the
+hooks. A verifier is never started: trust and this machine's pass cache answer,
+so a gate that `check` cleared reads as cleared, and one no pass is cached for
+reads as "not run", never as a verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from failgate_hooks.app.evaluate import Evaluator, Request
+from failgate_hooks.core.gates import Context, Decision, Gate
+from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
+from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.union import Ledger, Revision
+
+
+@dataclass(frozen=True)
+class Report:
+    """The decision for REV, the ledger it was made from, and the revisions read."""
+
+    decision: Decision
+    ledger: Ledger
+    revisions: tuple[Revision, ...]
+
+    def gate(self, entity_key: str) -> Gate | None:
+        return next((g for g in self.decision.gates if g.entity_key == entity_key), None)
+
+
+def inspection_revisions(
+    repo: GitRepo, rev: str = "HEAD"
+) -> tuple[list[Revision], tuple[str, ...]]:
+    """REV, and the remote default branch (a protected revision) when there is one; and
+    that branch as a destination ref, which is protected as the hooks protect it."""
+    revisions = [Revision(rev, repo.resolve_commit(rev))]
+    remote = default_remote(repo)
+    found = remote_default_branch(repo, remote) if remote else None
+    if found is None:
+        return revisions, ()
+    revisions.append(Revision(found[0], found[1], protected=True))
+    return revisions, ("refs/heads/" + found[0].removeprefix(f"refs/remotes/{remote}/"),)
+
+
+def report(
+    repo: GitRepo,
+    config: Config,
+    *,
+    rev: str = "HEAD",
+    trigger: str = "push",
+    ref: str | None = None,
+    environment: str | None = None,
+    trust_ledger: bool = False,
+) -> Report:
+    """The decision `check` would reach for REV, answered from the pass cache alone."""
+    from failgate_hooks.app.runner import VerifierRunner
+
+    revisions, extra_protected = inspection_revisions(repo, rev)
+    request = Request(
+        commit=revisions[0].commit,
+        context=Context(trigger=trigger, ref=ref, environment=environment),
+        revisions=tuple(revisions),
+        trust_ledger=trust_ledger,
+        extra_protected_refs=extra_protected,
+    )
+    runner = VerifierRunner(
+        repo, config, trust_ledger=trust_ledger, no_cache=False, cache_only=True
+    )
+    try:
+        decision, ledger = Evaluator(repo, config, runner).evaluate_with_ledger(request)
+    finally:
+        runner.close()
+    return Report(decision, ledger, tuple(revisions))

@@ -1,0 +1,139 @@
+"""What to do next, after a verdict that refuses: the lines that end BLOCKED, ESCALATED
+and a pending relaxation. Pure.
+
+Each line names a command to run, quoted for a shell: an entity key or event id
+comes from the ledger, so it is cleaned and quoted before it is shown.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from failgate_hooks.core import sanitize
+from failgate_hooks.core.gates import (
+    Decision,
+    DecisionKind,
+    Gate,
+    GateState,
+    Policy,
+    Relaxation,
+    VerifierOutcome,
+)
+
+PREFIX = "  next: "
+# A ledger of hundreds of open gates must not bury the verdict: the first few, then a count.
+MAX_GATES = 5
+
+
+def next_steps(decision: Decision) -> list[str]:
+    """The lines after a verdict that refuses; none when the action may proceed."""
+    if decision.decision is DecisionKind.ALLOWED:
+        return []
+    lines: list[str] = []
+    blocking = [g for g in decision.gates if g.blocking]
+    for gate in blocking[:MAX_GATES]:
+        lines.extend(_gate_steps(gate, decision.policy, decision.commit))
+    if len(blocking) > MAX_GATES:
+        lines.append(f"{len(blocking) - MAX_GATES} more gate(s): failgate gates lists them all")
+    pending = [r for r in decision.relaxations if r.blocking]
+    if pending:
+        lines.extend(_pending_steps(pending, decision.policy))
+    if decision.errors:
+        lines.append(
+            "the ledger's errors: failgate fsck lists each one and its file; an event file "
+            "is never edited: record a new event that supersedes or retracts it"
+        )
+    return [PREFIX + sanitize.clean_line(line) for line in lines]
+
+
+def _gate_steps(gate: Gate, policy: Policy, commit: str) -> list[str]:
+    key = _quoted(gate.entity_key)
+    if gate.state is GateState.CONFLICT:
+        return [
+            f"{gate.entity_key} is in conflict (its heads are named above): on a commit that "
+            f"holds every head, `failgate record {key} --status STATUS --note WHY` writes an "
+            "event whose follows names them all, and settles it"
+        ]
+    if gate.state is GateState.INVALID:
+        return [
+            f"{gate.entity_key} has invalid events: failgate fsck says what is wrong with each; "
+            f"retract one with `failgate record {key} --status STATUS --retracts ID`"
+        ]
+    return [_open_step(gate, key), _relax_step(key, policy, _quoted(commit[:12]))]
+
+
+def _open_step(gate: Gate, key: str) -> str:
+    """How to clear an open gate with its verifier, or give it one."""
+    verifier = gate.verifier
+    if verifier is None:
+        return (
+            f"{gate.entity_key} has no verifier: add one with `failgate record {key} "
+            "--status diagnosed --verify CMD`, fix and commit, and let it pass"
+        )
+    if verifier.outcome is VerifierOutcome.UNTRUSTED:
+        return "review its verifier with `failgate trust`, then try again"
+    if verifier.outcome is VerifierOutcome.NOT_RUN:
+        return (
+            f"`failgate check` runs {gate.entity_key}'s verifier; `failgate try {key}` runs "
+            "it on your work tree: fix and commit until it passes"
+        )
+    return (
+        f"`failgate try {key}` runs {gate.entity_key}'s verifier on your work tree: fix and "
+        "commit until it passes"
+    )
+
+
+def _relax_step(key: str, policy: Policy, commit: str) -> str:
+    """Confirm or expire instead, and who may."""
+    if policy.authority == "protected":
+        who = (
+            "on this server either counts only from the default branch (merge it through "
+            f"review) or when a relaxer pushes it ({_relaxers(policy)})"
+        )
+    else:
+        who = (
+            "anyone may record either here; a server that holds authority takes it only "
+            "from the default branch or from a relaxer"
+        )
+    return (
+        f"or, if a person has checked this commit, `failgate confirm {key} --commit {commit} "
+        f"--note WHAT`; if the risk is gone, `failgate expire {key} --note WHY`: {who}"
+    )
+
+
+def _pending_steps(pending: list[Relaxation], policy: Policy) -> list[str]:
+    """Who was seen pushing, who may relax, and how identity is read."""
+    first = pending[0]
+    what = _line(first.event_id) if first.event_id else _line(first.what)
+    more = f" and {len(pending) - 1} more" if len(pending) > 1 else ""
+    if policy.identity_env is None:
+        seen = (
+            "no pusher identity is read: identity_env is not set in the configuration in "
+            "force, so no one pushes as a relaxer"
+        )
+    elif policy.pusher is None:
+        seen = (
+            f"no pusher was seen: identity_env = {policy.identity_env}, which is not set in "
+            "the environment failgate ran in"
+        )
+    else:
+        seen = f"the pusher seen is {_line(policy.pusher)} (identity_env = {policy.identity_env})"
+    return [
+        f"{what}{more} relaxes a gate and is not yet in a protected revision: {seen}; "
+        f"{_relaxers(policy)}. Merge it into the default branch through review, or have a "
+        "relaxer push it"
+    ]
+
+
+def _relaxers(policy: Policy) -> str:
+    if not policy.relaxers:
+        return "relaxers is empty in the configuration in force"
+    return "relaxers: " + ", ".join(_line(r) for r in policy.relaxers)
+
+
+def _quoted(text: str) -> str:
+    return shlex.quote(_line(text))
+
+
+def _line(text: str) -> str:
+    return sanitize.clean_line(text)
