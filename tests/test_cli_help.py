@@ -57,7 +57,11 @@ def test_each_command_is_loaded_from_the_module_that_defines_it() -> None:
 @pytest.mark.parametrize(
     ("script", "usage"),
     [
-        ("failgate-pre-receive", "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox]"),
+        (
+            "failgate-pre-receive",
+            "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox] "
+            "[--evidence-signers FILE]",
+        ),
         ("failgate-pre-push", "usage: failgate-pre-push REMOTE URL"),
     ],
 )

@@ -187,7 +187,8 @@ it one '<old> <new> <ref>' line per pushed ref. Relaxing events count only from
 the default branch or from a pusher listed in relaxers (identity_env names the
 variable the pusher's name is read from). Exit 0 accepts the push.
 
-  --exec        run verifiers (without it, an open gate only warns here)
+  --exec        run verifiers (without it, an open gate only warns here,
+                unless require_evidence holds it until signed evidence covers it)
   --sandbox     run them in bubblewrap (the default with --exec)
   --no-sandbox  run them without a sandbox
   --evidence-signers FILE
