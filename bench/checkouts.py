@@ -373,6 +373,13 @@ def measure(
     return found
 
 
+def _project_relative(arg: str) -> str:
+    path = Path(arg)
+    if path.is_absolute() and path.is_relative_to(ROOT):
+        return str(path.relative_to(ROOT))
+    return arg
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/checkouts.py", description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=50_000, help="files in the repository")
@@ -383,7 +390,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args(argv)
     given = list(sys.argv[1:] if argv is None else argv)
-    command = shlex.join(["python", "bench/checkouts.py", *given])
+    # the report names files as the project does, never by this machine's paths
+    shown = [_project_relative(arg) for arg in given]
+    command = shlex.join(["python", "bench/checkouts.py", *shown])
     started = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix="failgate-bench-checkouts-"))
     try:

@@ -227,18 +227,20 @@ HOW = """\
 ## How the ledger is read
 
 - **One union** (`failgate_hooks/ledger/union.py`): each distinct commit's ledger
-  folder is listed (one `ls-tree` per ledger tree), every event blob it needs is read
-  in one batch through the persistent `cat-file`, and each is parsed by
-  `core.events.parse_event`.
-- **One cache** (`failgate_hooks/ledger/parsecache.py`): each entity's parses, in
+  folder is listed (one `ls-tree` per ledger tree; revisions holding the same tree share
+  one listing), every event blob it needs is read in one batch through the persistent
+  `cat-file`, and each is parsed by `core.validate.parse_event`.
+- **One cache** (`failgate_hooks/ledger/parsecache.py`): each entity's parses and their
+  resolution, in
   `<git-common-dir>/failgate/parsed-events.pickle`, under a digest of the entity's key
   and its sorted (path, blob id) pairs. It carries failgate's and Python's versions and
   a digest of the parsing rules' sources, is rebuilt when it does not load, is written
   whole and only when a read parsed something new, and keeps fewer unused entries than
   used ones. `tests/test_parsecache.py` checks that decisions with it, without it and
   while filling it are equal.
-- Every entity is still resolved and assessed on every run: on a warm run that, not
-  reading, is what grows with the ledger.
+- An entity whose files the union changed (a duplicate id, a misnamed file) is resolved
+  from its files again. Every entity is still assessed on every run: on a warm run that,
+  listing the ledger and loading the cache are what grow with it.
 - Nothing else is kept: no forked child, no garbage-collector switch, no summary of the
   ledger. `check`'s look for uncommitted ledger files is one `git status`, started
   before the decision and read after it.""".splitlines()
