@@ -234,7 +234,7 @@ def test_a_full_disk_under_the_cache_degrades_to_running_the_verifier(
         result = run_gate_verifier(
             git_repo, entity_key="ops:ok", verification=check, commit=commit,
             pinned_from=None, ledger_dir="ledger", trigger="push", ref=None, environment=None,
-            checkouts=checkouts, trust_ledger=True,
+            checkouts=lambda: checkouts, trust_ledger=True,
         )  # fmt: skip
     assert result.outcome is VerifierOutcome.PASSED
     assert "No space left on device" in result.detail and "could not be used" in result.detail

@@ -18,14 +18,10 @@ from failgate_hooks.core.events import Verification, Workdir
 from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.checkout import Checkouts
+from failgate_hooks.verify.execute import NO_VERDICT_DETAIL, run_in_worktree
 from failgate_hooks.verify.pins import resolve_pins
 from failgate_hooks.verify.process import own_virtualenv
-from failgate_hooks.verify.run import (
-    NO_VERDICT_DETAIL,
-    UNTRUSTED_DETAIL,
-    run_gate_verifier,
-    run_in_worktree,
-)
+from failgate_hooks.verify.run import UNTRUSTED_DETAIL, run_gate_verifier
 from failgate_hooks.verify.trust import TrustedVerifier, TrustStore
 from tests.conftest import Repo, git, make_repo
 from tests.worlds import budget_repo, record_failure
@@ -98,7 +94,7 @@ def verify(
             trigger="push",
             ref="refs/heads/main",
             environment=environment,
-            checkouts=checkouts,
+            checkouts=lambda: checkouts,
             trust=trust,
             trust_ledger=trust_ledger,
             default_timeout_s=default_timeout_s,
@@ -844,7 +840,7 @@ def test_a_checkout_that_cannot_be_made_is_cannot_start(world: Repo, tmp_path: P
             trigger="push",
             ref=None,
             environment=None,
-            checkouts=co,
+            checkouts=lambda: co,
             trust_ledger=True,
         )
     assert result.outcome is VerifierOutcome.CANNOT_START

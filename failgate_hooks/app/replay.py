@@ -14,16 +14,16 @@ from collections.abc import Callable, Sequence
 
 import failgate_hooks
 from failgate_hooks.core.errors import GitError, UsageError
-from failgate_hooks.core.events import Verification, is_valid_entity_key
+from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, Verification, is_valid_entity_key
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.replay import ReplayReport, ReplayStep, StepState, failure_reasons
 from failgate_hooks.core.resolve import Outcome
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Revision, config_at, read_union
 from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
+from failgate_hooks.verify.execute import NO_VERDICT_DETAIL, NO_VERDICT_EXIT
 from failgate_hooks.verify.pins import Pin, PinError, resolve_pins, write_pins
 from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
-from failgate_hooks.verify.run import DEFAULT_TIMEOUT_S, NO_VERDICT_DETAIL, NO_VERDICT_EXIT
 from failgate_hooks.verify.worktree_loads import LoadWatch, work_trees
 
 # (position from 1, number of steps, full commit id), called before each step runs.

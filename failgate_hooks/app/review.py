@@ -250,8 +250,8 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
     from failgate_hooks.core.decide import verifier_reason
     from failgate_hooks.core.gates import VerifierOutcome
     from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
+    from failgate_hooks.verify.execute import outcome_of
     from failgate_hooks.verify.process import run_command, verifier_env
-    from failgate_hooks.verify.run import outcome_of
 
     verification = event.verification
     root = repo.working_dir

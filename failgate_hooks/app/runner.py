@@ -99,7 +99,7 @@ class VerifierRunner:
             trigger=request.context.trigger,
             ref=request.context.ref,
             environment=request.context.environment,
-            checkouts=self.checkouts,
+            checkouts=lambda: self.checkouts,
             trust_ledger=self.trust_ledger or request.trust_ledger,
             default_timeout_s=self.config.default_timeout_s,
             no_cache=self.no_cache or request.no_cache,

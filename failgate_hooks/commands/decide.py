@@ -103,7 +103,7 @@ def try_(ctx: click.Context, key: str, as_json: bool) -> None:
     from failgate_hooks.core.gates import VerifierOutcome
     from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.text import render_tail
-    from failgate_hooks.verify.run import run_in_worktree
+    from failgate_hooks.verify.execute import run_in_worktree
 
     with open_repo(ctx) as repo:
         config = inspection_config(repo)

@@ -69,6 +69,10 @@ class AppliesTo:
     environments: tuple[str, ...] | None = None
 
 
+# A verifier's time limit when neither its event nor the configuration sets one.
+DEFAULT_TIMEOUT_S = 300
+
+
 @dataclass(frozen=True)
 class Verification:
     """The reviewed command that clears a gate, and what it depends on."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from failgate_hooks.core.errors import UsageError
-from failgate_hooks.core.events import is_safe_relative_path
+from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, is_safe_relative_path
 from failgate_hooks.core.validate import timeout_problem
 
 CONFIG_FILES = ("failgate.toml", "pyproject.toml")
@@ -44,7 +44,7 @@ class Config:
     protected_refs: tuple[str, ...] = DEFAULT_PROTECTED_REFS
     block_on: str = "protected"
     mode: str = "enforce"
-    default_timeout_s: int = 300
+    default_timeout_s: int = DEFAULT_TIMEOUT_S
     ledger_refs: tuple[str, ...] = ()
     relaxers: tuple[str, ...] = ()
     identity_env: str | None = None
@@ -112,7 +112,7 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
     ledger = text("ledger", "ledger")
     if not is_safe_relative_path(ledger):
         raise UsageError(f"{where}: {prefix}ledger must be a relative folder, got {ledger!r}")
-    timeout = table.get("default_timeout_s", 300)
+    timeout = table.get("default_timeout_s", DEFAULT_TIMEOUT_S)
     problem = timeout_problem(timeout)
     if problem is not None:
         raise UsageError(f"{where}: {prefix}default_timeout_s: {problem}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from failgate_hooks.core.events import is_safe_relative_path
 from failgate_hooks.git.repo import GitRepo, TreeEntry
-from failgate_hooks.verify.checkout import remove_tree
+from failgate_hooks.verify.scrub import remove_tree
 
 # Tree entry modes without leading zeros (a TreeEntry pads them to six digits).
 _TREE = "40000"

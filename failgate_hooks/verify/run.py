@@ -1,128 +1,38 @@
-"""Running a verifier on exactly commit C.
+"""Whether a gate's verifier needs to run on commit C, and its run when it does.
 
-A clean checkout of C's tree, the pinned verifier files laid over it from the
-revision the event was read from, and two local facts consulted before
-anything runs: whether this machine trusts the verifier, and whether the same
-verifier already passed on the same content. The parts live beside this
-module: keys.py (what a pass is cached under), pins.py, checkout.py,
-process.py (the verifier's process), worktree_loads.py (what its Python
-loaded from the work tree), trust.py and passcache.py.
+Two local facts are consulted before anything runs: whether this machine
+trusts the verifier, and whether the same verifier already passed on the same
+content. Only a miss loads execute.py, which makes the checkout and starts the
+process. The parts live beside this module: keys.py (what a pass is cached
+under), pins.py, trust.py, passcache.py, shadowing.py, execute.py.
 
 Git is reached only through `GitRepo`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shlex
-import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from failgate_hooks.core.errors import UsageError
-from failgate_hooks.core.events import Verification, Workdir
+from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, Verification
 from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
 from failgate_hooks.verify.keys import content_key, input_key
 from failgate_hooks.verify.passcache import PassCache, pass_key
-from failgate_hooks.verify.pins import (
-    Pin,
-    PinError,
-    differs_from,
-    resolve_pins,
-    short_id,
-    write_pins,
-)
-from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
-from failgate_hooks.verify.sandbox import Sandbox
+from failgate_hooks.verify.pins import PinError, resolve_pins, short_id
 from failgate_hooks.verify.shadowing import shadowing
 from failgate_hooks.verify.trust import TrustStore, fingerprint
-from failgate_hooks.verify.worktree_loads import LoadWatch, work_trees
 
-DEFAULT_TIMEOUT_S = 300
-NO_VERDICT_EXIT = 125  # as `git bisect run`'s "skip": the verifier could not judge
+if TYPE_CHECKING:
+    from failgate_hooks.verify.checkout import Checkouts
+    from failgate_hooks.verify.sandbox import Sandbox
 
 UNTRUSTED_DETAIL = "verifier not trusted on this machine: review it with `failgate trust`"
 # What `gates`, `export` and `log` say of a verifier they found no cached pass for.
 NOT_RUN_DETAIL = "no pass of it is cached here; failgate check runs it"
-NO_VERDICT_DETAIL = "the verifier could not judge: its set-up failed"
 
 Progress = Callable[[str], None]
-
-
-def _result(
-    command: tuple[str, ...], run: CommandRun, notes: Sequence[str], leak: str | None = None
-) -> VerifierResult:
-    """The VerifierResult of one run: exit 0 passes, 125 gives no verdict, the rest fail.
-
-    A run that loaded code from the work tree (`leak` says which) gives no verdict,
-    whatever it exited with: it judged the work tree, not the commit. One that timed
-    out stays a timeout, the leak said too."""
-    details = list(notes)
-    if run.start_error is not None:
-        outcome = VerifierOutcome.CANNOT_START
-        details.insert(0, run.start_error)
-    elif run.timed_out:
-        outcome = VerifierOutcome.TIMEOUT
-        details.insert(0, "the whole process group was killed; the gate stays open")
-        if leak is not None:
-            details.insert(1, leak)
-    elif leak is not None:
-        outcome = VerifierOutcome.NO_VERDICT
-        details.insert(0, leak)
-    elif run.exit_code == 0:
-        outcome = VerifierOutcome.PASSED
-    elif run.exit_code == NO_VERDICT_EXIT:
-        outcome = VerifierOutcome.NO_VERDICT
-        details.insert(0, NO_VERDICT_DETAIL)
-    else:
-        outcome = VerifierOutcome.FAILED
-        if run.exit_code is not None and run.exit_code < 0:
-            details.insert(0, f"killed by {_signal_name(-run.exit_code)}")
-    return VerifierResult(
-        command=command,
-        outcome=outcome,
-        exit_code=run.exit_code,
-        duration_s=None if run.start_error is not None else run.duration_s,
-        output_tail=run.output_tail,
-        detail="; ".join(details),
-    )
-
-
-def outcome_of(command: tuple[str, ...], run: CommandRun) -> VerifierResult:
-    """What one run gave, read by the rule gates are read by (`record`'s probe uses it)."""
-    return _result(command, run, ())
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def _inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | None:
-    """Why the user's work tree cannot stand for C, or None when it can."""
-    if repo.working_dir is None:
-        return "the repository is bare"
-    if repo.try_resolve_commit("HEAD") != commit:
-        return f"HEAD is not {short_id(commit)}"
-    # Every flag is explicit: a user's status.showUntrackedFiles=no or a submodule's
-    # ignore setting must not hide what could feed the verifier.
-    status = repo.run(
-        "--no-optional-locks",
-        "status",
-        "--porcelain",
-        "--ignored",
-        "--untracked-files=normal",
-        "--ignore-submodules=none",
-    )
-    if status.strip():
-        return "the work tree has changes, untracked or ignored files"
-    # Writing a pinned file into the user's own tree is never an option.
-    return differs_from(repo, commit, pins)
 
 
 def run_gate_verifier(
@@ -136,7 +46,7 @@ def run_gate_verifier(
     trigger: str,
     ref: str | None,
     environment: str | None,
-    checkouts: Checkouts,
+    checkouts: Callable[[], Checkouts],
     trust: TrustStore | None = None,
     trust_ledger: bool = False,
     cache: PassCache | None = None,
@@ -197,125 +107,25 @@ def run_gate_verifier(
     if cache_only:
         return VerifierResult(command, VerifierOutcome.NOT_RUN, detail=NOT_RUN_DETAIL)
 
-    _progress(progress, entity_key, command)  # before the checkout: a big one takes time too
-    notes: list[str] = []
-    cwd = None
-    if verification.workdir is Workdir.INPLACE:
-        why_not = _inplace_refusal(repo, commit, pins)
-        if why_not is None:
-            cwd = repo.working_dir
-        else:
-            notes.append(f"workdir inplace not used ({why_not}): ran in a clean checkout")
-    with contextlib.ExitStack() as stack:
-        git_env: dict[str, str] = {}
-        if cwd is None:
-            try:
-                cwd = stack.enter_context(checkouts.checkout(commit))
-                write_pins(repo, cwd, pins)
-            except OSError as exc:  # a full or read-only cache: the gate stays open, no traceback
-                detail = f"cannot prepare a clean checkout of {short_id(commit)}: {exc}"
-                return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=detail)
-            git_env = verifier_git_env(cwd)
-        result = _run_verifier(
-            verification,
-            cwd=cwd,
-            git_env=git_env,
-            commit=commit,
-            entity_key=entity_key,
-            trigger=trigger,
-            ref=ref,
-            environment=environment,
-            default_timeout_s=default_timeout_s,
-            notes=notes,
-            sandbox=sandbox,
-            watched=work_trees(repo),
-        )
+    # checkouts and processes load only when a verifier runs
+    from failgate_hooks.verify.execute import run_on_commit
 
+    result = run_on_commit(
+        repo,
+        verification,
+        commit=commit,
+        pins=pins,
+        entity_key=entity_key,
+        trigger=trigger,
+        ref=ref,
+        environment=environment,
+        checkouts=checkouts,
+        default_timeout_s=default_timeout_s,
+        progress=progress,
+        sandbox=sandbox,
+    )
     if result.outcome is VerifierOutcome.PASSED:
         unstored = passes.record(key, commit=commit, duration_s=result.duration_s)
         if unstored is not None:
             result = replace(result, detail="; ".join(filter(None, [result.detail, unstored])))
     return result
-
-
-def run_in_worktree(
-    repo: GitRepo,
-    *,
-    entity_key: str,
-    verification: Verification,
-    trigger: str = "push",
-    ref: str | None = None,
-    environment: str | None = None,
-    default_timeout_s: float = DEFAULT_TIMEOUT_S,
-    progress: Progress | None = None,
-) -> VerifierResult:
-    """`failgate try`: the verifier on the work tree as it is; never cached, never a clearance."""
-    root = repo.working_dir
-    if root is None:
-        raise UsageError("`failgate try` needs a work tree: this repository is bare")
-    _progress(progress, entity_key, verification.command)
-    return _run_verifier(
-        verification,
-        cwd=root,
-        git_env={},
-        commit=repo.try_resolve_commit("HEAD") or "",
-        entity_key=entity_key,
-        trigger=trigger,
-        ref=ref,
-        environment=environment,
-        default_timeout_s=default_timeout_s,
-        notes=["ran on the work tree as it is: this never clears a gate"],
-        watched=(),
-    )
-
-
-def _run_verifier(
-    verification: Verification,
-    *,
-    cwd: str,
-    git_env: dict[str, str],
-    commit: str,
-    entity_key: str,
-    trigger: str,
-    ref: str | None,
-    environment: str | None,
-    default_timeout_s: float,
-    notes: Sequence[str],
-    sandbox: Sandbox | None = None,
-    watched: Sequence[str],
-) -> VerifierResult:
-    """Run the verifier in `cwd` with its allow-listed environment (and `git_env`) and timeout.
-
-    A Python it starts that loads a module from one of the `watched` work trees,
-    elsewhere than `cwd` (which inplace proved equal to C), makes it no verdict."""
-    env, refused = verifier_env(
-        os.environ,
-        env_pass=verification.env_pass,
-        commit=commit,
-        entity_key=entity_key,
-        trigger=trigger,
-        ref=ref,
-        environment=environment,
-    )
-    if refused:
-        notes = [*notes, f"env_pass {', '.join(refused)} not passed: git's own variables never are"]
-    env.update(git_env)
-    timeout_s = verification.timeout_s or default_timeout_s
-    command = verification.command
-    if sandbox is not None:
-        # The sandbox hides the work tree: nothing there can be loaded, so no watcher runs.
-        run = run_command(command, cwd=cwd, env=env, timeout_s=timeout_s, sandbox=sandbox)
-        return _result(command, run, notes)
-    with contextlib.ExitStack() as stack:
-        try:
-            watch = stack.enter_context(LoadWatch(watched, checkout=cwd))
-        except OSError as exc:  # a full or read-only TMPDIR
-            detail = f"cannot prepare a private folder for the verifier's Python: {exc}"
-            return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=detail)
-        run = run_command(command, cwd=cwd, env=watch.environ(env), timeout_s=timeout_s)
-        return _result(command, run, notes, watch.leak(commit))
-
-
-def _progress(progress: Progress | None, entity_key: str, command: Sequence[str]) -> None:
-    if progress is not None:
-        progress(f"failgate: running verifier for {entity_key} ({shlex.join(command)})…")
