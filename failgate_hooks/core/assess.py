@@ -11,9 +11,10 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 from failgate_hooks.core import wildmatch
-from failgate_hooks.core.events import EvidenceKind, Status
+from failgate_hooks.core.events import EvidenceKind, Problem, Status, Verification
 from failgate_hooks.core.gates import (
     _DROP_DEPENDENT,
     Assessment,
@@ -39,36 +40,51 @@ def assess(
     """Phase 1: the entity's state for C, with its relaxations and the verifier to run."""
     relaxations, resolution = _authority(resolution, protected_ids, policy)
     shown = resolution.state
-    base = Assessment(
+    found = _state(resolution, facts, context)
+    return Assessment(
         entity_key=resolution.entity_key,
-        state=GateState.NOT_APPLICABLE,
-        reason="",
+        state=found.state,
+        reason=found.reason,
         title=shown.title,
         status=shown.status,
         event_ids=tuple(i for i in resolution.order if i not in resolution.dropped),
         commit=facts.commit,
+        verification=found.verification,
         relaxations=relaxations,
+        notes=found.notes,
+        problems=found.problems,
     )
 
+
+class _Found(NamedTuple):
+    """What `_state` finds: the state and why, and what goes with it."""
+
+    state: GateState
+    reason: str
+    notes: tuple[str, ...] = ()
+    verification: Verification | None = None
+    problems: tuple[Problem, ...] = ()
+
+
+def _state(resolution: Resolution, facts: Facts, context: Context) -> _Found:
+    """The row of the state table the entity is in for C."""
     verdicts = [_applicability(scope, facts, context) for scope in judged_scopes(resolution)]
     applying = [notes for applies, notes in verdicts if applies]
     if not applying:
-        return replace(base, reason=_not_applicable(verdicts))
+        return _Found(GateState.NOT_APPLICABLE, _not_applicable(verdicts))
     notes = tuple(dict.fromkeys(note for head_notes in applying for note in head_notes))
-    base = replace(base, notes=notes)
-
+    shown = resolution.state
     if resolution.outcome is Outcome.INVALID:
         count = len(resolution.problems)
         reason = f"{count} problem(s) in its events: fix or retract them (failgate fsck)"
-        return replace(base, state=GateState.INVALID, reason=reason, problems=resolution.problems)
+        return _Found(GateState.INVALID, reason, notes, problems=resolution.problems)
     if resolution.outcome is Outcome.CONFLICT:
-        return replace(base, state=GateState.CONFLICT, reason=_conflict_reason(resolution))
+        return _Found(GateState.CONFLICT, _conflict_reason(resolution), notes)
     if shown.status is Status.EXPIRED:
-        reason = "status expired: the risk no longer exists"
-        return replace(base, state=GateState.RETIRED, reason=reason)
+        return _Found(GateState.RETIRED, "status expired: the risk no longer exists", notes)
     confirmed = _human_clearance(resolution, facts)
     if confirmed is not None:
-        return replace(base, state=GateState.CLEARED, reason=confirmed)
+        return _Found(GateState.CLEARED, confirmed, notes)
     check = shown.verification
     if check is None:
         reason = (
@@ -77,7 +93,7 @@ def assess(
         )
     else:
         reason = f"needs verifier {shlex.join(check.command)}"
-    return replace(base, state=GateState.OPEN, reason=reason, verification=check)
+    return _Found(GateState.OPEN, reason, notes, verification=check)
 
 
 def judged_scopes(resolution: Resolution) -> list[EntityState]:
