@@ -155,7 +155,11 @@ def resolve_entity(
     if found:
         outcome, state = Outcome.INVALID, overall
     elif len({_decision_key(head_states[head]) for head in heads}) == 1:
-        outcome, state = Outcome.RESOLVED, replace(head_states[heads[0]], title=overall.title)
+        # With one head (the usual case) its state is the overall one: the same object,
+        # not a copy, so that the parse cache keeps it once.
+        first = head_states[heads[0]]
+        state = first if first.title == overall.title else replace(first, title=overall.title)
+        outcome = Outcome.RESOLVED
     else:
         outcome, state = Outcome.CONFLICT, overall
 
