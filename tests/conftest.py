@@ -36,6 +36,22 @@ def _checkouts_in_a_cache_of_the_tests_own(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
 
 
+@pytest.fixture
+def immutable_files(tmp_path: Path) -> Iterator[None]:
+    """For a test that makes files immutable (`chattr +i`, as a verifier run as root can):
+    it needs root, and whatever it made immutable under its folders is removable after."""
+    if os.geteuid() != 0:
+        pytest.fail("making a file immutable needs root (chattr +i): run these tests as root")
+    yield
+    for folder in (tmp_path, Path(os.environ["XDG_CACHE_HOME"])):
+        subprocess.run(["chattr", "-R", "-i", str(folder)], capture_output=True, check=False)
+
+
+def make_immutable(path: Path) -> None:
+    """Nobody may change or remove the file (with the `immutable_files` fixture)."""
+    subprocess.run(["chattr", "+i", str(path)], check=True)
+
+
 def git(cwd: Path | str, *args: str, check: bool = True, input: str | None = None) -> str:
     """Run git in `cwd` and return stdout (stripped)."""
     proc = subprocess.run(

@@ -27,7 +27,7 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.checkout import Checkouts
 from failgate_hooks.verify.pool import MAX_SLOTS, Pool, Slot
 from failgate_hooks.verify.scrub import folder_mode
-from tests.conftest import Repo, git, make_repo
+from tests.conftest import Repo, git, make_immutable, make_repo
 
 UMASK = 0o777 & ~folder_mode()
 FILE_MODE = 0o666 & ~UMASK
@@ -714,21 +714,6 @@ def test_submodule_recurse_leaves_the_users_submodule_alone(
 
 
 # --------------------------------------------------------------------------- what cannot be removed
-
-
-def make_immutable(path: Path) -> None:
-    """`chattr +i`, as a verifier run as root can: nobody may change or remove the file."""
-    if os.geteuid() != 0:
-        pytest.fail("making a file immutable needs root (chattr +i): run these tests as root")
-    subprocess.run(["chattr", "+i", str(path)], check=True)
-
-
-@pytest.fixture
-def immutable_files(tmp_path: Path) -> Iterator[None]:
-    """Whatever a test made immutable under its folders is made removable again afterwards."""
-    yield
-    for folder in (tmp_path, Path(os.environ["XDG_CACHE_HOME"])):
-        subprocess.run(["chattr", "-R", "-i", str(folder)], capture_output=True, check=False)
 
 
 def test_a_checkout_that_cannot_be_removed_is_reported_left_and_replaced(

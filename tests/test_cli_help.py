@@ -103,3 +103,22 @@ def test_try_and_trust_speak_json(tmp_path: Path) -> None:
     listed = json.loads(repo.failgate("trust", "--json", "--all").out)
     assert [v["entity_key"] for v in listed["verifiers"]] == [KEY]
     assert listed["verifiers"][0]["trusted"] is True
+
+
+def test_verbose_says_what_it_adds_to_the_text_of_each_command_that_takes_it() -> None:
+    """--verbose once said "every relaxation", hiding that it also lists the skipped
+    evidence in check, and that --json is the same with it or without."""
+    takes = {}
+    for name in COMMANDS:
+        command = main.get_command(click.Context(main), name)
+        assert command is not None
+        for param in command.params:
+            if isinstance(param, click.Option) and "--verbose" in param.opts:
+                takes[name] = param.help or ""
+    # gates reads no signed evidence (app/report.py), so none is ever skipped there
+    assert takes.keys() == {"check", "gates"}
+    for name, evidence in (("check", True), ("gates", False)):
+        said = takes[name]
+        assert said.startswith("In the text (--json always has it all): "), said
+        assert "each accepted relaxation when no protected revision was read" in said
+        assert ("signed statement of evidence looked at did not count" in said) is evidence

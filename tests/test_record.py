@@ -316,6 +316,30 @@ def test_the_probe_says_a_verifier_that_cannot_start_holds_without_judging(repo:
     ), line
 
 
+def test_a_checkout_the_probe_cannot_remove_is_a_warning_on_standard_error(
+    repo: Repo, immutable_files: None
+) -> None:
+    # fails, after making README immutable in its checkout as a verifier run as root can
+    repo.write(
+        "checks/check.py",
+        "import subprocess, sys; subprocess.run(['chattr', '+i', 'README']); sys.exit(1)\n",
+    )
+    repo.commit("a check that locks README")
+    args = (
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", "python3 checks/check.py", "--verify-file", "checks/check.py",
+    )  # fmt: skip
+    first = repo.failgate(*args)
+    assert first.code == 0 and "could not remove" not in first.err, first
+    repo.write("README", "a project, changed\n")
+    repo.commit("the probe's kept checkout cannot be moved to this commit")
+    second = repo.failgate(*args)
+    assert second.code == 0, second
+    warnings = [line for line in second.err.splitlines() if "could not remove" in line]
+    assert warnings and all(w.startswith("failgate: warning: could not remove ") for w in warnings)
+    assert "as expected" in second.err  # the probe ran in a fresh checkout all the same
+
+
 def test_the_probe_replaces_a_symlinked_folder_without_writing_through_it(
     repo: Repo, tmp_path: Path
 ) -> None:

@@ -380,6 +380,43 @@ def test_no_verdict_between_the_ends_does_not_fail_the_replay(tmp_path: Path) ->
     assert report.ok
 
 
+# --------------------------------------------------------------------------- what is left behind
+
+# The budget check, after making README immutable in its checkout, as a verifier run as
+# root can: the next step, whose commit changes README, cannot move that checkout.
+LOCKS_README = """\
+import runpy, subprocess
+subprocess.run(["chattr", "+i", "README"], check=True)
+runpy.run_path("checks/check_gas_budget.py", run_name="__main__")
+"""
+
+
+def test_a_checkout_replay_cannot_remove_is_a_warning_on_standard_error(
+    tmp_path: Path, immutable_files: None
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.write(demo.BUDGET_PATH, demo.budget_json(demo.BROKEN_BUDGET))
+    parent = repo.commit("broken")
+    repo.write("README", "a project, deployed to mainnet\n")
+    repo.commit("say where it deploys")
+    repair = fix_budget(repo)
+    repo.write(demo.CHECK_PATH, demo.CHECK_SCRIPT)
+    repo.write("checks/locks_readme.py", LOCKS_README)
+    repo.record(KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
+                "--verify", "python3 checks/locks_readme.py",
+                "--verify-file", "checks/locks_readme.py", "--verify-file", demo.CHECK_PATH,
+                "--no-probe")  # fmt: skip
+    repo.commit("record it")
+    result = repo.failgate("replay", f"{parent}..{repair}", "--entity", KEY)
+    assert result.code == 0, result  # the proof stands: the step ran in a fresh checkout
+    # one line for each checkout the locked README kept from being moved or removed
+    warnings = [line for line in result.err.splitlines() if "could not remove" in line]
+    assert warnings, result
+    for warning in warnings:
+        assert warning.startswith("failgate: warning: could not remove "), result
+        assert warning.endswith("(a verifier may have made a file immutable: chattr -R -i)")
+
+
 # --------------------------------------------------------------------------- the receipt
 
 

@@ -1,4 +1,5 @@
-"""One truth: `gates`, `export`, `log` and `check` agree on a gate's state for one commit."""
+"""One truth: `gates`, `export`, `log`, the agent's held gates and `check` agree on a gate's
+state for one commit."""
 
 from __future__ import annotations
 
@@ -101,3 +102,48 @@ def test_check_reads_the_configuration_in_force_as_the_hook_does_not_the_commits
     assert pushed.returncode == check.code, pushed.stderr
     gates = repo.failgate("gates", "--ref", "refs/heads/main")
     assert gates.code == 1, gates
+
+
+def agent_view(repo: Repo) -> tuple[str | None, dict[str, bool]]:
+    """The agent's held-gates document: its destination ref, and each held gate's blocks_push."""
+    shown = repo.failgate("agent", "gates")
+    assert shown.code == 0, shown
+    document = json.loads(shown.out)
+    return document["ref"], {g["entity_key"]: g["blocks_push"] for g in document["held"]}
+
+
+def held_by_gates(repo: Repo, ref: str) -> dict[str, bool]:
+    """What `failgate gates --ref REF` holds: each open, conflicting or invalid gate's blocking."""
+    gates = json.loads(repo.failgate("gates", "--json", "--ref", ref).out)["gates"]
+    held = ("open", "conflict", "invalid")
+    return {g["entity_key"]: g["blocking"] for g in gates if g["state"] in held}
+
+
+def test_an_agent_is_told_a_gate_is_held_until_check_cached_its_pass_for_head(
+    tmp_path: Path,
+) -> None:
+    """The agent's view once assessed the ledger alone: a gate check had cleared was still
+    listed as held, so the agent was sent to fix what was already fixed."""
+    repo = budget_repo(tmp_path / "work")
+    with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    fix_budget(repo)
+    # the verifier would pass, but nothing has run it here: held, and blocking main
+    assert agent_view(repo) == ("refs/heads/main", {KEY: True})
+    assert held_by_gates(repo, "refs/heads/main") == {KEY: True}
+    assert repo.failgate("check", "--ref", "refs/heads/main").code == 0
+    assert agent_view(repo) == ("refs/heads/main", {})
+    assert held_by_gates(repo, "refs/heads/main") == {}
+
+
+def test_an_agent_is_told_a_gate_only_warns_where_the_decision_says_so(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    repo.git("switch", "-q", "-c", "topic")
+    repo.git("push", "-q", "--no-verify", "-u", "origin", "topic")
+    # a plain push goes to the unprotected topic (@{push}): the open gate only warns there
+    assert agent_view(repo) == ("refs/heads/topic", {KEY: False})
+    assert held_by_gates(repo, "refs/heads/topic") == {KEY: False}
+    assert repo.failgate("check", "--ref", "refs/heads/topic").code == 0  # the verifier fails
+    assert agent_view(repo) == ("refs/heads/topic", {KEY: False})

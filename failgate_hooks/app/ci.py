@@ -26,7 +26,8 @@ from failgate_hooks.core.errors import FailgateError, GitError, UsageError
 from failgate_hooks.core.events import Problem
 from failgate_hooks.core.gates import Context
 from failgate_hooks.core.ids import short_id
-from failgate_hooks.git.repo import HEX_ID_RE, GitRepo, is_null_id, remote_default_branch
+from failgate_hooks.git.remotes import remote_default_branch
+from failgate_hooks.git.repo import HEX_ID_RE, GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.union import Revision
 from failgate_hooks.render import github as github_output

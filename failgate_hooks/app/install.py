@@ -133,7 +133,7 @@ def _write_executable(path: str, text: str) -> None:
 def evidence_fetch(repo: GitRepo, *, add: bool) -> str | None:
     """Add (or remove) the refspec that fetches the default remote's evidence; what was done."""
     from failgate_hooks.git import evidence
-    from failgate_hooks.git.repo import default_remote
+    from failgate_hooks.git.remotes import default_remote
 
     remote = default_remote(repo)
     if remote is None:

@@ -25,7 +25,8 @@ from failgate_hooks.core.gates import (
     VerifierResult,
 )
 from failgate_hooks.git.evidence import EVIDENCE_REF
-from failgate_hooks.git.repo import GitRepo, is_null_id, remote_default_branch
+from failgate_hooks.git.remotes import remote_default_branch, remote_ref_of
+from failgate_hooks.git.repo import GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Revision, config_at
@@ -122,11 +123,6 @@ class PushReport:
         return worst
 
 
-def _default_branch_as_remote_ref(tracking_ref: str, remote: str) -> str:
-    """`refs/remotes/origin/trunk` -> `refs/heads/trunk`: that destination is protected."""
-    return "refs/heads/" + tracking_ref.removeprefix(f"refs/remotes/{remote}/")
-
-
 @dataclass
 class HookRun:
     """Shared by every ref of one push: the repository, and verifier results by commit."""
@@ -187,7 +183,7 @@ def pre_push(
             uncommitted.start(config)
             as_remote = None
             if default is not None:
-                as_remote = (_default_branch_as_remote_ref(default[0], remote), default[1])
+                as_remote = (remote_ref_of(default[0], remote), default[1])
             deletion = _deletion(repo, run, config, update, old, as_remote, "accept")
             outcomes.append(deletion)
             continue
@@ -207,7 +203,7 @@ def pre_push(
         extra_protected: tuple[str, ...] = ()
         if default is not None:
             revisions.append(Revision(default[0], default[1], protected=True))
-            extra_protected = (_default_branch_as_remote_ref(default[0], remote),)
+            extra_protected = (remote_ref_of(default[0], remote),)
         config = config_for(repo, revisions)
         uncommitted.start(config)
         history = check_update(repo, old, commit, config.ledger, exclude=[f"--remotes={remote}"])

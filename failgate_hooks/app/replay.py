@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable, Sequence
 
 import failgate_hooks
+from failgate_hooks.app.runner import close_checkouts
 from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, Verification, is_valid_entity_key
 from failgate_hooks.core.ids import short_id
@@ -76,7 +77,8 @@ def replay(
     # is neither read nor written either: every step of a proof runs.
     steps = []
     watched = work_trees(repo)
-    with Checkouts(repo) as checkouts:
+    checkouts = Checkouts(repo)
+    try:
         for position, commit in enumerate(chain, 1):
             if progress is not None:
                 progress(position, len(chain), commit)
@@ -92,6 +94,8 @@ def replay(
                 watched=watched,
             )
             steps.append(_step(commit, facts[commit][2], run, timeout_s, leak))
+    finally:
+        close_checkouts(checkouts)
 
     changed = changed_files(repo, parent, repair)
     expected = None if expect_files is None else tuple(expect_files)

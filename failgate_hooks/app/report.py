@@ -1,4 +1,5 @@
-"""The one evaluation `gates`, `export` and `log` report: `check`'s, with no verifier run.
+"""The one evaluation `gates`, `export`, `log` and the agent's held gates report: `check`'s,
+with no verifier run.
 
 Each of them reads the same revisions (REV, and the remote's default branch as a
 protected revision) and decides through the same `Evaluator` as `check` and the
@@ -13,7 +14,13 @@ from dataclasses import dataclass
 
 from failgate_hooks.app.evaluate import Evaluator, Request
 from failgate_hooks.core.gates import Context, Decision, Gate
-from failgate_hooks.git.repo import GitRepo, default_remote, remote_default_branch
+from failgate_hooks.git.remotes import (
+    default_remote,
+    push_destination,
+    remote_default_branch,
+    remote_ref_of,
+)
+from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Ledger, Revision
 
@@ -41,7 +48,7 @@ def inspection_revisions(
     if found is None:
         return revisions, ()
     revisions.append(Revision(found[0], found[1], protected=True))
-    return revisions, ("refs/heads/" + found[0].removeprefix(f"refs/remotes/{remote}/"),)
+    return revisions, (remote_ref_of(found[0], remote or ""),)
 
 
 def report(
@@ -51,13 +58,21 @@ def report(
     rev: str = "HEAD",
     trigger: str = "push",
     ref: str | None = None,
+    plain_push: bool = False,
     environment: str | None = None,
     trust_ledger: bool = False,
 ) -> Report:
-    """The decision `check` would reach for REV, answered from the pass cache alone."""
+    """The decision `check` would reach for REV, answered from the pass cache alone.
+
+    `plain_push`: the destination is not `ref` but the one a plain `git push` updates,
+    `@{push}`, else the remote's default branch (else unknown, which blocks)."""
     from failgate_hooks.app.runner import VerifierRunner
 
     revisions, extra_protected = inspection_revisions(repo, rev)
+    if plain_push:
+        if ref is not None:
+            raise ValueError("plain_push names the destination: give no ref")
+        ref = push_destination(repo) or next(iter(extra_protected), None)
     request = Request(
         commit=revisions[0].commit,
         context=Context(trigger=trigger, ref=ref, environment=environment),

@@ -247,6 +247,7 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
     It should fail there: one that passes guards nothing, one that gives no verdict or
     cannot start holds the gate for the wrong reason. Never cached, never a pass for
     any commit. `trusted` False (record could not trust what it wrote): not run."""
+    from failgate_hooks.app.runner import close_checkouts
     from failgate_hooks.core.decide import verifier_reason
     from failgate_hooks.core.gates import VerifierOutcome
     from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
@@ -273,16 +274,20 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
     found = work_tree_files(repo, verification.files)
     if isinstance(found, str):
         return Probe(False, f"not probed: {found}")
-    with Checkouts(repo) as checkouts, checkouts.checkout(head) as checkout:
-        for path in found:
-            data, executable = _work_tree_file(root, path)
-            write_regular_file(checkout, path, data, executable)
-        run = run_command(
-            verification.command,
-            cwd=checkout,
-            env={**env, **verifier_git_env(checkout)},
-            timeout_s=verification.timeout_s or config.default_timeout_s,
-        )
+    checkouts = Checkouts(repo)
+    try:
+        with checkouts.checkout(head) as checkout:
+            for path in found:
+                data, executable = _work_tree_file(root, path)
+                write_regular_file(checkout, path, data, executable)
+            run = run_command(
+                verification.command,
+                cwd=checkout,
+                env={**env, **verifier_git_env(checkout)},
+                timeout_s=verification.timeout_s or config.default_timeout_s,
+            )
+    finally:
+        close_checkouts(checkouts)
     result = outcome_of(verification.command, run)
     on_head = f"on HEAD ({head[:12]}), which this event says has the failure"
     last = next((line for line in reversed(run.output_tail.splitlines()) if line.strip()), "")

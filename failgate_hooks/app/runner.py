@@ -110,9 +110,15 @@ class VerifierRunner:
 
     def close(self) -> None:
         if self._checkouts is not None:
-            self._checkouts.close()
-            for note in dict.fromkeys(self._checkouts.left_behind):
-                progress_line(f"failgate: warning: {note}")
+            close_checkouts(self._checkouts)
+
+
+def close_checkouts(checkouts: Checkouts) -> None:
+    """Close `checkouts`, and warn on standard error of each checkout that could not be
+    removed: what ran there stands, and the folder is left for a person to remove."""
+    checkouts.close()
+    for note in dict.fromkeys(checkouts.left_behind):
+        progress_line(f"failgate: warning: {note}")
 
 
 def make_runner(

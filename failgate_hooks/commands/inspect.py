@@ -80,7 +80,7 @@ def fsck(ctx: click.Context, rev: str, range_: str | None, as_json: bool) -> Non
 @click.option("--rev", default="HEAD", show_default=True, help="The commit to evaluate.")
 @click.option("--ref", help="The destination ref (unknown when absent: gates block).")
 @click.option("--env", "environment", help="The environment (e.g. mainnet).")
-@verbose_option
+@verbose_option(evidence=False)
 @json_option
 @click.pass_context
 def gates(

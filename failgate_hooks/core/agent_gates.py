@@ -2,8 +2,8 @@
 
 For each held gate: what it is, the verifier to run (`failgate try KEY`), the
 paths it applies to, what clears it and which evidence is missing; and for the
-repository, who may relax a gate. States come from the ledger's structure
-alone: no verifier runs, and no free text changes an outcome.
+repository, who may relax a gate. States are the gate decision's with no verifier
+run (a pass cached for the commit counts), and no free text changes an outcome.
 """
 
 from __future__ import annotations
@@ -70,7 +70,10 @@ def evidence_missing(gate: HeldGate, commit: str | None) -> str:
     if gate.state is GateState.INVALID:
         return f"valid events: the ledger's files for it do not validate{at}"
     if gate.command:
-        return f"a passing run of its verifier{at} (none is recorded or cached; none was run)"
+        return (
+            f"a passing run of its verifier{at} "
+            "(none is cached here from a trusted verifier; none was run)"
+        )
     return f"a person's confirmation{at}: it has no verifier"
 
 

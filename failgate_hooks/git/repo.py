@@ -451,31 +451,6 @@ def _first_line(text: object) -> str:
     return lines[0].removeprefix("stderr: '").rstrip("'") if lines else ""
 
 
-def remote_default_branch(repo: GitRepo, remote: str) -> tuple[str, str] | None:
-    """(ref name, commit) of the remote-tracking ref of `remote`'s default branch.
-
-    `refs/remotes/<remote>/HEAD` when git knows it, else `main`, else `master`.
-    """
-    names = []
-    head = repo.symbolic_ref(f"refs/remotes/{remote}/HEAD")
-    if head:
-        names.append(head)
-    names += [f"refs/remotes/{remote}/main", f"refs/remotes/{remote}/master"]
-    for name in names:
-        commit = repo.try_resolve_commit(name)
-        if commit is not None:
-            return name, commit
-    return None
-
-
-def default_remote(repo: GitRepo) -> str | None:
-    """`origin` when it exists, else the only remote, else None."""
-    remotes = repo.run("remote").split()
-    if "origin" in remotes:
-        return "origin"
-    return remotes[0] if len(remotes) == 1 else None
-
-
 def run_git(cwd: str, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     """`git ARGS` in `cwd` outside any GitRepo (init, push): exit code and combined output."""
     import git

@@ -444,7 +444,7 @@ def working_tree_files(root: str, ledger_dir: str, entity_key: str) -> Mapping[s
 def inspection_config(repo: GitRepo) -> Config:
     """Config for commands that only write or inspect: the remote default
     branch's committed config when there is one, else HEAD's, else defaults."""
-    from failgate_hooks.git.repo import default_remote, remote_default_branch
+    from failgate_hooks.git.remotes import default_remote, remote_default_branch
 
     remote = default_remote(repo)
     found = remote_default_branch(repo, remote) if remote else None

@@ -1,0 +1,46 @@
+"""The remotes failgate reads: which one, its default branch, and where a plain push goes."""
+
+from __future__ import annotations
+
+from failgate_hooks.git.repo import GitRepo
+
+
+def remote_default_branch(repo: GitRepo, remote: str) -> tuple[str, str] | None:
+    """(ref name, commit) of the remote-tracking ref of `remote`'s default branch.
+
+    `refs/remotes/<remote>/HEAD` when git knows it, else `main`, else `master`.
+    """
+    names = []
+    head = repo.symbolic_ref(f"refs/remotes/{remote}/HEAD")
+    if head:
+        names.append(head)
+    names += [f"refs/remotes/{remote}/main", f"refs/remotes/{remote}/master"]
+    for name in names:
+        commit = repo.try_resolve_commit(name)
+        if commit is not None:
+            return name, commit
+    return None
+
+
+def remote_ref_of(tracking_ref: str, remote: str) -> str:
+    """`refs/remotes/origin/trunk` -> `refs/heads/trunk`: the remote's own ref it tracks."""
+    return "refs/heads/" + tracking_ref.removeprefix(f"refs/remotes/{remote}/")
+
+
+def push_destination(repo: GitRepo) -> str | None:
+    """The remote ref a plain `git push` of the current branch updates (`@{push}`), if any."""
+    if not repo.succeeds("rev-parse", "--verify", "--quiet", "@{push}"):
+        return None
+    tracking = repo.run("rev-parse", "--symbolic-full-name", "@{push}")
+    parts = tracking.split("/", 3)
+    if len(parts) == 4 and parts[:2] == ["refs", "remotes"]:
+        return remote_ref_of(tracking, parts[2])
+    return None
+
+
+def default_remote(repo: GitRepo) -> str | None:
+    """`origin` when it exists, else the only remote, else None."""
+    remotes = repo.run("remote").split()
+    if "origin" in remotes:
+        return "origin"
+    return remotes[0] if len(remotes) == 1 else None
