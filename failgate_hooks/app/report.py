@@ -3,9 +3,9 @@ with no verifier run.
 
 Each of them reads the same revisions (REV, and the remote's default branch as a
 protected revision) and decides through the same `Evaluator` as `check` and the
-hooks. A verifier is never started: trust and this machine's pass cache answer,
-so a gate that `check` cleared reads as cleared, and one no pass is cached for
-reads as "not run", never as a verdict.
+hooks. A verifier is never started: signed evidence, trust and this machine's
+pass cache answer, as they answer `check`, so a gate that `check` cleared reads
+as cleared, and one nothing answers for reads as "not run", never as a verdict.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ def report(
 
     `plain_push`: the destination is not `ref` but the one a plain `git push` updates,
     `@{push}`, else the remote's default branch (else unknown, which blocks)."""
+    from failgate_hooks.app.evidence import evidence_check
     from failgate_hooks.app.runner import VerifierRunner
 
     revisions, extra_protected = inspection_revisions(repo, rev)
@@ -83,8 +84,12 @@ def report(
     runner = VerifierRunner(
         repo, config, trust_ledger=trust_ledger, no_cache=False, cache_only=True
     )
+    evidence = evidence_check(repo, config)  # what check reads, so that both agree
     try:
-        decision, ledger = Evaluator(repo, config, runner).evaluate_with_ledger(request)
+        evaluator = Evaluator(repo, config, runner, evidence=evidence)
+        decision, ledger = evaluator.evaluate_with_ledger(request)
     finally:
         runner.close()
+        if evidence is not None:
+            evidence.close()
     return Report(decision, ledger, tuple(revisions))

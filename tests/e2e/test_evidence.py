@@ -133,6 +133,10 @@ def test_the_key_in_a_variable_signs_and_a_client_check_uses_fetched_evidence(
     checked = other.failgate("check", "--ref", "refs/heads/main", "--ledger-rev", "origin/main")
     assert checked.code == 0, checked
     assert "cleared by evidence" in checked.out
+    # gates reads the same evidence, so it says what check said
+    listed = other.failgate("gates", "--ref", "refs/heads/main")
+    assert listed.code == 0, listed
+    assert "cleared by evidence" in listed.out
 
 
 BAD = ["unsigned", "unknown signer", "bad signature", "other digest", "other content",
