@@ -9,23 +9,22 @@ repair. What it finds is a core/replay.py report; render/replay.py shows it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 
 import failgate_hooks
 from failgate_hooks.app.runner import close_checkouts
 from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, Verification, is_valid_entity_key
+from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.replay import ReplayReport, ReplayStep, StepState, failure_reasons
 from failgate_hooks.core.resolve import Outcome
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Revision, config_at, read_union
-from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
-from failgate_hooks.verify.execute import NO_VERDICT_DETAIL, NO_VERDICT_EXIT
-from failgate_hooks.verify.pins import Pin, PinError, resolve_pins, write_pins
-from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
-from failgate_hooks.verify.worktree_loads import LoadWatch, work_trees
+from failgate_hooks.verify.checkout import Checkouts
+from failgate_hooks.verify.execute import RunAs, run_in_checkout
+from failgate_hooks.verify.pins import PinError, resolve_pins, write_pins
+from failgate_hooks.verify.worktree_loads import work_trees
 
 # (position from 1, number of steps, full commit id), called before each step runs.
 Progress = Callable[[int, int, str], None]
@@ -82,18 +81,17 @@ def replay(
         for position, commit in enumerate(chain, 1):
             if progress is not None:
                 progress(position, len(chain), commit)
-            run, leak = _run_step(
-                repo,
+            # Always a clean checkout, whatever `workdir` says: history has no work tree.
+            # The same one each step, moved by git: a step rewrites only what changed.
+            result = run_in_checkout(
                 checkouts,
-                commit,
-                pins,
                 verification,
-                entity_key=entity_key,
-                trigger=trigger,
+                RunAs(commit, entity_key, trigger),
+                lambda root: write_pins(repo, root, pins),
                 timeout_s=timeout_s,
                 watched=watched,
             )
-            steps.append(_step(commit, facts[commit][2], run, timeout_s, leak))
+            steps.append(_step(commit, facts[commit][2], result, timeout_s))
     finally:
         close_checkouts(checkouts)
 
@@ -262,64 +260,24 @@ def _commit_facts(repo: GitRepo, commits: Sequence[str]) -> dict[str, tuple[str,
     return facts
 
 
-def _run_step(
-    repo: GitRepo,
-    checkouts: Checkouts,
-    commit: str,
-    pins: Sequence[Pin],
-    verification: Verification,
-    *,
-    entity_key: str,
-    trigger: str,
-    timeout_s: float,
-    watched: Sequence[str],
-) -> tuple[CommandRun, str | None]:
-    """The verifier in a clean checkout of `commit`, the pinned files laid over it;
-    and why it gives no verdict when it loaded code from a `watched` work tree."""
-    env, _refused = verifier_env(
-        os.environ,
-        env_pass=verification.env_pass,
-        commit=commit,
-        entity_key=entity_key,
-        trigger=trigger,
-        ref=None,
-        environment=None,
-    )
-    # Always a clean checkout, whatever `workdir` says: history has no work tree. The
-    # same one each step, moved by git: a step rewrites only what the commit changed.
-    try:
-        with checkouts.checkout(commit) as root, LoadWatch(watched, checkout=root) as watch:
-            write_pins(repo, root, pins)
-            env = watch.environ({**env, **verifier_git_env(root)})
-            run = run_command(verification.command, cwd=root, env=env, timeout_s=timeout_s)
-            return run, watch.leak(commit)
-    except OSError as exc:  # a full or read-only cache folder
-        return CommandRun(None, 0.0, start_error=f"cannot prepare a clean checkout: {exc}"), None
-
-
-def _step(
-    commit: str, subject: str, run: CommandRun, timeout_s: float, leak: str | None
-) -> ReplayStep:
-    """One step's state: 0 clears, 125 or no run at all gives no verdict, the rest holds;
-    a run that loaded code from the work tree gives no verdict, whatever it exited with."""
-    if run.start_error is not None:
-        state, detail = StepState.NO_VERDICT, run.start_error
-    elif leak is not None:
-        state, detail = StepState.NO_VERDICT, leak
-    elif run.timed_out:
-        state, detail = StepState.NO_VERDICT, f"timed out after {timeout_s:g} s"
-    elif run.exit_code == 0:
+def _step(commit: str, subject: str, result: VerifierResult, timeout_s: float) -> ReplayStep:
+    """One step's state: a pass clears, a failure holds, anything else gives no verdict
+    (exit 125, no run at all, a timeout, code loaded from the work tree)."""
+    outcome = result.outcome
+    if outcome is VerifierOutcome.PASSED:
         state, detail = StepState.CLEARED, ""
-    elif run.exit_code == NO_VERDICT_EXIT:
-        state, detail = StepState.NO_VERDICT, NO_VERDICT_DETAIL
-    else:
+    elif outcome is VerifierOutcome.FAILED:
         state, detail = StepState.HELD, ""
+    elif outcome is VerifierOutcome.TIMEOUT:
+        state, detail = StepState.NO_VERDICT, f"timed out after {timeout_s:g} s"
+    else:
+        state, detail = StepState.NO_VERDICT, result.detail
     return ReplayStep(
         commit=commit,
         subject=subject,
         state=state,
-        exit_code=None if run.timed_out else run.exit_code,
-        duration_s=run.duration_s,
+        exit_code=None if outcome is VerifierOutcome.TIMEOUT else result.exit_code,
+        duration_s=result.duration_s or 0.0,
         detail=detail,
-        output_tail=run.output_tail,
+        output_tail=result.output_tail,
     )

@@ -250,9 +250,9 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
     from failgate_hooks.app.runner import close_checkouts
     from failgate_hooks.core.decide import verifier_reason
     from failgate_hooks.core.gates import VerifierOutcome
-    from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
-    from failgate_hooks.verify.execute import outcome_of
-    from failgate_hooks.verify.process import run_command, verifier_env
+    from failgate_hooks.verify.checkout import Checkouts
+    from failgate_hooks.verify.execute import RunAs, run_in_checkout
+    from failgate_hooks.verify.worktree_loads import work_trees
 
     verification = event.verification
     root = repo.working_dir
@@ -262,35 +262,29 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
         return Probe(False, f"not probed: {why}, so nothing says the verifier fails on HEAD")
     if not trusted:
         return Probe(False, "not probed: the verifier is not trusted here (failgate trust)")
-    env, _ = verifier_env(
-        os.environ,
-        env_pass=verification.env_pass,
-        commit=head,
-        entity_key=event.entity_key,
-        trigger="probe",
-        ref=None,
-        environment=None,
-    )
     found = work_tree_files(repo, verification.files)
     if isinstance(found, str):
         return Probe(False, f"not probed: {found}")
+
+    def lay_over(checkout: str) -> None:
+        for path in found:
+            data, executable = _work_tree_file(root, path)
+            write_regular_file(checkout, path, data, executable)
+
     checkouts = Checkouts(repo)
     try:
-        with checkouts.checkout(head) as checkout:
-            for path in found:
-                data, executable = _work_tree_file(root, path)
-                write_regular_file(checkout, path, data, executable)
-            run = run_command(
-                verification.command,
-                cwd=checkout,
-                env={**env, **verifier_git_env(checkout)},
-                timeout_s=verification.timeout_s or config.default_timeout_s,
-            )
+        result = run_in_checkout(
+            checkouts,
+            verification,
+            RunAs(head, event.entity_key, "probe"),
+            lay_over,
+            timeout_s=verification.timeout_s or config.default_timeout_s,
+            watched=work_trees(repo),
+        )
     finally:
         close_checkouts(checkouts)
-    result = outcome_of(verification.command, run)
     on_head = f"on HEAD ({head[:12]}), which this event says has the failure"
-    last = next((line for line in reversed(run.output_tail.splitlines()) if line.strip()), "")
+    last = next((ln for ln in reversed(result.output_tail.splitlines()) if ln.strip()), "")
     said = f" (its last line: {clean_line(last)})" if last else ""
     if result.outcome is VerifierOutcome.FAILED:
         return Probe(True, f"the verifier fails {on_head}, as expected{said}: the gate holds")

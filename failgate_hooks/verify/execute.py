@@ -1,9 +1,11 @@
-"""Running a verifier's process: on commit C's checkout, or on the work tree for `try`.
+"""Running a verifier's process: in a clean checkout of a commit, or in the work tree.
 
-`run.py` decides whether a run is needed at all (trust, shadowing, the pass
-cache); this module, loaded only when one is, makes the checkout, lays the
-pinned files over it, starts the process with its allow-listed environment and
-reads what it gave.
+`run.py` decides whether a gate's run is needed at all (trust, shadowing, the
+pass cache); this module, loaded only when one is, makes the checkout, lays the
+verifier's files over it, starts the process with its allow-listed environment
+and reads what it gave. A gate's run, each step of `replay` and `record`'s
+probe all go through `run_in_checkout` and `run_verifier`: one environment,
+one work-tree watch, one reading of an exit code.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import shlex
 import signal
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, Verification, Workdir
@@ -69,11 +72,6 @@ def _result(
     )
 
 
-def outcome_of(command: tuple[str, ...], run: CommandRun) -> VerifierResult:
-    """What one run gave, read by the rule gates are read by (`record`'s probe uses it)."""
-    return _result(command, run, ())
-
-
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -118,43 +116,27 @@ def run_on_commit(
     progress: Progress | None,
     sandbox: Sandbox | None,
 ) -> VerifierResult:
-    """One run of the verifier on exactly `commit`: its checkout (made by `checkouts()`
-    on first use), or the work tree when workdir is inplace and the tree is C."""
-    command = verification.command
-    _progress(progress, entity_key, command)  # before the checkout: a big one takes time too
+    """One run of a gate's verifier on exactly `commit`: in its checkout (made by
+    `checkouts()` on first use), or in the work tree when workdir is inplace and the
+    tree is C."""
+    _progress(progress, entity_key, verification.command)  # a big checkout takes time too
+    run = RunAs(commit, entity_key, trigger, ref, environment)
+    timeout_s = verification.timeout_s or default_timeout_s
+    watched = work_trees(repo)
     notes: list[str] = []
-    cwd = None
     if verification.workdir is Workdir.INPLACE:
         why_not = _inplace_refusal(repo, commit, pins)
         if why_not is None:
-            cwd = repo.working_dir
-        else:
-            notes.append(f"workdir inplace not used ({why_not}): ran in a clean checkout")
-    with contextlib.ExitStack() as stack:
-        git_env: dict[str, str] = {}
-        if cwd is None:
-            try:
-                cwd = stack.enter_context(checkouts().checkout(commit))
-                write_pins(repo, cwd, pins)
-            except OSError as exc:  # a full or read-only cache: the gate stays open, no traceback
-                detail = f"cannot prepare a clean checkout of {short_id(commit)}: {exc}"
-                return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=detail)
-            git_env = verifier_git_env(cwd)
-        result = _run_verifier(
-            verification,
-            cwd=cwd,
-            git_env=git_env,
-            commit=commit,
-            entity_key=entity_key,
-            trigger=trigger,
-            ref=ref,
-            environment=environment,
-            default_timeout_s=default_timeout_s,
-            notes=notes,
-            sandbox=sandbox,
-            watched=work_trees(repo),
-        )
-    return result
+            assert repo.working_dir is not None  # _inplace_refusal refuses a bare repository
+            return run_verifier(
+                verification, run, cwd=repo.working_dir, git_env={}, timeout_s=timeout_s,
+                watched=watched, sandbox=sandbox,
+            )  # fmt: skip
+        notes.append(f"workdir inplace not used ({why_not}): ran in a clean checkout")
+    return run_in_checkout(
+        checkouts(), verification, run, lambda root: write_pins(repo, root, pins),
+        timeout_s=timeout_s, watched=watched, notes=notes, sandbox=sandbox,
+    )  # fmt: skip
 
 
 def run_in_worktree(
@@ -173,35 +155,64 @@ def run_in_worktree(
     if root is None:
         raise UsageError("`failgate try` needs a work tree: this repository is bare")
     _progress(progress, entity_key, verification.command)
-    return _run_verifier(
+    head = repo.try_resolve_commit("HEAD") or ""
+    return run_verifier(
         verification,
+        RunAs(head, entity_key, trigger, ref, environment),
         cwd=root,
         git_env={},
-        commit=repo.try_resolve_commit("HEAD") or "",
-        entity_key=entity_key,
-        trigger=trigger,
-        ref=ref,
-        environment=environment,
-        default_timeout_s=default_timeout_s,
-        notes=["ran on the work tree as it is: this never clears a gate"],
+        timeout_s=verification.timeout_s or default_timeout_s,
+        notes=("ran on the work tree as it is: this never clears a gate",),
         watched=(),
     )
 
 
-def _run_verifier(
+class RunAs(NamedTuple):
+    """What a run is for, as the verifier's environment says it (FAILGATE_*)."""
+
+    commit: str
+    entity_key: str
+    trigger: str
+    ref: str | None = None
+    environment: str | None = None
+
+
+def run_in_checkout(
+    checkouts: Checkouts,
     verification: Verification,
+    run: RunAs,
+    lay_over: Callable[[str], None],
+    *,
+    timeout_s: float,
+    watched: Sequence[str],
+    notes: Sequence[str] = (),
+    sandbox: Sandbox | None = None,
+) -> VerifierResult:
+    """The verifier in a clean checkout of `run.commit`, after `lay_over(root)` wrote
+    the verifier's files into it (the pinned ones; the work tree's for record's probe)."""
+    with contextlib.ExitStack() as stack:
+        try:
+            cwd = stack.enter_context(checkouts.checkout(run.commit))
+            lay_over(cwd)
+        except OSError as exc:  # a full or read-only cache: the gate stays open, no traceback
+            detail = f"cannot prepare a clean checkout of {short_id(run.commit)}: {exc}"
+            return VerifierResult(verification.command, VerifierOutcome.CANNOT_START, detail=detail)
+        return run_verifier(
+            verification, run, cwd=cwd, git_env=verifier_git_env(cwd), timeout_s=timeout_s,
+            notes=notes, sandbox=sandbox, watched=watched,
+        )  # fmt: skip
+
+
+def run_verifier(
+    verification: Verification,
+    run: RunAs,
     *,
     cwd: str,
     git_env: dict[str, str],
-    commit: str,
-    entity_key: str,
-    trigger: str,
-    ref: str | None,
-    environment: str | None,
-    default_timeout_s: float,
-    notes: Sequence[str],
-    sandbox: Sandbox | None = None,
+    timeout_s: float,
     watched: Sequence[str],
+    notes: Sequence[str] = (),
+    sandbox: Sandbox | None = None,
 ) -> VerifierResult:
     """Run the verifier in `cwd` with its allow-listed environment (and `git_env`) and timeout.
 
@@ -210,29 +221,28 @@ def _run_verifier(
     env, refused = verifier_env(
         os.environ,
         env_pass=verification.env_pass,
-        commit=commit,
-        entity_key=entity_key,
-        trigger=trigger,
-        ref=ref,
-        environment=environment,
+        commit=run.commit,
+        entity_key=run.entity_key,
+        trigger=run.trigger,
+        ref=run.ref,
+        environment=run.environment,
     )
     if refused:
         notes = [*notes, f"env_pass {', '.join(refused)} not passed: git's own variables never are"]
     env.update(git_env)
-    timeout_s = verification.timeout_s or default_timeout_s
     command = verification.command
     if sandbox is not None:
         # The sandbox hides the work tree: nothing there can be loaded, so no watcher runs.
-        run = run_command(command, cwd=cwd, env=env, timeout_s=timeout_s, sandbox=sandbox)
-        return _result(command, run, notes)
+        ran = run_command(command, cwd=cwd, env=env, timeout_s=timeout_s, sandbox=sandbox)
+        return _result(command, ran, notes)
     with contextlib.ExitStack() as stack:
         try:
             watch = stack.enter_context(LoadWatch(watched, checkout=cwd))
         except OSError as exc:  # a full or read-only TMPDIR
             detail = f"cannot prepare a private folder for the verifier's Python: {exc}"
             return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=detail)
-        run = run_command(command, cwd=cwd, env=watch.environ(env), timeout_s=timeout_s)
-        return _result(command, run, notes, watch.leak(commit))
+        ran = run_command(command, cwd=cwd, env=watch.environ(env), timeout_s=timeout_s)
+        return _result(command, ran, notes, watch.leak(run.commit))
 
 
 def _progress(progress: Progress | None, entity_key: str, command: Sequence[str]) -> None:

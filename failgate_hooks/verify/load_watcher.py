@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 LOG_VARIABLE = "FAILGATE_LOAD_LOG"
 WORK_TREES_VARIABLE = "FAILGATE_WORK_TREES"
 CHECKOUT_VARIABLE = "FAILGATE_CHECKOUT"
-# The verifier cannot judge: as verify/run.py's NO_VERDICT_EXIT, `git bisect run`'s skip.
+# The verifier cannot judge: as verify/execute.py's NO_VERDICT_EXIT, `git bisect run`'s skip.
 _NO_VERDICT_EXIT = 125
 
 

@@ -104,3 +104,18 @@ def test_a_verifier_that_imports_the_checkout_s_copy_holds_until_the_fix_is_comm
     assert code == 0, gate
     assert gate["state"] == "cleared"
     assert gate["verifier"]["outcome"] == "passed"  # type: ignore[index]
+
+
+def test_records_probe_of_a_verifier_that_imports_the_work_tree_gives_no_verdict(
+    project: tuple[Repo, dict[str, str]],
+) -> None:
+    repo, env = project
+    repo.write(INIT, REPAIRED)  # the fix only in the work tree: HEAD still has the failure
+    done = repo.failgate(
+        "record", "budgetlib:modules:budget-again", "--status", "observed", "--title", "again",
+        "--trigger", "push", "--verify", f"python {VERIFIER}", "--verify-file", VERIFIER, env=env,
+    )  # fmt: skip
+    assert done.code == 0, done
+    # It judged the work tree's copy: that says nothing of HEAD, neither way.
+    assert "probe: the verifier gives no verdict on HEAD" in done.err, done
+    assert "already passes" not in done.err, done
