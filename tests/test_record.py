@@ -253,6 +253,13 @@ def test_record_warns_when_the_verifier_already_passes_on_head(repo: Repo) -> No
     assert "already passes on HEAD" in result.err
 
 
+# An observed event with a verifier: record probes it on HEAD.
+RECORD_PROBED = (
+    "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+    "--verify", "python3 checks/check.py", "--verify-file", "checks/check.py",
+)  # fmt: skip
+
+
 def test_record_says_the_verifier_fails_on_head_as_expected_and_no_probe_skips_it(
     repo: Repo,
 ) -> None:
@@ -260,10 +267,7 @@ def test_record_says_the_verifier_fails_on_head_as_expected_and_no_probe_skips_i
         "checks/check.py", "import sys; open('probed', 'w'); print('too small'); sys.exit(1)\n"
     )
     repo.commit("a check that fails")
-    args = (
-        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
-        "--verify", "python3 checks/check.py", "--verify-file", "checks/check.py",
-    )  # fmt: skip
+    args = RECORD_PROBED
     result = repo.failgate(*args)
     assert result.code == 0, result
     head = repo.head()[:12]
@@ -325,10 +329,7 @@ def test_a_checkout_the_probe_cannot_remove_is_a_warning_on_standard_error(
         "import subprocess, sys; subprocess.run(['chattr', '+i', 'README']); sys.exit(1)\n",
     )
     repo.commit("a check that locks README")
-    args = (
-        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
-        "--verify", "python3 checks/check.py", "--verify-file", "checks/check.py",
-    )  # fmt: skip
+    args = RECORD_PROBED
     first = repo.failgate(*args)
     assert first.code == 0 and "could not remove" not in first.err, first
     repo.write("README", "a project, changed\n")
