@@ -30,6 +30,7 @@ from failgate_hooks.core.events import (
     is_safe_relative_path,
     is_valid_entity_key,
 )
+from failgate_hooks.core.sanitize import clip
 
 FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 TOP_KEYS = {
@@ -275,9 +276,9 @@ def _verification(data: Mapping[str, Any], check: _Checker) -> Verification | No
 def timeout_problem(value: object) -> str | None:
     """What is wrong with a timeout in seconds, or None: a whole number from 1 to a day."""
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        return f"expected a positive integer, got {_clip(repr(value), 40)}"
+        return f"expected a positive integer, got {clip(repr(value), 40)}"
     if value > MAX_TIMEOUT_S:
-        return f"expected at most {MAX_TIMEOUT_S} seconds (a day), got {_clip(str(value), 20)}"
+        return f"expected at most {MAX_TIMEOUT_S} seconds (a day), got {clip(str(value), 20)}"
     return None
 
 
@@ -337,8 +338,8 @@ class _Checker:
 
         # A message may quote the bad value back: never a credential in it, and never so
         # much of it that one pushed file makes every hook print megabytes.
-        message = redact(_clip(message, 500))
-        key = None if key is None else _clip(key, 120)
+        message = redact(clip(message, 500))
+        key = None if key is None else clip(key, 120)
         self.problems.append(Problem(code=code, message=message, path=self.path, key=key))
 
     def string(self, data: Mapping[str, Any], key: str, where: str = "") -> str | None:
@@ -420,13 +421,6 @@ class _Checker:
             self.fail(key, f"expected a table [{key}], got {_type_name(value)}")
             return None
         return value
-
-
-def _clip(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, saying how many were left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def _type_name(value: object) -> str:
