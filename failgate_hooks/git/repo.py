@@ -173,10 +173,6 @@ class GitRepo:
     # ------------------------------------------------------------------ facts about the repo
 
     @property
-    def is_bare(self) -> bool:
-        return bool(self._repo.bare)
-
-    @property
     def working_dir(self) -> str | None:
         """The work tree's root, or None in a bare repository."""
         return None if self._repo.bare else str(self._repo.working_tree_dir)
