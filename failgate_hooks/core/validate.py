@@ -8,10 +8,11 @@ and what was expected. Nothing is silently defaulted.
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import re
 import tomllib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from failgate_hooks.core import wildmatch
 from failgate_hooks.core.events import (
@@ -43,6 +44,8 @@ EVIDENCE_KEYS = {"kind", "commit", "exit_code", "output_tail", "confirmed_by"}
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 # A day. tomllib reads integers of any size, and a clock cannot hold one of 400 digits.
 MAX_TIMEOUT_S = 86_400
+
+_E = TypeVar("_E", bound=enum.Enum)
 
 
 def parse_event(
@@ -117,16 +120,7 @@ def _validate(data: Mapping[str, Any], check: _Checker, folder_key: str | None) 
                 f"got {key!r}",
             )
 
-    status: Status | None = None
-    raw_status = check.string(data, "status")
-    if raw_status is not None:
-        try:
-            status = Status(raw_status)
-        except ValueError:
-            check.fail(
-                "status",
-                f"expected one of {', '.join(s.value for s in Status)}, got {raw_status!r}",
-            )
+    status = check.choice(data, "status", Status, f"one of {', '.join(s.value for s in Status)}")
 
     effective_at = data.get("effective_at")
     if "effective_at" in data and not (
@@ -254,13 +248,7 @@ def _verification(data: Mapping[str, Any], check: _Checker) -> Verification | No
     for i, name in enumerate(env_pass):
         if not ENV_NAME_RE.match(name):
             check.fail(f"{where}env_pass[{i}]", f"expected a variable name, got {name!r}")
-    workdir = Workdir.CHECKOUT
-    raw_workdir = check.string(table, "workdir", where)
-    if raw_workdir is not None:
-        try:
-            workdir = Workdir(raw_workdir)
-        except ValueError:
-            check.fail(where + "workdir", f"expected checkout or inplace, got {raw_workdir!r}")
+    workdir = check.choice(table, "workdir", Workdir, "checkout or inplace", where)
     if command is None:
         return None
     return Verification(
@@ -269,7 +257,7 @@ def _verification(data: Mapping[str, Any], check: _Checker) -> Verification | No
         timeout_s=timeout if isinstance(timeout, int) else None,
         inputs=inputs,
         env_pass=env_pass,
-        workdir=workdir,
+        workdir=workdir or Workdir.CHECKOUT,
     )
 
 
@@ -288,16 +276,9 @@ def _evidence(data: Mapping[str, Any], check: _Checker) -> Evidence | None:
         return None
     where = "evidence."
     check.unknown_keys(table, EVIDENCE_KEYS, where)
-    kind: EvidenceKind | None = None
-    raw_kind = check.string(table, "kind", where)
-    if raw_kind is None:
-        if "kind" not in table:
-            check.fail(where + "kind", "required in [evidence]", code="missing-key")
-    else:
-        try:
-            kind = EvidenceKind(raw_kind)
-        except ValueError:
-            check.fail(where + "kind", f"expected command, human or note, got {raw_kind!r}")
+    if "kind" not in table:
+        check.fail(where + "kind", "required in [evidence]", code="missing-key")
+    kind = check.choice(table, "kind", EvidenceKind, "command, human or note", where)
     exit_code = table.get("exit_code")
     if "exit_code" in table and (not isinstance(exit_code, int) or isinstance(exit_code, bool)):
         check.fail(where + "exit_code", f"expected an integer, got {_type_name(exit_code)}")
@@ -353,6 +334,19 @@ class _Checker:
             self.fail(where + key, "must not contain a NUL character")
             return None
         return value
+
+    def choice(
+        self, data: Mapping[str, Any], key: str, kind: type[_E], expected: str, where: str = ""
+    ) -> _E | None:
+        """A string that must be one of `kind`'s values; `expected` says which, for people."""
+        value = self.string(data, key, where)
+        if value is None:
+            return None
+        try:
+            return kind(value)
+        except ValueError:
+            self.fail(where + key, f"expected {expected}, got {value!r}")
+            return None
 
     def string_list(
         self, data: Mapping[str, Any], key: str, where: str = ""
