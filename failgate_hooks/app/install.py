@@ -83,7 +83,7 @@ def is_ours(path: str) -> bool:
         return False
 
 
-def install(repo: GitRepo, *, chain: bool, python: str | None = None) -> str:
+def install(repo: GitRepo, *, chain: bool) -> str:
     """Write the hook; refuse a foreign one unless `chain` keeps it (CHAINED) to run first."""
     folder = hooks_dir(repo)
     os.makedirs(folder, exist_ok=True)
@@ -101,7 +101,7 @@ def install(repo: GitRepo, *, chain: bool, python: str | None = None) -> str:
             raise UsageError(f"{legacy} already exists; move it away first")
         os.rename(target, legacy)
         chained = True
-    write_replacing(target, hook_script(python or sys.executable, chained=chained), executable=True)
+    write_replacing(target, hook_script(sys.executable, chained=chained), executable=True)
     return target
 
 
