@@ -242,7 +242,7 @@ def test_the_export_keeps_hostile_text_in_its_spans_and_fences() -> None:
         outcome="invalid", status=None, title=HOSTILE, heads=(HOSTILE,), command=None,
         notes=(HOSTILE,), problems=(), relaxations=(), events=(event,),
     )  # fmt: skip
-    report = ExportReport("9f2a1c4e" + "0" * 32, "HEAD", "push", (), (entity,), ())
+    report = ExportReport("9f2a1c4e" + "0" * 32, "push", (), (entity,), ())
     root = read(render_export_markdown(report))
     assert root.all("h2")[0].spans() == [ONE_LINE]
     assert root.all("li")[-1].spans() == [ONE_LINE]  # the invalid file, named by its stem

@@ -791,7 +791,7 @@ def test_a_bare_repository_can_produce_a_checkout(world: Repo, tmp_path: Path) -
     bare = tmp_path / "bare.git"
     git(tmp_path, "clone", "-q", "--bare", str(world.path), str(bare))
     with GitRepo.open(bare) as grepo, Checkouts(grepo) as checkouts:
-        assert grepo.is_bare
+        assert grepo.working_dir is None  # bare
         with checkouts.checkout(commit) as root:
             top = Path(root)
             assert (top / "budget.txt").read_text() == "50\n"

@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from failgate_hooks.app.install import write_replacing
 from failgate_hooks.core.agent_config import (
     CONFIGS,
     installed_commands,
@@ -176,9 +177,5 @@ def _read(path: str) -> object:
 
 
 def _write(path: str, document: object) -> None:
-    """Write-then-rename: an agent reading the file sees the old one or the new one."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    temp = f"{path}.failgate-tmp"
-    with open(temp, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(document, indent=2) + "\n")
-    os.replace(temp, path)
+    write_replacing(path, json.dumps(document, indent=2) + "\n")

@@ -10,7 +10,7 @@ from failgate_hooks.app.evaluate import Request
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.gates import Context, Decision
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.ledger.union import Revision, config_at
+from failgate_hooks.ledger.union import Revision
 
 if TYPE_CHECKING:
     from failgate_hooks.app.attest import Attester
@@ -32,6 +32,7 @@ def run_check(
     attester: Attester | None = None,
 ) -> tuple[Decision, list[str]]:
     """The decision, and warnings for the person running it."""
+    from failgate_hooks.app.push import config_for
     from failgate_hooks.app.report import inspection_revisions
     from failgate_hooks.app.runner import decide_with_verifiers
     from failgate_hooks.ledger.appendonly import check_range
@@ -45,8 +46,7 @@ def run_check(
         read, extra_protected = inspection_revisions(repo, rev)
         protected = read[1:]
     # config from the first protected revision; C's own only when there is none
-    first = protected[0] if protected else Revision(rev, commit)
-    config = config_at(repo, first.commit, first.label)
+    config = config_for(repo, [Revision(rev, commit), *protected])
     for name in config.ledger_refs:
         found = repo.try_resolve_commit(name)
         if found is None:

@@ -48,9 +48,9 @@ print(f"budget {budget // 1_000_000}M covers {modules} modules")
 '''
 
 
-def budget_json(budget: int, modules: int = MODULES) -> str:
+def budget_json(budget: int) -> str:
     """The deploy configuration the verifier reads."""
-    return json.dumps({"modules": modules, "gas_budget": budget}, indent=2) + "\n"
+    return json.dumps({"modules": MODULES, "gas_budget": budget}, indent=2) + "\n"
 
 
 # ---------------------------------------------------------------------------- the story

@@ -42,7 +42,6 @@ def export_ledger(
     ]
     return ExportReport(
         commit=decision.commit,
-        rev=rev,
         trigger=TRIGGER,
         revisions=tuple(ExportedRevision(r.label, r.commit, r.protected) for r in found.revisions),
         entities=tuple(entities),

@@ -83,7 +83,7 @@ def is_ours(path: str) -> bool:
         return False
 
 
-def install(repo: GitRepo, *, chain: bool, python: str | None = None) -> str:
+def install(repo: GitRepo, *, chain: bool) -> str:
     """Write the hook; refuse a foreign one unless `chain` keeps it (CHAINED) to run first."""
     folder = hooks_dir(repo)
     os.makedirs(folder, exist_ok=True)
@@ -101,7 +101,7 @@ def install(repo: GitRepo, *, chain: bool, python: str | None = None) -> str:
             raise UsageError(f"{legacy} already exists; move it away first")
         os.rename(target, legacy)
         chained = True
-    _write_executable(target, hook_script(python or sys.executable, chained=chained))
+    write_replacing(target, hook_script(sys.executable, chained=chained), executable=True)
     return target
 
 
@@ -121,12 +121,13 @@ def uninstall(repo: GitRepo) -> str:
     return f"removed {target}"
 
 
-def _write_executable(path: str, text: str) -> None:
+def write_replacing(path: str, text: str, *, executable: bool = False) -> None:
+    """Write-then-rename: whoever reads the file (git, an agent) sees the old one or the new."""
     temp = f"{path}.failgate-tmp"
     with open(temp, "w", encoding="utf-8") as handle:
         handle.write(text)
-    mode = os.stat(temp).st_mode
-    os.chmod(temp, mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    if executable:
+        os.chmod(temp, os.stat(temp).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     os.replace(temp, path)
 
 

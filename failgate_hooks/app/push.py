@@ -25,7 +25,7 @@ from failgate_hooks.core.gates import (
     VerifierResult,
 )
 from failgate_hooks.git.evidence import EVIDENCE_REF
-from failgate_hooks.git.remotes import remote_default_branch, remote_ref_of
+from failgate_hooks.git.remotes import default_branch, remote_default_branch, remote_ref_of
 from failgate_hooks.git.repo import GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.config import Config
@@ -317,12 +317,7 @@ def server_default_branch(repo: GitRepo) -> tuple[str, str] | None:
 
     A stock `git init --bare` points HEAD at master; a repository whose default
     branch is main must still protect main and read its ledger and configuration."""
-    for ref in (repo.symbolic_ref("HEAD"), "refs/heads/main", "refs/heads/master"):
-        if ref:
-            commit = repo.try_resolve_commit(ref)
-            if commit is not None:
-                return ref, commit
-    return None
+    return default_branch(repo, "HEAD", "refs/heads/")
 
 
 def _deletion(

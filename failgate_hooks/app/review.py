@@ -7,12 +7,13 @@ import stat
 from dataclasses import dataclass
 
 from failgate_hooks.app.evaluate import pinned_revision
+from failgate_hooks.app.report import inspection_revisions
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Event, Verification
 from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
-from failgate_hooks.ledger.union import Ledger, Revision, read_union
+from failgate_hooks.ledger.union import read_union
 from failgate_hooks.render.trust import argv_lines, content_lines, diff_lines
 from failgate_hooks.verify.pins import PinError, resolve_pins, write_regular_file
 from failgate_hooks.verify.trust import TrustedVerifier, TrustStore, fingerprint
@@ -38,23 +39,10 @@ class Candidate:
     problem: str | None = None
 
 
-def inspection_revisions(repo: GitRepo) -> list[Revision]:
-    """HEAD, and the remote default branch (a protected revision) when there is one."""
-    from failgate_hooks.app.report import inspection_revisions as revisions_of
-
-    return revisions_of(repo, "HEAD")[0]
-
-
-def inspection_ledger(repo: GitRepo, config: Config) -> tuple[Ledger, str]:
-    """HEAD's ledger united with the remote default branch's (a protected revision)."""
-    revisions = inspection_revisions(repo)
-    return read_union(repo, revisions, config.ledger, config.max_event_bytes), revisions[0].commit
-
-
 def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
     """Every resolved entity's verifier, pinned as a push of HEAD would pin it, and as
     `check` of HEAD alone would when that differs."""
-    revisions = inspection_revisions(repo)
+    revisions, _ = inspection_revisions(repo)  # HEAD, and the remote default branch
     head = revisions[0].commit
     labels = {r.commit: r.label for r in reversed(revisions)}
     ledger = read_union(repo, revisions, config.ledger, config.max_event_bytes)
@@ -309,7 +297,8 @@ def _work_tree_file(root: str, path: str) -> tuple[bytes, bool]:
 
 def entity_verification(repo: GitRepo, config: Config, key: str) -> Verification:
     """The resolved verifier of KEY at HEAD, for `failgate try`."""
-    ledger, _ = inspection_ledger(repo, config)
+    revisions, _ = inspection_revisions(repo)  # HEAD, and the remote default branch
+    ledger = read_union(repo, revisions, config.ledger, config.max_event_bytes)
     if key not in ledger.entity_keys:
         raise UsageError(f"no entity {key!r} in the ledger at HEAD")
     verification = ledger.resolve(key).state.verification

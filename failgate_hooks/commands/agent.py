@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
 
+from failgate_hooks.commands.shell import open_repo
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.agents import AGENTS
 from failgate_hooks.core.sanitize import clean_line
@@ -16,17 +15,6 @@ from failgate_hooks.core.sanitize import clean_line
 
 def _directory(ctx: click.Context) -> str:
     return str(ctx.find_root().obj or ".")
-
-
-@contextmanager
-def _repo(ctx: click.Context) -> Iterator[Any]:
-    from failgate_hooks.git.repo import GitRepo
-
-    repo = GitRepo.open(_directory(ctx))
-    try:
-        yield repo
-    finally:
-        repo.close()
 
 
 def _agents_option(func: Any) -> Any:
@@ -86,7 +74,7 @@ def install(ctx: click.Context, agents: tuple[str, ...], command: str) -> None:
     """Merge failgate's hook into each agent's project config (other hooks are kept)."""
     from failgate_hooks.app import agent_install
 
-    with _repo(ctx) as repo:
+    with open_repo(ctx) as repo:
         for line in agent_install.install(repo, agents or AGENTS, command):
             click.echo(line)
 
@@ -98,7 +86,7 @@ def uninstall(ctx: click.Context, agents: tuple[str, ...]) -> None:
     """Take failgate's hook out of each agent's project config, and nothing else."""
     from failgate_hooks.app import agent_install
 
-    with _repo(ctx) as repo:
+    with open_repo(ctx) as repo:
         for line in agent_install.uninstall(repo, agents or AGENTS):
             click.echo(line)
 
@@ -111,7 +99,7 @@ def doctor(ctx: click.Context, agents: tuple[str, ...]) -> None:
     from failgate_hooks.app import agent_install
 
     failed = False
-    with _repo(ctx) as repo:
+    with open_repo(ctx) as repo:
         for name, checks in agent_install.doctor(repo, agents or AGENTS):
             click.echo(name)
             for check in checks:
@@ -127,7 +115,7 @@ def gates(ctx: click.Context) -> None:
     from failgate_hooks.app.agent_gates import held_gates
     from failgate_hooks.render.agent import render_agent_json
 
-    with _repo(ctx) as repo:
+    with open_repo(ctx) as repo:
         click.echo(render_agent_json(held_gates(repo)))
 
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -17,8 +16,6 @@ from failgate_hooks.commands.signals import ended_by_signals
 from failgate_hooks.core.errors import FailgateError
 
 __all__ = ["main", "pre_push_main", "pre_receive_main", "run"]
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def report_error(error: FailgateError) -> None:

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 import click
 
 from failgate_hooks.commands.environment import trust_ledger_requested
-from failgate_hooks.commands.shell import json_option, open_repo, print_decision, sandbox_option
+from failgate_hooks.commands.shell import F, json_option, open_repo, print_decision, sandbox_option
 from failgate_hooks.core.sanitize import clean_line
 
 if TYPE_CHECKING:
     from failgate_hooks.app.attest import Attested, Attester
     from failgate_hooks.git.repo import GitRepo
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def key_option(func: F) -> F:

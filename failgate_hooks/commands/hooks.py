@@ -22,7 +22,7 @@ from failgate_hooks.core.sanitize import clean_line
 
 if TYPE_CHECKING:
     from failgate_hooks.app.evidence import EvidenceCheck
-    from failgate_hooks.app.push import PushReport
+    from failgate_hooks.app.push import HookRun, PushReport
     from failgate_hooks.app.runner import VerifierRunner
     from failgate_hooks.git.repo import GitRepo
     from failgate_hooks.ledger.config import Config
@@ -37,8 +37,7 @@ ONE_REF_NOTE = (
 
 def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
     """`failgate-pre-push REMOTE URL`, fed git's stdin, or pre-commit's variables."""
-    from failgate_hooks.app.push import HookRun, from_pre_commit, parse_pre_push, pre_push
-    from failgate_hooks.app.runner import make_runner
+    from failgate_hooks.app.push import from_pre_commit, parse_pre_push, pre_push
     from failgate_hooks.git.repo import GitRepo
 
     if any(a in HELP_FLAGS for a in args):
@@ -67,13 +66,7 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
     if not remote:
         raise UsageError("usage: failgate-pre-push REMOTE URL (git passes both to the hook)")
     with GitRepo.open() as repo, ExitStack() as cleanup:
-
-        def runner(config: Config) -> VerifierRunner:
-            made = make_runner(repo, config, trust_ledger=trust_ledger, no_cache=False)
-            cleanup.callback(made.close)
-            return made
-
-        run = HookRun(repo, runner, make_evidence=_evidence_maker(repo, cleanup))
+        run = _hook_run(repo, cleanup, trust_ledger=trust_ledger)
         report = pre_push(run, remote, updates, trust_ledger=trust_ledger)
     _print_report(report, note)
     return report.exit_code
@@ -82,8 +75,7 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
 def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
     """`failgate-pre-receive [--exec] [--no-sandbox]` in a server's repository, fed
     `<old> <new> <ref>`. `--exec` runs verifiers, in the sandbox unless `--no-sandbox`."""
-    from failgate_hooks.app.push import HookRun, parse_pre_receive, pre_receive
-    from failgate_hooks.app.runner import make_runner
+    from failgate_hooks.app.push import parse_pre_receive, pre_receive
     from failgate_hooks.git.evidence import EVIDENCE_REF
     from failgate_hooks.git.evidence import resolve as resolve_evidence
     from failgate_hooks.git.repo import GitRepo
@@ -102,20 +94,13 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     sandbox_by = None if "--no-sandbox" in args else PRE_RECEIVE_SANDBOX
     updates = parse_pre_receive(stdin.read())
     with GitRepo.open() as repo, ExitStack() as cleanup:
-
-        def runner(config: Config) -> VerifierRunner:
-            made = make_runner(
-                repo, config, trust_ledger=True, no_cache=False, sandbox_by=sandbox_by
-            )
-            cleanup.callback(made.close)
-            return made
-
         # Statements pushed now are read by object id: inside the quarantine no ref names them.
         pushed = [u.new for u in updates if u.remote_ref == EVIDENCE_REF and not u.is_delete]
         tips = [tip for tip in (resolve_evidence(repo), *pushed) if tip]
         signers = None if signers_file is None else _read_signers(signers_file)
-        maker = _evidence_maker(repo, cleanup, tips=tips, signers=signers)
-        run = HookRun(repo, runner, make_evidence=maker)
+        run = _hook_run(
+            repo, cleanup, trust_ledger=True, sandbox_by=sandbox_by, tips=tips, signers=signers
+        )
         report = pre_receive(run, updates, exec_verifiers=exec_verifiers, environ=environ)
     holds = any(o.decision is not None and o.decision.policy.hold_open for o in report.outcomes)
     note = None if exec_verifiers else (_EVIDENCE_NOTE if holds else _NO_EXEC_NOTE)
@@ -123,23 +108,35 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     return report.exit_code
 
 
-def _evidence_maker(
+def _hook_run(
     repo: GitRepo,
     cleanup: ExitStack,
     *,
+    trust_ledger: bool,
+    sandbox_by: str | None = None,
     tips: Sequence[str] | None = None,
     signers: bytes | None = None,
-) -> Callable[[Config], EvidenceCheck | None]:
-    """The evidence lookup for each configuration, closed when the hook ends."""
+) -> HookRun:
+    """The push's verifier runner and evidence lookup for each configuration, each closed
+    when the hook ends."""
     from failgate_hooks.app.evidence import evidence_check
+    from failgate_hooks.app.push import HookRun
+    from failgate_hooks.app.runner import make_runner
 
-    def make(config: Config) -> EvidenceCheck | None:
+    def runner(config: Config) -> VerifierRunner:
+        made = make_runner(
+            repo, config, trust_ledger=trust_ledger, no_cache=False, sandbox_by=sandbox_by
+        )
+        cleanup.callback(made.close)
+        return made
+
+    def evidence(config: Config) -> EvidenceCheck | None:
         check = evidence_check(repo, config, tips=tips, signers=signers)
         if check is not None:
             cleanup.callback(check.close)
         return check
 
-    return make
+    return HookRun(repo, runner, make_evidence=evidence)
 
 
 def _evidence_signers_flag(args: Sequence[str]) -> tuple[list[str], str | None]:

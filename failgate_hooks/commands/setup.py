@@ -32,11 +32,11 @@ def trust(ctx: click.Context, show_all: bool, yes: bool, as_json: bool) -> None:
 
     with open_repo(ctx) as repo:
         found = verifiers.candidates(repo, inspection_config(repo))
+        listed = found if show_all else [c for c in found if not c.trusted]
         if as_json:
-            listed = found if show_all else [c for c in found if not c.trusted]
             emit_json({"schema_version": 1, "verifiers": [_candidate_json(c) for c in listed]})
             return
-        for candidate in found if show_all else [c for c in found if not c.trusted]:
+        for candidate in listed:
             for line in verifiers.describe(repo, candidate):
                 click.echo(line)
         pending = verifiers.to_approve(found)

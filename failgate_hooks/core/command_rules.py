@@ -116,7 +116,6 @@ class CommandScan:
     findings: tuple[Finding, ...] = ()
     writes: tuple[WriteTarget, ...] = ()
     code: tuple[str, ...] = ()  # inline code for an interpreter: judged by the names it holds
-    mentions_push: bool = False
 
 
 def squashed(text: str) -> str:

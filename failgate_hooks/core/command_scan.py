@@ -88,16 +88,15 @@ class _State:
 def scan_command(command: str, cwd: str | None = None) -> CommandScan:
     """What `command`, run in `cwd`, would do around the gate."""
     flat = squashed(command)
-    pushes = "push" in flat
     if not needs_reading(flat):
-        return CommandScan(mentions_push=pushes)
+        return CommandScan()
     state = _State(cwd)
     try:
         _scan_text(command, state, depth=0)
     except Unreadable as error:
         state.unreadable.append(error.reason)
         state.code.append(command)  # names of protected files still count in what was not read
-    return _verdict(state, pushes, bypass_seen=holds_bypass(flat))
+    return _verdict(state, "push" in flat, bypass_seen=holds_bypass(flat))
 
 
 def _verdict(state: _State, pushes: bool, *, bypass_seen: bool) -> CommandScan:
@@ -124,7 +123,6 @@ def _verdict(state: _State, pushes: bool, *, bypass_seen: bool) -> CommandScan:
         findings=tuple(dict.fromkeys(findings)),
         writes=tuple(state.writes),
         code=tuple(state.code),
-        mentions_push=pushes,
     )
 
 

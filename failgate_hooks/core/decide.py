@@ -60,21 +60,18 @@ def decide(
     block = enforcing and policy.mode == "enforce"
 
     gates: list[Gate] = []
-    relaxations: list[Relaxation] = []
-    for item in sorted(assessments, key=lambda a: a.entity_key):
+    ordered = sorted(assessments, key=lambda a: a.entity_key)
+    for item in ordered:
         gate = _finish(item, results.get(item.entity_key))
         if gate.state in BLOCKING_STATES:
             blocks = block and (gate.state is not GateState.OPEN or policy.hold_open)
             gate = replace(gate, blocking=blocks, warning=not blocks)
         gates.append(gate)
-        for relaxation in item.relaxations:
-            if not relaxation.accepted:
-                relaxation = replace(relaxation, blocking=block, warning=not block)
-            relaxations.append(relaxation)
-    for relaxation in other_relaxations:
-        if not relaxation.accepted:
-            relaxation = replace(relaxation, blocking=block, warning=not block)
-        relaxations.append(relaxation)
+    # A pending relaxation, an event's or another change's, blocks where a gate would.
+    every = [*(r for item in ordered for r in item.relaxations), *other_relaxations]
+    relaxations = [
+        r if r.accepted else replace(r, blocking=block, warning=not block) for r in every
+    ]
 
     # Integrity errors follow enforcement like gates do: a branch that repairs a
     # broken ledger must be pushable for review, while protected refs stay shut.

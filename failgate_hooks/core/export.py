@@ -89,7 +89,6 @@ class ExportReport:
     """Every entity of the ledger at a revision, with the revisions it was read from."""
 
     commit: str
-    rev: str
     trigger: str
     revisions: tuple[ExportedRevision, ...]
     entities: tuple[ExportedEntity, ...]

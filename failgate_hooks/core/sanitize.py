@@ -58,10 +58,14 @@ LINE_LIMIT = 1000
 def clean_line(text: str, limit: int = LINE_LIMIT) -> str:
     """`clean(text)` on one line (newlines, tabs and line separators become spaces),
     cut to `limit` characters with a note of how many were left out."""
-    line = _LINE_BREAKS.sub(" ", clean(text))
-    if len(line) <= limit:
-        return line
-    return f"{line[:limit]}… ({len(line) - limit} more characters)"
+    return clip(_LINE_BREAKS.sub(" ", clean(text)), limit)
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, saying how many were left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def clean_tree(value: _T) -> _T:

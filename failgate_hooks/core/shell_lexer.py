@@ -97,9 +97,9 @@ class _Budget:
     left: int
 
 
-def commands(text: str, budget: int = DEFAULT_BUDGET) -> list[Command]:
+def commands(text: str) -> list[Command]:
     """Every simple command in `text`, substitutions' commands included."""
-    lexer = _Lexer(text, _Budget(budget), depth=0)
+    lexer = _Lexer(text, _Budget(DEFAULT_BUDGET), depth=0)
     lexer.run(stop=None)
     return lexer.out
 

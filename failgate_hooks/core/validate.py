@@ -8,10 +8,11 @@ and what was expected. Nothing is silently defaulted.
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import re
 import tomllib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from failgate_hooks.core import wildmatch
 from failgate_hooks.core.events import (
@@ -30,6 +31,7 @@ from failgate_hooks.core.events import (
     is_safe_relative_path,
     is_valid_entity_key,
 )
+from failgate_hooks.core.sanitize import clip
 
 FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 TOP_KEYS = {
@@ -42,6 +44,8 @@ EVIDENCE_KEYS = {"kind", "commit", "exit_code", "output_tail", "confirmed_by"}
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 # A day. tomllib reads integers of any size, and a clock cannot hold one of 400 digits.
 MAX_TIMEOUT_S = 86_400
+
+_E = TypeVar("_E", bound=enum.Enum)
 
 
 def parse_event(
@@ -116,16 +120,7 @@ def _validate(data: Mapping[str, Any], check: _Checker, folder_key: str | None) 
                 f"got {key!r}",
             )
 
-    status: Status | None = None
-    raw_status = check.string(data, "status")
-    if raw_status is not None:
-        try:
-            status = Status(raw_status)
-        except ValueError:
-            check.fail(
-                "status",
-                f"expected one of {', '.join(s.value for s in Status)}, got {raw_status!r}",
-            )
+    status = check.choice(data, "status", Status, f"one of {', '.join(s.value for s in Status)}")
 
     effective_at = data.get("effective_at")
     if "effective_at" in data and not (
@@ -253,13 +248,7 @@ def _verification(data: Mapping[str, Any], check: _Checker) -> Verification | No
     for i, name in enumerate(env_pass):
         if not ENV_NAME_RE.match(name):
             check.fail(f"{where}env_pass[{i}]", f"expected a variable name, got {name!r}")
-    workdir = Workdir.CHECKOUT
-    raw_workdir = check.string(table, "workdir", where)
-    if raw_workdir is not None:
-        try:
-            workdir = Workdir(raw_workdir)
-        except ValueError:
-            check.fail(where + "workdir", f"expected checkout or inplace, got {raw_workdir!r}")
+    workdir = check.choice(table, "workdir", Workdir, "checkout or inplace", where)
     if command is None:
         return None
     return Verification(
@@ -268,16 +257,16 @@ def _verification(data: Mapping[str, Any], check: _Checker) -> Verification | No
         timeout_s=timeout if isinstance(timeout, int) else None,
         inputs=inputs,
         env_pass=env_pass,
-        workdir=workdir,
+        workdir=workdir or Workdir.CHECKOUT,
     )
 
 
 def timeout_problem(value: object) -> str | None:
     """What is wrong with a timeout in seconds, or None: a whole number from 1 to a day."""
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        return f"expected a positive integer, got {_clip(repr(value), 40)}"
+        return f"expected a positive integer, got {clip(repr(value), 40)}"
     if value > MAX_TIMEOUT_S:
-        return f"expected at most {MAX_TIMEOUT_S} seconds (a day), got {_clip(str(value), 20)}"
+        return f"expected at most {MAX_TIMEOUT_S} seconds (a day), got {clip(str(value), 20)}"
     return None
 
 
@@ -287,16 +276,9 @@ def _evidence(data: Mapping[str, Any], check: _Checker) -> Evidence | None:
         return None
     where = "evidence."
     check.unknown_keys(table, EVIDENCE_KEYS, where)
-    kind: EvidenceKind | None = None
-    raw_kind = check.string(table, "kind", where)
-    if raw_kind is None:
-        if "kind" not in table:
-            check.fail(where + "kind", "required in [evidence]", code="missing-key")
-    else:
-        try:
-            kind = EvidenceKind(raw_kind)
-        except ValueError:
-            check.fail(where + "kind", f"expected command, human or note, got {raw_kind!r}")
+    if "kind" not in table:
+        check.fail(where + "kind", "required in [evidence]", code="missing-key")
+    kind = check.choice(table, "kind", EvidenceKind, "command, human or note", where)
     exit_code = table.get("exit_code")
     if "exit_code" in table and (not isinstance(exit_code, int) or isinstance(exit_code, bool)):
         check.fail(where + "exit_code", f"expected an integer, got {_type_name(exit_code)}")
@@ -337,8 +319,8 @@ class _Checker:
 
         # A message may quote the bad value back: never a credential in it, and never so
         # much of it that one pushed file makes every hook print megabytes.
-        message = redact(_clip(message, 500))
-        key = None if key is None else _clip(key, 120)
+        message = redact(clip(message, 500))
+        key = None if key is None else clip(key, 120)
         self.problems.append(Problem(code=code, message=message, path=self.path, key=key))
 
     def string(self, data: Mapping[str, Any], key: str, where: str = "") -> str | None:
@@ -352,6 +334,19 @@ class _Checker:
             self.fail(where + key, "must not contain a NUL character")
             return None
         return value
+
+    def choice(
+        self, data: Mapping[str, Any], key: str, kind: type[_E], expected: str, where: str = ""
+    ) -> _E | None:
+        """A string that must be one of `kind`'s values; `expected` says which, for people."""
+        value = self.string(data, key, where)
+        if value is None:
+            return None
+        try:
+            return kind(value)
+        except ValueError:
+            self.fail(where + key, f"expected {expected}, got {value!r}")
+            return None
 
     def string_list(
         self, data: Mapping[str, Any], key: str, where: str = ""
@@ -420,13 +415,6 @@ class _Checker:
             self.fail(key, f"expected a table [{key}], got {_type_name(value)}")
             return None
         return value
-
-
-def _clip(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, saying how many were left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def _type_name(value: object) -> str:

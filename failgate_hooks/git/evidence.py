@@ -84,9 +84,10 @@ def write_commit(
     return repo.run(*args, env=_IDENTITY).strip()
 
 
-def update_ref(repo: GitRepo, new: str, old: str | None, ref: str = EVIDENCE_REF) -> bool:
-    """Move `ref` from `old` (None: it must not exist) to `new`; False when it moved meanwhile."""
-    return repo.succeeds("update-ref", ref, new, old or "")
+def update_ref(repo: GitRepo, new: str, old: str | None) -> bool:
+    """Move the evidence ref from `old` (None: it must not exist) to `new`; False when it
+    moved meanwhile."""
+    return repo.succeeds("update-ref", EVIDENCE_REF, new, old or "")
 
 
 def resolve(repo: GitRepo, ref: str = EVIDENCE_REF) -> str | None:

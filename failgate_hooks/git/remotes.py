@@ -10,15 +10,17 @@ def remote_default_branch(repo: GitRepo, remote: str) -> tuple[str, str] | None:
 
     `refs/remotes/<remote>/HEAD` when git knows it, else `main`, else `master`.
     """
-    names = []
-    head = repo.symbolic_ref(f"refs/remotes/{remote}/HEAD")
-    if head:
-        names.append(head)
-    names += [f"refs/remotes/{remote}/main", f"refs/remotes/{remote}/master"]
-    for name in names:
-        commit = repo.try_resolve_commit(name)
-        if commit is not None:
-            return name, commit
+    return default_branch(repo, f"refs/remotes/{remote}/HEAD", f"refs/remotes/{remote}/")
+
+
+def default_branch(repo: GitRepo, head: str, prefix: str) -> tuple[str, str] | None:
+    """(ref name, commit) of the branch the symbolic ref `head` names, else of
+    `prefix`main, else of `prefix`master: the first of them that names a commit."""
+    for ref in (repo.symbolic_ref(head), f"{prefix}main", f"{prefix}master"):
+        if ref:
+            commit = repo.try_resolve_commit(ref)
+            if commit is not None:
+                return ref, commit
     return None
 
 

@@ -47,7 +47,7 @@ class GitRepo:
         self._git = repo.git
         self.cat_file = CatFile(repo.git)  # objects are read through the methods below
         self._common_dir: str | None = None
-        self._listings: dict[tuple[str, str | None, bool], list[TreeEntry]] = {}
+        self._listings: dict[tuple[str, str | None], list[TreeEntry]] = {}
         self._folders: dict[tuple[str, str], list[TreeEntry]] = {}  # by tree id and path
         self._trees: dict[str, tuple[TreeEntry, ...]] = {}  # parsed tree objects, by id
         self._sorted: dict[str, tuple[Sequence[TreeEntry], Sequence[str]]] = {}
@@ -173,10 +173,6 @@ class GitRepo:
     # ------------------------------------------------------------------ facts about the repo
 
     @property
-    def is_bare(self) -> bool:
-        return bool(self._repo.bare)
-
-    @property
     def working_dir(self) -> str | None:
         """The work tree's root, or None in a bare repository."""
         return None if self._repo.bare else str(self._repo.working_tree_dir)
@@ -254,21 +250,16 @@ class GitRepo:
 
     # ------------------------------------------------------------------ trees
 
-    def ls_tree(
-        self, commit: str, path: str | None = None, *, recursive: bool = True
-    ) -> list[TreeEntry]:
-        """The entries of `commit`'s tree (under `path`), from one `ls-tree -z`."""
+    def ls_tree(self, commit: str, path: str | None = None) -> list[TreeEntry]:
+        """Every entry of `commit`'s tree (under `path`), recursively, from one `ls-tree -z -r`."""
         # A commit id names its tree forever: ask git once per process, however many
         # callers (config, ledger, append-only, inputs) want the same listing.
-        memo_key = (commit, path, recursive) if HEX_ID_RE.match(commit) else None
-        if memo_key is not None and path and recursive:
+        memo_key = (commit, path) if HEX_ID_RE.match(commit) else None
+        if memo_key is not None and path:
             return self.ls_folder(commit, path)
         if memo_key is not None and memo_key in self._listings:
             return list(self._listings[memo_key])
-        args = ["ls-tree", "-z", "--full-tree"]
-        if recursive:
-            args.append("-r")
-        args.append(commit)
+        args = ["ls-tree", "-z", "--full-tree", "-r", commit]
         if path:
             args += ["--", path]
         out = self.run(*args, strip=False)
@@ -298,7 +289,7 @@ class GitRepo:
         whose folder is the same tree (the usual push: code changed, ledger not)
         share one listing."""
         if not path.strip("/"):
-            return self.ls_tree(commit, recursive=True)
+            return self.ls_tree(commit)
         entry = self.tree_entry(commit, path)
         if entry is None:
             return []

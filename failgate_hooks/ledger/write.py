@@ -59,7 +59,6 @@ class EventDraft:
 class Written:
     path: str
     event: Event
-    is_new_entity: bool
     warnings: list[str] = field(default_factory=list)
 
 
@@ -154,7 +153,7 @@ def write_event(
     )
     _refuse_credentials(event)
     _check_round_trip(event)
-    return Written(_write_fresh(root, config.ledger, event), event, current.is_new, warnings)
+    return Written(_write_fresh(root, config.ledger, event), event, warnings)
 
 
 def _follows(known: dict[str, Event], retracts: Sequence[str]) -> tuple[str, ...]:

@@ -7,14 +7,15 @@ import json
 from failgate_hooks.core import sanitize
 from failgate_hooks.core.ci import CiRun
 from failgate_hooks.core.ids import short_id
+from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.render.text import render_json, render_text
 
 
 def render_ci_text(run: CiRun, *, color: bool = False) -> str:
     """What was compared, then the text of the decision."""
     assert run.decision is not None
-    lines = [f"CI {_line(run.target.source)}: {short_id(_line(run.head))} {against(run)}"]
-    lines += [f"NOTE {_line(note)}" for note in run.notes]
+    lines = [f"CI {clean_line(run.target.source)}: {short_id(clean_line(run.head))} {against(run)}"]
+    lines += [f"NOTE {clean_line(note)}" for note in run.notes]
     lines.append(render_text(run.decision, color=color))
     return "\n".join(lines)
 
@@ -37,13 +38,9 @@ def render_ci_json(run: CiRun) -> str:
 def against(run: CiRun) -> str:
     """What the commit was compared with and where it goes, for people, on one line."""
     if run.base:
-        base = f"against {_line(run.target.base_label)} {short_id(_line(run.base))}"
+        base = f"against {clean_line(run.target.base_label)} {short_id(clean_line(run.base))}"
     elif run.target.new_ref:
         base = "against nothing (a new ref)"
     else:
         base = "against a base this clone lacks"
-    return f"{base} -> {_line(run.target.ref or '(no ref)')}"
-
-
-def _line(text: str) -> str:
-    return sanitize.clean_line(text)
+    return f"{base} -> {clean_line(run.target.ref or '(no ref)')}"

@@ -20,6 +20,7 @@ from failgate_hooks.core.directives import (
 )
 from failgate_hooks.core.export import STATE_ORDER, ExportedEntity, ExportedEvent, ExportReport
 from failgate_hooks.core.ids import short_id
+from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.render import markdown
 
 EXPORT_SCHEMA_VERSION = 1
@@ -38,8 +39,8 @@ def counts_line(report: ExportReport) -> str:
     counts = report.counts
     states = " / ".join(f"{counts[s.value]} {s.value.replace('_', ' ')}" for s in STATE_ORDER)
     line = (
-        f"failgate export @ {short_id(_line(report.commit))} for "
-        f'"{_line(report.trigger)}", ref unknown, verifiers not run: '
+        f"failgate export @ {short_id(clean_line(report.commit))} for "
+        f'"{clean_line(report.trigger)}", ref unknown, verifiers not run: '
         f"{counts['entities']} entity(ies): {states}"
     )
     if counts["ledger_problems"]:
@@ -244,7 +245,3 @@ def _argv_json(command: tuple[str, ...] | None) -> dict[str, Any] | None:
     if directive_rule(" ".join(command)) is not None:
         return {"data": {"argv": [quarantined(json.dumps(list(command)))]}}
     return {"data": {"argv": [sanitize.clean(arg) for arg in command]}}
-
-
-def _line(text: str) -> str:
-    return sanitize.clean_line(text)

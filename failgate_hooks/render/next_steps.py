@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shlex
 
-from failgate_hooks.core import sanitize
 from failgate_hooks.core.gates import (
     Decision,
     DecisionKind,
@@ -19,6 +18,7 @@ from failgate_hooks.core.gates import (
     Relaxation,
     VerifierOutcome,
 )
+from failgate_hooks.core.sanitize import clean_line
 
 PREFIX = "  next: "
 # A ledger of hundreds of open gates must not bury the verdict: the first few, then a count.
@@ -43,7 +43,7 @@ def next_steps(decision: Decision) -> list[str]:
             "the ledger's errors: failgate fsck lists each one and its file; an event file "
             "is never edited: record a new event that supersedes or retracts it"
         )
-    return [PREFIX + sanitize.clean_line(line) for line in lines]
+    return [PREFIX + clean_line(line) for line in lines]
 
 
 def _gate_steps(gate: Gate, policy: Policy, commit: str) -> list[str]:
@@ -104,7 +104,7 @@ def _relax_step(key: str, policy: Policy, commit: str) -> str:
 def _pending_steps(pending: list[Relaxation], policy: Policy) -> list[str]:
     """Who was seen pushing, who may relax, and how identity is read."""
     first = pending[0]
-    what = _line(first.event_id) if first.event_id else _line(first.what)
+    what = clean_line(first.event_id) if first.event_id else clean_line(first.what)
     more = f" and {len(pending) - 1} more" if len(pending) > 1 else ""
     if policy.identity_env is None:
         seen = (
@@ -117,7 +117,9 @@ def _pending_steps(pending: list[Relaxation], policy: Policy) -> list[str]:
             "the environment failgate ran in"
         )
     else:
-        seen = f"the pusher seen is {_line(policy.pusher)} (identity_env = {policy.identity_env})"
+        seen = (
+            f"the pusher seen is {clean_line(policy.pusher)} (identity_env = {policy.identity_env})"
+        )
     return [
         f"{what}{more} relaxes a gate and is not yet in a protected revision: {seen}; "
         f"{_relaxers(policy)}. Merge it into the default branch through review, or have a "
@@ -128,12 +130,8 @@ def _pending_steps(pending: list[Relaxation], policy: Policy) -> list[str]:
 def _relaxers(policy: Policy) -> str:
     if not policy.relaxers:
         return "relaxers is empty in the configuration in force"
-    return "relaxers: " + ", ".join(_line(r) for r in policy.relaxers)
+    return "relaxers: " + ", ".join(clean_line(r) for r in policy.relaxers)
 
 
 def _quoted(text: str) -> str:
-    return shlex.quote(_line(text))
-
-
-def _line(text: str) -> str:
-    return sanitize.clean_line(text)
+    return shlex.quote(clean_line(text))

@@ -9,6 +9,7 @@ from typing import Any
 from failgate_hooks.core import sanitize
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.replay import ReplayReport, ReplayStep, StepState
+from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.render import markdown
 
 JSON_SCHEMA_VERSION = 1
@@ -21,12 +22,8 @@ _LABELS = {
 }
 
 
-def _line(text: str) -> str:
-    return sanitize.clean_line(text)
-
-
 def _short(commit: str) -> str:
-    return short_id(_line(commit))
+    return short_id(clean_line(commit))
 
 
 def _exit(step: ReplayStep) -> str:
@@ -34,24 +31,25 @@ def _exit(step: ReplayStep) -> str:
 
 
 def _verdict(report: ReplayReport) -> str:
-    return OK_VERDICT if report.ok else f"REPLAY FAILED: {_line(report.reason or '')}"
+    return OK_VERDICT if report.ok else f"REPLAY FAILED: {clean_line(report.reason or '')}"
 
 
 def render_replay_text(report: ReplayReport) -> str:
     """The replay's text: a header, one line per commit oldest first, the repair, the verdict."""
     lines = [
-        f"REPLAY {_line(report.entity_key)} over "
+        f"REPLAY {clean_line(report.entity_key)} over "
         f"{_short(report.parent)}..{_short(report.repair)}: {len(report.steps)} commit(s), "
-        f"verifier {_line(shlex.join(report.command))} from {_line(report.ledger_rev_label)} "
+        f"verifier {clean_line(shlex.join(report.command))} "
+        f"from {clean_line(report.ledger_rev_label)} "
         f"@ {_short(report.ledger_rev)}"
     ]
     for step in report.steps:
         lines.append(
             f"{_short(step.commit)}  {_LABELS[step.state]}  "
-            f"exit {_exit(step)} in {step.duration_s:.2f} s  {_line(step.subject)}"
+            f"exit {_exit(step)} in {step.duration_s:.2f} s  {clean_line(step.subject)}"
         )
-    lines.append(f"repair: {_line(report.author)} {_line(report.date)}")
-    changed = ", ".join(_line(path) for path in report.changed_files) or "(none)"
+    lines.append(f"repair: {clean_line(report.author)} {clean_line(report.date)}")
+    changed = ", ".join(clean_line(path) for path in report.changed_files) or "(none)"
     lines.append(f"changed: {changed}")
     lines.append(_verdict(report))
     return "\n".join(lines)

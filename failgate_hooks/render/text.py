@@ -26,6 +26,7 @@ from failgate_hooks.core.gates import (
 )
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.resolve import Resolution
+from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.render.next_steps import next_steps
 
 JSON_SCHEMA_VERSION = 1
@@ -130,27 +131,27 @@ def _header(decision: Decision) -> str:
     tally = f"{counts['open']} open / {counts['cleared']} cleared / {counts['conflict']} conflict"
     if counts["invalid"]:
         tally += f" / {counts['invalid']} invalid"
-    ref = _line(decision.ref) if decision.ref is not None else "(no ref)"
+    ref = clean_line(decision.ref) if decision.ref is not None else "(no ref)"
     where = f"-> {ref}"
     if decision.environment is not None:
-        where += f', environment "{_line(decision.environment)}"'
-    commit = short_id(_line(decision.commit)) or "(no commit)"
-    return f'GATES for "{_line(decision.trigger)}" @ {commit} {where}: {tally}'
+        where += f', environment "{clean_line(decision.environment)}"'
+    commit = short_id(clean_line(decision.commit)) or "(no commit)"
+    return f'GATES for "{clean_line(decision.trigger)}" @ {commit} {where}: {tally}'
 
 
 def _gate_lines(gate: Gate, color: bool) -> list[str]:
     """The gate's line and, unless it is cleared, why it is in that state."""
-    head = f"{_paint(_LABELS[gate.state], color)} {_line(gate.entity_key)}"
+    head = f"{_paint(_LABELS[gate.state], color)} {clean_line(gate.entity_key)}"
     if gate.title:
-        head += f" — {_line(gate.title)}"
+        head += f" — {clean_line(gate.title)}"
     lines = [head]
     if gate.state is GateState.CLEARED:
         return lines
     if gate.problems:
-        lines.extend(INDENT + _line(p.describe()) for p in gate.problems)
+        lines.extend(INDENT + clean_line(p.describe()) for p in gate.problems)
     else:
-        lines.append(INDENT + _line(gate.reason))
-    lines.extend(INDENT + _line(note) for note in gate.notes)
+        lines.append(INDENT + clean_line(gate.reason))
+    lines.extend(INDENT + clean_line(note) for note in gate.notes)
     if gate.verifier is not None:
         lines.extend(render_tail(gate.verifier.output_tail))
     return lines
@@ -163,10 +164,12 @@ def _evidence_lines(gate: Gate, verbose: bool) -> list[str]:
         return []
     lines = []
     if gate.state is GateState.CLEARED and result.evidence:
-        lines.append(INDENT + _line(f"{result.detail}:"))
-        lines.extend(f"{INDENT}  {_line(name)}: {_line(value)}" for name, value in result.evidence)
+        lines.append(INDENT + clean_line(f"{result.detail}:"))
+        lines.extend(
+            f"{INDENT}  {clean_line(name)}: {clean_line(value)}" for name, value in result.evidence
+        )
     if verbose:
-        lines.extend(INDENT + _line(why) for why in result.skipped_evidence)
+        lines.extend(INDENT + clean_line(why) for why in result.skipped_evidence)
     return lines
 
 
@@ -177,7 +180,7 @@ def render_tail(output: str) -> list[str]:
 
 def _tail(output: str) -> list[str]:
     """The last lines of a verifier's output, each cleaned, blank ends dropped."""
-    lines = [sanitize.clean_line(line) for line in sanitize.clean(output).split("\n")]
+    lines = [clean_line(line) for line in sanitize.clean(output).split("\n")]
     while lines and not lines[-1].strip():
         lines.pop()
     while lines and not lines[0].strip():
@@ -203,9 +206,11 @@ def _relaxation_line(relaxation: Relaxation, color: bool) -> str:
     if not relaxation.event_id:  # a change that is not an event: config, ref deletion
         label = "RELAXED" if relaxation.accepted else "PENDING"
         tail = "" if relaxation.accepted else " — only a relaxer may push it (config relaxers)"
-        return f"{_paint(label, color)} {_line(relaxation.what)}{tail}"
-    what = f"({_line(relaxation.entity_key)}: {_line(relaxation.what or relaxation.kind)})"
-    event_id = _line(relaxation.event_id)
+        return f"{_paint(label, color)} {clean_line(relaxation.what)}{tail}"
+    what = (
+        f"({clean_line(relaxation.entity_key)}: {clean_line(relaxation.what or relaxation.kind)})"
+    )
+    event_id = clean_line(relaxation.event_id)
     if relaxation.accepted:
         return f"{_paint('RELAXED', color)} by {event_id} {what}"
     return (
@@ -233,7 +238,7 @@ def _unprotected_relaxation_lines(
 
 
 def _problem_line(label: str, problem: Problem, color: bool) -> str:
-    return f"{_paint(label, color)} {_line(problem.describe())}"
+    return f"{_paint(label, color)} {clean_line(problem.describe())}"
 
 
 def verdict_line(decision: Decision) -> str:
@@ -243,7 +248,7 @@ def verdict_line(decision: Decision) -> str:
 
 def _verdict(decision: Decision, color: bool) -> str:
     """The last line: what happens to the action, and what to do about it."""
-    action = f'"{_line(decision.trigger)}"'
+    action = f'"{clean_line(decision.trigger)}"'
     gates = decision.gates
 
     def count(state: GateState, *, blocking: bool) -> int:
@@ -297,7 +302,7 @@ def _why_not_blocking(decision: Decision) -> str:
     if decision.policy.mode == "warn":
         return '(mode = "warn")'
     if not decision.enforcing:
-        return f"on {_line(decision.ref or '')} (not a protected ref)"
+        return f"on {clean_line(decision.ref or '')} (not a protected ref)"
     # Enforcing, and still only warnings: open gates where no verifier runs.
     return "(no verifier runs here)"
 
@@ -309,10 +314,6 @@ def _counted(*items: tuple[int, str], joiner: str = ", ") -> str:
 def _paint(label: str, color: bool) -> str:
     """A label in its colour; labels are failgate's own text, never data."""
     return f"\x1b[{_COLORS[label]}m{label}\x1b[0m" if color else label
-
-
-def _line(text: str) -> str:
-    return sanitize.clean_line(text)
 
 
 # --------------------------------------------------------------------------- json
@@ -366,8 +367,8 @@ def log_lines(resolution: Resolution, gate: Gate | None, decision: Decision) -> 
     """`failgate log KEY`: events in resolution order, superseded and heads marked, what
     they resolve to, and the gate's state as `gates` decides it (`gate`, of `decision`)."""
     state = resolution.state
-    title = sanitize.clean_line(state.title or "(no title)")
-    lines = [f"LOG {sanitize.clean_line(resolution.entity_key)} — {title}"]
+    title = clean_line(state.title or "(no title)")
+    lines = [f"LOG {clean_line(resolution.entity_key)} — {title}"]
     replaced_by = _replaced_by(resolution)
     for event_id in resolution.order:
         event = resolution.events[event_id]
@@ -385,11 +386,11 @@ def log_lines(resolution: Resolution, gate: Gate | None, decision: Decision) -> 
             tags.append(f"{event.evidence.kind.value} evidence")
         by = f"  {event.recorded_by}" if event.recorded_by else ""
         suffix = f"  [{'; '.join(tags)}]" if tags else ""
-        lines.append(_line(f"{mark} {event_id}  {status:<9}  {when}{by}{suffix}"))
+        lines.append(clean_line(f"{mark} {event_id}  {status:<9}  {when}{by}{suffix}"))
         if event.note:
-            lines.extend(f"{INDENT}| {sanitize.clean_line(n)}" for n in event.note.splitlines())
-    lines.append(_line(_state_line(resolution)))
-    lines.extend(f"ERROR {_line(p.describe())}" for p in resolution.problems)
+            lines.extend(f"{INDENT}| {clean_line(n)}" for n in event.note.splitlines())
+    lines.append(clean_line(_state_line(resolution)))
+    lines.extend(f"ERROR {clean_line(p.describe())}" for p in resolution.problems)
     if gate is not None:
         lines.append(_gate_state_line(gate, decision))
         if gate.blocking:
@@ -399,11 +400,11 @@ def log_lines(resolution: Resolution, gate: Gate | None, decision: Decision) -> 
 
 def _gate_state_line(gate: Gate, decision: Decision) -> str:
     """The gate's state for the decision's trigger and ref, and why."""
-    where = _line(decision.ref) if decision.ref is not None else "an unknown ref"
+    where = clean_line(decision.ref) if decision.ref is not None else "an unknown ref"
     effect = " (blocks)" if gate.blocking else " (warns)" if gate.warning else ""
     state = gate.state.value.replace("_", " ").upper()
-    reason = "; ".join(_line(r) for r in (gate.reason, *gate.notes) if r)
-    return f'GATE {state}{effect} for "{_line(decision.trigger)}" to {where}: {reason}'
+    reason = "; ".join(clean_line(r) for r in (gate.reason, *gate.notes) if r)
+    return f'GATE {state}{effect} for "{clean_line(decision.trigger)}" to {where}: {reason}'
 
 
 def _replaced_by(resolution: Resolution) -> dict[str, list[str]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import shlex
 
-from failgate_hooks.core.sanitize import clean_line
+from failgate_hooks.core.sanitize import clean_line, clip
 
 INDENT = "       "
 # A verifier's file is read, not scrolled: beyond this the rest is one `git show` away.
@@ -84,7 +84,4 @@ def _quoted(lines: list[str], blob: str) -> list[str]:
 
 def _bounded(text: str) -> str:
     """`text` on one line, cleaned, cut to MAX_WIDTH with a note of what was left out."""
-    line = clean_line(text)
-    if len(line) <= MAX_WIDTH:
-        return line
-    return f"{line[:MAX_WIDTH]}… ({len(line) - MAX_WIDTH} more characters)"
+    return clip(clean_line(text), MAX_WIDTH)

@@ -27,6 +27,7 @@ from collections.abc import Collection, Iterator
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.git.checkoutgit import CheckoutGit, Shape, object_dirs
 from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.verify.load_watcher import is_within
 from failgate_hooks.verify.pool import (
     Pool,
     Slot,
@@ -166,7 +167,8 @@ class Checkouts:
             return None
         root = os.path.join(pools, pool_id(self._repo.common_dir, _object_format(commit)))
         inside = [self._repo.common_dir, self._repo.working_dir or self._repo.common_dir]
-        if any(_is_within(root, folder) for folder in inside):
+        real = os.path.realpath(root)
+        if any(is_within(real, os.path.realpath(folder)) for folder in inside):
             # From a checkout there, Node's module search and other upward
             # searches would reach the user's own files.
             self._no_pool = True
@@ -286,8 +288,3 @@ def _make_folder(path: str) -> None:
 
 def _object_format(commit: str) -> str:
     return "sha256" if len(commit) == 64 else "sha1"
-
-
-def _is_within(path: str, folder: str) -> bool:
-    path, folder = os.path.realpath(path), os.path.realpath(folder)
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)

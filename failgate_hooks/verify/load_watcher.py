@@ -39,7 +39,8 @@ CHECKOUT_VARIABLE = "FAILGATE_CHECKOUT"
 _NO_VERDICT_EXIT = 125
 
 
-def _is_within(path: str, folder: str) -> bool:
+def is_within(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or lies in it, both as given (resolve them first)."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
@@ -56,7 +57,7 @@ class LoadWatcher:
         self._installed = [
             folder
             for folder in _installed_code_folders()
-            if not any(_is_within(tree, folder) for tree in work_trees)
+            if not any(is_within(tree, folder) for tree in work_trees)
         ]
         self._seen: set[str] = set()
 
@@ -87,12 +88,12 @@ class LoadWatcher:
         if path in self._seen:
             return
         self._seen.add(path)
-        if any(_is_within(path, folder) for folder in self._private):
+        if any(is_within(path, folder) for folder in self._private):
             return
-        installed = any(_is_within(path, folder) for folder in self._installed)
+        installed = any(is_within(path, folder) for folder in self._installed)
         if installed and share_bytecode:
             _share_cached_bytecode(origin)
-        elif not installed and any(_is_within(path, tree) for tree in self._work_trees):
+        elif not installed and any(is_within(path, tree) for tree in self._work_trees):
             self._record(name, path)
 
     def _record(self, name: str, path: str) -> None:

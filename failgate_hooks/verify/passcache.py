@@ -49,7 +49,6 @@ class CachedPass:
 
     commit: str
     duration_s: float | None
-    recorded_at: str
 
 
 class PassCache:
@@ -71,7 +70,6 @@ class PassCache:
             return CachedPass(
                 commit=data["commit"],
                 duration_s=float(duration) if isinstance(duration, int | float) else None,
-                recorded_at=str(data.get("recorded_at", "")),
             )
         except (UnicodeDecodeError, ValueError, KeyError, TypeError):
             return None

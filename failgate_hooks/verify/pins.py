@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from failgate_hooks.core.events import is_safe_relative_path
+from failgate_hooks.core.ids import short_id as short_id  # run.py and execute.py import it here
 from failgate_hooks.git.repo import GitRepo, TreeEntry
 from failgate_hooks.verify.scrub import remove_tree
 
@@ -39,11 +40,6 @@ class Pin:
     @property
     def executable(self) -> bool:
         return self.mode == "100755"
-
-
-def short_id(rev: str) -> str:
-    """A commit id shortened for a message."""
-    return rev[:12]
 
 
 def pinned_entry(repo: GitRepo, rev: str, path: str) -> TreeEntry | str:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from failgate_hooks.verify.leftovers import OWNER_VARIABLE, end_leftovers, owner_tag
+from failgate_hooks.verify.load_watcher import is_within
 from failgate_hooks.verify.sandbox import Sandbox, SandboxError
 from failgate_hooks.verify.signing import KEY_VARIABLE
 
@@ -49,7 +50,8 @@ def own_virtualenv(
     if prefix == base_prefix:
         return None
     real = os.path.realpath(prefix)
-    if _is_within(real, _pre_commit_home(environ)):
+    pre_commit = _pre_commit_home(environ)
+    if pre_commit is not None and is_within(real, pre_commit):
         return prefix
     active = environ.get("VIRTUAL_ENV")
     if active and os.path.realpath(active) != real:
@@ -66,12 +68,6 @@ def _pre_commit_home(environ: Mapping[str, str]) -> str | None:
     if environ.get("HOME"):
         return os.path.realpath(os.path.join(environ["HOME"], ".cache", "pre-commit"))
     return None
-
-
-def _is_within(path: str, folder: str | None) -> bool:
-    return folder is not None and (
-        path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-    )
 
 
 def _path_without(path: str, venv: str) -> str:

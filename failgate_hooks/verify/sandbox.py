@@ -100,8 +100,7 @@ class Sandbox:
                     "(the home folder, the work tree, the repository, /tmp); install it "
                     "elsewhere, or in a virtualenv whose Python it runs"
                 )
-        args = [bwrap, *self._namespaces(), "--ro-bind", "/", "/", "--dev", "/dev"]
-        args += ["--proc", "/proc"]
+        args = self._read_only(bwrap)
         for folder in covered:
             args += ["--tmpfs", folder]
         if self.network:
@@ -119,10 +118,12 @@ class Sandbox:
         args += ["--chdir", checkout, "--", *argv]
         return Launch(args, {**env, "TMPDIR": "/tmp"})
 
-    def _namespaces(self) -> list[str]:
+    def _read_only(self, bwrap: str) -> list[str]:
+        """bwrap in its namespaces, over a read-only root with its own /dev and /proc."""
         # --new-session: a verifier cannot push keystrokes into failgate's terminal (TIOCSTI).
         network = ["--share-net"] if self.network else []
-        return ["--unshare-all", *network, "--die-with-parent", "--new-session", *_NO_ROOT]
+        namespaces = ["--unshare-all", *network, "--die-with-parent", "--new-session", *_NO_ROOT]
+        return [bwrap, *namespaces, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
 
     def _usable_bwrap(self) -> str:
         """bwrap's path, once it has been seen to make a sandbox here; else SandboxError."""
@@ -137,8 +138,7 @@ class Sandbox:
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             return None, f"{asked}, but bwrap is not on PATH: {INSTALL_HINT}"
-        probe = [bwrap, *self._namespaces(), "--ro-bind", "/", "/", "--dev", "/dev"]
-        probe += ["--proc", "/proc", "--", sys.executable, "-I", "-S", "-c", ""]
+        probe = [*self._read_only(bwrap), "--", sys.executable, "-I", "-S", "-c", ""]
         try:
             done = subprocess.run(
                 probe, capture_output=True, stdin=subprocess.DEVNULL, timeout=_ASK_TIMEOUT_S
@@ -171,8 +171,7 @@ class Sandbox:
         pythons = [path for path in chain if _PYTHON_NAME.match(os.path.basename(path))]
         if not pythons or _under_any(os.path.realpath(pythons[0]), [checkout]):
             return None
-        ask = [bwrap, *self._namespaces(), "--ro-bind", "/", "/", "--dev", "/dev"]
-        ask += ["--proc", "/proc", "--", pythons[0], "-I", "-c", _ASK_PYTHON]
+        ask = [*self._read_only(bwrap), "--", pythons[0], "-I", "-c", _ASK_PYTHON]
         try:
             done = subprocess.run(
                 ask,

@@ -20,7 +20,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 NAMESPACE = "failgate"
@@ -60,14 +60,10 @@ def _run(argv: list[str], stdin: bytes) -> subprocess.CompletedProcess[bytes]:
     )
 
 
-@contextlib.contextmanager
-def private_folder() -> Iterator[str]:
-    """A folder only this user can read, removed afterwards: for key and signature files."""
-    folder = tempfile.mkdtemp(prefix="failgate-sig-")
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+def private_folder() -> tempfile.TemporaryDirectory[str]:
+    """A folder only this user can read (mkdtemp's 0o700), removed afterwards: for key and
+    signature files."""
+    return tempfile.TemporaryDirectory(prefix="failgate-sig-", ignore_cleanup_errors=True)
 
 
 def key_source(key_file: str | None, environ: Mapping[str, str]) -> tuple[str | None, str | None]:

@@ -8,7 +8,7 @@ installed does not say whether that happens (a verifier may put the checkout's
 copy first), so it is judged by what each run actually loaded: every Python
 the verifier starts runs load_watcher.py first, as its `sitecustomize`, and
 that watcher records each module it finds in a work tree. (failgate imports
-the watcher only for the names of its variables.)
+the watcher only for the names of its variables and its is_within.)
 
 Each run also gets a private PYTHONPYCACHEPREFIX, so no bytecode written by
 another run, or committed as `__pycache__/*.pyc`, stands in for a source file
@@ -131,7 +131,7 @@ class LoadWatch:
         fields = [os.fsdecode(field) for field in data.split(b"\0")]
         found: dict[str, Load] = {}
         for i, path in enumerate(fields):
-            tree = next((t for t in self._watched if _is_within(path, t)), None)
+            tree = next((t for t in self._watched if load_watcher.is_within(path, t)), None)
             if tree is not None:
                 found.setdefault(path, Load(fields[i - 1] if i else "?", path, tree))
         return list(found.values())
@@ -178,7 +178,3 @@ def _import_root(load: Load) -> str | None:
     if len(relative) < len(names) or relative[len(relative) - len(names) :] != names:
         return None
     return "/".join(relative[: len(relative) - len(names)])
-
-
-def _is_within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
