@@ -14,12 +14,7 @@ from dataclasses import dataclass
 
 from failgate_hooks.app.evaluate import Evaluator, Request
 from failgate_hooks.core.gates import Context, Decision, Gate
-from failgate_hooks.git.remotes import (
-    default_remote,
-    push_destination,
-    remote_default_branch,
-    remote_ref_of,
-)
+from failgate_hooks.git.remotes import inspected_branch, push_destination
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Ledger, Revision
@@ -43,12 +38,11 @@ def inspection_revisions(
     """REV, and the remote default branch (a protected revision) when there is one; and
     that branch as a destination ref, which is protected as the hooks protect it."""
     revisions = [Revision(rev, repo.resolve_commit(rev))]
-    remote = default_remote(repo)
-    found = remote_default_branch(repo, remote) if remote else None
-    if found is None:
+    branch = inspected_branch(repo)
+    if branch is None:
         return revisions, ()
-    revisions.append(Revision(found[0], found[1], protected=True))
-    return revisions, (remote_ref_of(found[0], remote or ""),)
+    revisions.append(Revision(branch.tracking_ref, branch.commit, protected=True))
+    return revisions, (branch.remote_ref,)
 
 
 def report(

@@ -121,19 +121,6 @@ def close_checkouts(checkouts: Checkouts) -> None:
         progress_line(f"failgate: warning: {note}")
 
 
-def make_runner(
-    repo: GitRepo,
-    config: Config,
-    *,
-    trust_ledger: bool,
-    no_cache: bool,
-    sandbox_by: str | None = None,
-) -> VerifierRunner:
-    return VerifierRunner(
-        repo, config, trust_ledger=trust_ledger, no_cache=no_cache, sandbox_by=sandbox_by
-    )
-
-
 def decide_with_verifiers(
     repo: GitRepo,
     config: Config,

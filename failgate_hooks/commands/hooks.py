@@ -121,10 +121,10 @@ def _hook_run(
     when the hook ends."""
     from failgate_hooks.app.evidence import evidence_check
     from failgate_hooks.app.push import HookRun
-    from failgate_hooks.app.runner import make_runner
+    from failgate_hooks.app.runner import VerifierRunner
 
     def runner(config: Config) -> VerifierRunner:
-        made = make_runner(
+        made = VerifierRunner(
             repo, config, trust_ledger=trust_ledger, no_cache=False, sandbox_by=sandbox_by
         )
         cleanup.callback(made.close)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from failgate_hooks.git.repo import GitRepo
 
 
@@ -38,6 +40,24 @@ def push_destination(repo: GitRepo) -> str | None:
     if len(parts) == 4 and parts[:2] == ["refs", "remotes"]:
         return remote_ref_of(tracking, parts[2])
     return None
+
+
+class Branch(NamedTuple):
+    """A remote's default branch as this repository tracks it."""
+
+    tracking_ref: str  # refs/remotes/<remote>/<branch>
+    commit: str
+    remote_ref: str  # refs/heads/<branch>: the remote's own ref
+
+
+def inspected_branch(repo: GitRepo) -> Branch | None:
+    """The default remote's default branch, which commands that inspect or write read
+    as protected: None when there is no remote, or it has no such branch here."""
+    remote = default_remote(repo)
+    found = remote_default_branch(repo, remote) if remote else None
+    if remote is None or found is None:
+        return None
+    return Branch(found[0], found[1], remote_ref_of(found[0], remote))
 
 
 def default_remote(repo: GitRepo) -> str | None:

@@ -444,11 +444,10 @@ def working_tree_files(root: str, ledger_dir: str, entity_key: str) -> Mapping[s
 def inspection_config(repo: GitRepo) -> Config:
     """Config for commands that only write or inspect: the remote default
     branch's committed config when there is one, else HEAD's, else defaults."""
-    from failgate_hooks.git.remotes import default_remote, remote_default_branch
+    from failgate_hooks.git.remotes import inspected_branch
 
-    remote = default_remote(repo)
-    found = remote_default_branch(repo, remote) if remote else None
-    if found is not None:
-        return config_at(repo, found[1], found[0])
+    branch = inspected_branch(repo)
+    if branch is not None:
+        return config_at(repo, branch.commit, branch.tracking_ref)
     head = repo.try_resolve_commit("HEAD")
     return config_at(repo, head, "HEAD") if head else Config()

@@ -20,9 +20,10 @@ from typing import NamedTuple
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, Verification, Workdir
 from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
+from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
-from failgate_hooks.verify.pins import Pin, differs_from, short_id, write_pins
+from failgate_hooks.verify.pins import Pin, differs_from, write_pins
 from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
 from failgate_hooks.verify.sandbox import Sandbox
 from failgate_hooks.verify.worktree_loads import LoadWatch, work_trees

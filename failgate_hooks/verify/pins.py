@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from failgate_hooks.core.events import is_safe_relative_path
-from failgate_hooks.core.ids import short_id as short_id  # run.py and execute.py import it here
+from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo, TreeEntry
 from failgate_hooks.verify.scrub import remove_tree
 

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, Verification
 from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
+from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.keys import content_key, input_key
 from failgate_hooks.verify.passcache import PassCache, pass_key
-from failgate_hooks.verify.pins import PinError, resolve_pins, short_id
+from failgate_hooks.verify.pins import PinError, resolve_pins
 from failgate_hooks.verify.shadowing import shadowing
 from failgate_hooks.verify.trust import TrustStore, fingerprint
 
