@@ -464,3 +464,15 @@ def test_a_sandboxed_run_moves_a_kept_checkout_and_sees_nothing_else_of_the_pool
     code, text = outcome(repo, env=env)
     assert code == 1, text  # unsandboxed, the pool's git dir, index and lock are in sight
     assert "'git'" in text and "'index'" in text
+
+
+def test_the_sandbox_has_its_own_proc_where_no_process_outside_it_shows(tmp_path: Path) -> None:
+    # This test's own process, outside the sandbox: in its own pid namespace's /proc,
+    # that number names nothing the verifier could read.
+    outside = f"/proc/{os.getpid()}"
+    repo = gated(
+        tmp_path / "repo", f"import os, sys\nsys.exit(1 if os.path.exists({outside!r}) else 0)\n"
+    )
+    code, text = outcome(repo, "--sandbox")
+    assert code == 0, text
+    assert outcome(repo)[0] == 1  # the control: unsandboxed, the host's /proc shows it

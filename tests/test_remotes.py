@@ -1,0 +1,54 @@
+"""Which branch of which remote the inspecting commands read as protected, on real repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from failgate_hooks.git.remotes import Branch, inspected_branch
+from failgate_hooks.git.repo import GitRepo
+from tests.conftest import Repo, make_repo
+
+
+def tracked(tmp_path: Path, *branches: str) -> Repo:
+    """A repository with remote `origin` whose tracking refs are `branches`, and no
+    refs/remotes/origin/HEAD: git sets none when a remote is added, not cloned."""
+    repo = make_repo(tmp_path / "work")
+    repo.write("README", "a project\n")
+    repo.commit("start")
+    remote = tmp_path / "remote.git"
+    repo.git("init", "-q", "--bare", str(remote))
+    repo.git("remote", "add", "origin", str(remote))
+    for branch in branches:
+        repo.git("push", "-q", "--no-verify", "origin", f"HEAD:refs/heads/{branch}")
+    repo.git("fetch", "-q", "origin")
+    return repo
+
+
+def branch_of(repo: Repo) -> Branch | None:
+    with GitRepo.open(repo.path) as opened:
+        return inspected_branch(opened)
+
+
+def test_without_origin_head_main_is_the_default_branch(tmp_path: Path) -> None:
+    repo = tracked(tmp_path, "master", "main")
+    assert branch_of(repo) == Branch("refs/remotes/origin/main", repo.head(), "refs/heads/main")
+
+
+def test_without_origin_head_or_main_master_is_the_default_branch(tmp_path: Path) -> None:
+    repo = tracked(tmp_path, "topic", "master")
+    found = branch_of(repo)
+    assert found == Branch("refs/remotes/origin/master", repo.head(), "refs/heads/master")
+
+
+def test_origin_head_names_the_default_branch_before_main(tmp_path: Path) -> None:
+    repo = tracked(tmp_path, "main", "trunk")
+    repo.git("remote", "set-head", "origin", "trunk")
+    assert branch_of(repo) == Branch("refs/remotes/origin/trunk", repo.head(), "refs/heads/trunk")
+
+
+def test_a_remote_with_no_default_branch_here_and_no_remote_give_none(tmp_path: Path) -> None:
+    assert branch_of(tracked(tmp_path / "a", "topic")) is None
+    alone = make_repo(tmp_path / "b")
+    alone.write("README", "x\n")
+    alone.commit("start")
+    assert branch_of(alone) is None
