@@ -10,7 +10,7 @@ from failgate_hooks.app.evaluate import Request
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.gates import Context, Decision
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.ledger.union import Revision
+from failgate_hooks.ledger.union import Revision, config_for
 
 if TYPE_CHECKING:
     from failgate_hooks.app.attest import Attester
@@ -32,7 +32,6 @@ def run_check(
     attester: Attester | None = None,
 ) -> tuple[Decision, list[str]]:
     """The decision, and warnings for the person running it."""
-    from failgate_hooks.app.push import config_for
     from failgate_hooks.app.report import inspection_revisions
     from failgate_hooks.app.runner import decide_with_verifiers
     from failgate_hooks.ledger.appendonly import check_range

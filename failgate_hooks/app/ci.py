@@ -19,7 +19,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
 from failgate_hooks.app.evaluate import Request
-from failgate_hooks.app.push import config_for
 from failgate_hooks.core import sanitize
 from failgate_hooks.core.ci import CiRun, CiTarget
 from failgate_hooks.core.errors import FailgateError, GitError, UsageError
@@ -29,7 +28,7 @@ from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.remotes import remote_default_branch
 from failgate_hooks.git.repo import HEX_ID_RE, GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
-from failgate_hooks.ledger.union import Revision
+from failgate_hooks.ledger.union import Revision, config_for
 from failgate_hooks.render import github as github_output
 from failgate_hooks.render.ci import render_ci_json, render_ci_text
 

@@ -29,7 +29,7 @@ from failgate_hooks.git.remotes import default_branch, remote_default_branch, re
 from failgate_hooks.git.repo import GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.config import Config
-from failgate_hooks.ledger.union import Revision, config_at
+from failgate_hooks.ledger.union import Revision, config_for, config_revision
 
 SEVERITY = {
     DecisionKind.ALLOWED: 0,
@@ -295,21 +295,9 @@ class _UncommittedLedger:
         return self._pending() if self._pending is not None else []
 
 
-def config_for(repo: GitRepo, revisions: Sequence[Revision]) -> Config:
-    """From the first protected revision; C's own only when none is protected."""
-    return config_at(repo, *_config_revision(revisions))
-
-
-def _config_revision(revisions: Sequence[Revision]) -> tuple[str, str]:
-    for rev in revisions:
-        if rev.protected:
-            return rev.commit, rev.label
-    return revisions[0].commit, revisions[0].label
-
-
 def _config_source(revisions: Sequence[Revision]) -> str | None:
     """The commit `config_for` reads, or None when none is protected on the server."""
-    return _config_revision(revisions)[0] if any(r.protected for r in revisions) else None
+    return config_revision(revisions)[0] if any(r.protected for r in revisions) else None
 
 
 def server_default_branch(repo: GitRepo) -> tuple[str, str] | None:

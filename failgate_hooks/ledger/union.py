@@ -392,6 +392,20 @@ def config_at(repo: GitRepo, commit: str, label: str) -> Config:
     return parse_config(files, f"{label} {commit[:12]}")
 
 
+def config_for(repo: GitRepo, revisions: Sequence[Revision]) -> Config:
+    """The configuration in force for a read of `revisions`: the first protected
+    revision's; C's own (the first revision's) only when none is protected."""
+    return config_at(repo, *config_revision(revisions))
+
+
+def config_revision(revisions: Sequence[Revision]) -> tuple[str, str]:
+    """(commit, label) of the revision `config_for` reads."""
+    for rev in revisions:
+        if rev.protected:
+            return rev.commit, rev.label
+    return revisions[0].commit, revisions[0].label
+
+
 # ---------------------------------------------------------------------------- writing
 
 
