@@ -41,7 +41,7 @@ def held_gates(repo: GitRepo) -> AgentGates:
         commit=found.decision.commit,
         ref=found.decision.ref,
         gates=tuple(held),
-        relaxers=tuple(config.relaxers),
-        identity_env=config.identity_env,
+        relaxers=tuple(found.config.relaxers),
+        identity_env=found.config.identity_env,
         problems=tuple(p.describe() for p in found.ledger.problems),
     )

@@ -40,9 +40,10 @@ def run_check(
     protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
     extra_protected: tuple[str, ...] = ()
     if not protected:
-        # As the hook reads it, and gates: the remote's default branch is protected, and
-        # its configuration is the one in force, not the checked commit's own.
-        read, extra_protected = inspection_revisions(repo, rev)
+        # As the hook reads it, and gates: the remote's tip of the destination and its
+        # default branch are protected, and the first one's configuration is in force,
+        # not the checked commit's own.
+        read, extra_protected = inspection_revisions(repo, rev, ref)
         protected = read[1:]
     # config from the first protected revision; C's own only when there is none
     config = config_for(repo, [Revision(rev, commit), *protected])

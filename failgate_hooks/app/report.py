@@ -14,31 +14,38 @@ from dataclasses import dataclass
 
 from failgate_hooks.app.evaluate import Evaluator, Request
 from failgate_hooks.core.gates import Context, Decision, Gate
-from failgate_hooks.git.remotes import inspected_branch, push_destination
+from failgate_hooks.git.remotes import inspected_branch, push_destination, tracking_tip
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
-from failgate_hooks.ledger.union import Ledger, Revision
+from failgate_hooks.ledger.union import Ledger, Revision, config_for
 
 
 @dataclass(frozen=True)
 class Report:
-    """The decision for REV, the ledger it was made from, and the revisions read."""
+    """The decision for REV, the ledger it was made from, the revisions read, and the
+    configuration in force (the first protected revision's)."""
 
     decision: Decision
     ledger: Ledger
     revisions: tuple[Revision, ...]
+    config: Config
 
     def gate(self, entity_key: str) -> Gate | None:
         return next((g for g in self.decision.gates if g.entity_key == entity_key), None)
 
 
 def inspection_revisions(
-    repo: GitRepo, rev: str = "HEAD"
+    repo: GitRepo, rev: str = "HEAD", ref: str | None = None
 ) -> tuple[list[Revision], tuple[str, ...]]:
-    """REV, and the remote default branch (a protected revision) when there is one; and
+    """The revisions the pre-push hook would read for a push of REV to `ref`: REV; the
+    remote's tip of `ref` as fetched here, when there is one; the remote default branch.
+    The last two are protected, and the first of them gives the configuration. Also
     that branch as a destination ref, which is protected as the hooks protect it."""
     revisions = [Revision(rev, repo.resolve_commit(rev))]
     branch = inspected_branch(repo)
+    tip = tracking_tip(repo, ref) if ref is not None else None
+    if tip is not None and (branch is None or tip[0] != branch.tracking_ref):
+        revisions.append(Revision(tip[0], tip[1], protected=True))
     if branch is None:
         return revisions, ()
     revisions.append(Revision(branch.tracking_ref, branch.commit, protected=True))
@@ -63,11 +70,14 @@ def report(
     from failgate_hooks.app.evidence import evidence_check
     from failgate_hooks.app.runner import VerifierRunner
 
-    revisions, extra_protected = inspection_revisions(repo, rev)
     if plain_push:
         if ref is not None:
             raise ValueError("plain_push names the destination: give no ref")
-        ref = push_destination(repo) or next(iter(extra_protected), None)
+        branch = inspected_branch(repo)
+        ref = push_destination(repo) or (branch.remote_ref if branch else None)
+    revisions, extra_protected = inspection_revisions(repo, rev, ref)
+    if len(revisions) > 1:  # as the hooks read it: the first protected revision's
+        config = config_for(repo, revisions)
     request = Request(
         commit=revisions[0].commit,
         context=Context(trigger=trigger, ref=ref, environment=environment),
@@ -86,4 +96,4 @@ def report(
         runner.close()
         if evidence is not None:
             evidence.close()
-    return Report(decision, ledger, tuple(revisions))
+    return Report(decision, ledger, tuple(revisions), config)

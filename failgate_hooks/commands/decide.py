@@ -48,7 +48,7 @@ from failgate_hooks.core.sanitize import clean_line
     is_flag=True,
     help="Trust every verifier in the ledger (CI, servers; also FAILGATE_TRUST_LEDGER=1).",
 )
-@verbose_option(evidence=True)
+@verbose_option
 @sandbox_option
 @json_option
 @click.pass_context

@@ -80,7 +80,7 @@ def fsck(ctx: click.Context, rev: str, range_: str | None, as_json: bool) -> Non
 @click.option("--rev", default="HEAD", show_default=True, help="The commit to evaluate.")
 @click.option("--ref", help="The destination ref (unknown when absent: gates block).")
 @click.option("--env", "environment", help="The environment (e.g. mainnet).")
-@verbose_option(evidence=False)
+@verbose_option
 @json_option
 @click.pass_context
 def gates(
@@ -94,7 +94,7 @@ def gates(
 ) -> None:
     """Show each gate's state at REV as check decides it, without running any verifier.
 
-    A verifier's pass cached on this machine counts; one with none is "not run".
+    Signed evidence and a pass cached on this machine count; with neither, "not run".
     Exits as check would with those answers (0/1/3/4)."""
     from failgate_hooks.app.report import report
     from failgate_hooks.ledger.union import inspection_config

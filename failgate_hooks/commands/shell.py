@@ -67,19 +67,15 @@ def sandbox_option(func: F) -> F:
     )(func)
 
 
-def verbose_option(*, evidence: bool) -> Callable[[F], F]:
-    """--verbose, whose help says what it adds to the text (render/text.py:render_text).
-
-    `evidence`: the command reads signed evidence, so a statement can be skipped."""
-    skipped = (
-        "; and why each signed statement of evidence looked at did not count" if evidence else ""
-    )
+def verbose_option(func: F) -> F:
+    """--verbose, whose help says what it adds to the text (render/text.py:render_text)."""
     return click.option(
         "--verbose",
         is_flag=True,
         help="In the text (--json always has it all): list each accepted relaxation when no "
-        f"protected revision was read, where they are otherwise only counted{skipped}.",
-    )
+        "protected revision was read, where they are otherwise only counted; and why each "
+        "signed statement of evidence looked at did not count.",
+    )(func)
 
 
 def print_decision(

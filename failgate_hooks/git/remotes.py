@@ -60,6 +60,17 @@ def inspected_branch(repo: GitRepo) -> Branch | None:
     return Branch(found[0], found[1], remote_ref_of(found[0], remote))
 
 
+def tracking_tip(repo: GitRepo, remote_ref: str) -> tuple[str, str] | None:
+    """(tracking ref, commit) of the default remote's `refs/heads/<branch>` as last
+    fetched here, or None: no remote, not a branch, or not fetched."""
+    remote = default_remote(repo)
+    if remote is None or not remote_ref.startswith("refs/heads/"):
+        return None
+    tracking = f"refs/remotes/{remote}/{remote_ref.removeprefix('refs/heads/')}"
+    commit = repo.try_resolve_commit(tracking)
+    return None if commit is None else (tracking, commit)
+
+
 def default_remote(repo: GitRepo) -> str | None:
     """`origin` when it exists, else the only remote, else None."""
     remotes = repo.run("remote").split()

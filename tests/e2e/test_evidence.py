@@ -7,6 +7,7 @@ configuration, an open gate on main is held unless a signed statement covers it.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -292,3 +293,29 @@ def test_the_client_hook_runs_no_verifier_on_the_evidence_ref(tmp_path: Path) ->
     assert pushed.returncode == 0, pushed.stderr
     assert "running verifier" not in pushed.stderr, pushed.stderr
     assert remote_ref(w.remote, EVIDENCE_REF) == w.repo.git("rev-parse", EVIDENCE_REF)
+
+
+def test_gates_and_the_agent_read_the_destinations_tip_as_the_hook_does(tmp_path: Path) -> None:
+    # release/1 on the server is the first commit, before any evidence rule: a push
+    # there is judged by that commit's configuration, which lets no signed statement
+    # clear a gate. What gates, check and an agent are told must say so too.
+    w = world(tmp_path)
+    fix_budget(w.repo)
+    attest(w, env={"FAILGATE_EVIDENCE_KEY": w.key.read_text()})
+    assert w.repo.failgate("evidence", "push").code == 0
+    first = w.repo.git("rev-list", "--max-parents=0", "HEAD")
+    subprocess.run(["git", "-C", str(w.remote), "update-ref", "refs/heads/release/1", first],
+                   check=True)  # fmt: skip
+    other = Repo(tmp_path / "other")
+    subprocess.run(["git", "clone", "-q", str(w.remote), str(other.path)], check=True)
+    assert other.failgate("evidence", "fetch").code == 0
+    other.git("fetch", "-q", str(w.repo.path), "main")
+    other.git("checkout", "-q", "-b", "release/1", "FETCH_HEAD")
+    other.git("branch", "-q", "--set-upstream-to", "origin/release/1")
+    # on main, where the statement counts, it clears
+    assert other.failgate("gates", "--ref", "refs/heads/main").code == 0
+    ref = "refs/heads/release/1"
+    assert other.failgate("gates", "--ref", ref).code == 1
+    assert other.failgate("check", "--ref", ref).code == 1
+    told = json.loads(other.failgate("agent", "gates").out)
+    assert told["ref"] == ref and told["held_count"] == 1, told
