@@ -73,7 +73,7 @@ def tracking_tip(repo: GitRepo, remote_ref: str) -> tuple[str, str] | None:
 
 def default_remote(repo: GitRepo) -> str | None:
     """`origin` when it exists, else the only remote, else None."""
-    remotes = repo.run("remote").split()
+    remotes = repo.remotes()
     if "origin" in remotes:
         return "origin"
     return remotes[0] if len(remotes) == 1 else None

@@ -51,6 +51,7 @@ class GitRepo:
         self._folders: dict[tuple[str, str], list[TreeEntry]] = {}  # by tree id and path
         self._trees: dict[str, tuple[TreeEntry, ...]] = {}  # parsed tree objects, by id
         self._sorted: dict[str, tuple[Sequence[TreeEntry], Sequence[str]]] = {}
+        self._remotes: tuple[str, ...] | None = None
 
     # ------------------------------------------------------------------ opening
 
@@ -199,6 +200,13 @@ class GitRepo:
             return self.run("rev-parse", "--show-object-format") or "sha1"
         except GitError:
             return "sha1"
+
+    def remotes(self) -> tuple[str, ...]:
+        """The configured remotes' names, asked of git once per opened repository:
+        one command reads the remote's default branch and its tip of the destination."""
+        if self._remotes is None:
+            self._remotes = tuple(self.run("remote").split())
+        return self._remotes
 
     def config_get(self, key: str) -> str | None:
         """A git config value, or None when unset."""
