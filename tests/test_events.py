@@ -67,7 +67,7 @@ def test_a_written_event_reads_back_equal() -> None:
         evidence=Evidence(kind=EvidenceKind.HUMAN, commit=C40, confirmed_by="Ada"),
     )
     back, problems = parse_event(event_to_toml(event), PATH, entity_key=KEY)
-    assert problems == []
+    assert problems == ()
     assert back == event
 
 
@@ -86,7 +86,7 @@ def test_any_text_round_trips(title: str, note: str) -> None:
         note=note,
     )
     back, problems = parse_event(event_to_toml(event), PATH, entity_key=KEY)
-    assert problems == [] and back == event
+    assert problems == () and back == event
 
 
 def test_entity_keys_and_folders() -> None:

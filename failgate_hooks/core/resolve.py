@@ -42,6 +42,11 @@ CYCLE = "cycle"
 MISSING_TITLE = "missing-title"
 MISSING_TRIGGERS = "missing-triggers"
 
+# The one empty set of ids: most events have no ancestors and most entities drop
+# nothing, and one object is kept once by the parse cache and walked once by the
+# collector, where thousands of equal ones would each be loaded and walked.
+NO_IDS: frozenset[str] = frozenset()
+
 
 @dataclass(frozen=True)
 class EntityState:
@@ -170,7 +175,7 @@ def resolve_entity(
         heads=heads,
         head_states=head_states,
         order=order,
-        dropped=frozenset(dropped),
+        dropped=frozenset(dropped) if dropped else NO_IDS,
         ancestors=ancestors,
         events={event_id: valid[event_id] for event_id in order},
         problems=tuple(found),
@@ -380,7 +385,7 @@ def _ancestors(
         for pred in preds[event_id]:
             found.add(pred)
             found |= ancestors[pred]
-        ancestors[event_id] = frozenset(found)
+        ancestors[event_id] = frozenset(found) if found else NO_IDS
     return ancestors
 
 

@@ -50,7 +50,7 @@ _E = TypeVar("_E", bound=enum.Enum)
 
 def parse_event(
     raw: bytes, path: str, *, entity_key: str | None = None
-) -> tuple[Event | None, list[Problem]]:
+) -> tuple[Event | None, tuple[Problem, ...]]:
     """Parse and validate one event file; return the event or every problem found.
 
     `path` is used for messages and for the id == file stem rule; `entity_key`,
@@ -61,18 +61,18 @@ def parse_event(
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         check.fail(None, f"not UTF-8 text (byte {exc.start})", code="unreadable")
-        return None, check.problems
+        return None, tuple(check.problems)
     try:
         data = tomllib.loads(text)
     except RecursionError:
         check.fail(None, "not valid TOML: nested too deeply", code="unreadable")
-        return None, check.problems
+        return None, tuple(check.problems)
     except ValueError as exc:
         # TOMLDecodeError, or int() refusing more than 4,300 digits, as tomllib lets it
         check.fail(None, f"not valid TOML: {exc}", code="unreadable")
-        return None, check.problems
+        return None, tuple(check.problems)
     event = _validate(data, check, entity_key)
-    return (None, check.problems) if check.problems else (event, [])
+    return (None, tuple(check.problems)) if check.problems else (event, ())
 
 
 def _validate(data: Mapping[str, Any], check: _Checker, folder_key: str | None) -> Event | None:

@@ -45,7 +45,7 @@ from failgate_hooks.git.repo import GitRepo
 FILE_NAME = "parsed-events.pickle"
 
 File = tuple[str, str]  # (path, blob id)
-Parse = tuple[Event | None, list[Problem]]  # what core.validate.parse_event gives
+Parse = tuple[Event | None, tuple[Problem, ...]]  # what core.validate.parse_event gives
 Entry = tuple[list[Parse], Resolution]  # an entity's parses, in file order, and their resolution
 
 
@@ -156,7 +156,7 @@ def _is_entry(value: Any, count: int) -> TypeGuard[Entry]:
             type(item) is tuple
             and len(item) == 2
             and (item[0] is None or type(item[0]) is Event)
-            and type(item[1]) is list
+            and type(item[1]) is tuple
             for item in parses
         )
     )

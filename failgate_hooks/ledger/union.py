@@ -38,7 +38,9 @@ class Revision:
     protected: bool = False
 
 
-@dataclass
+# slots, and tuples that files read together share: a ledger of thousands of files is
+# thousands of these, and every object more is one more for the collector to walk
+@dataclass(slots=True)
 class LedgerFile:
     """One file under the ledger folder, as one or more revisions hold it."""
 
@@ -46,8 +48,8 @@ class LedgerFile:
     oid: str
     entity_key: str | None  # from the folder; None when the folder names no entity
     event: Event | None  # None when it failed validation
-    problems: list[Problem]
-    revisions: list[Revision] = field(default_factory=list)
+    problems: tuple[Problem, ...]
+    revisions: tuple[Revision, ...] = ()
 
     @property
     def event_id(self) -> str:
@@ -169,7 +171,9 @@ def read_union(
     by_folder: dict[TreeEntry | None, list[Revision]] = {}
     for rev in revisions:
         by_folder.setdefault(repo.tree_entry(rev.commit, folder), []).append(rev)
-    listings = [(revs, repo.ls_folder(revs[0].commit, folder)) for revs in by_folder.values()]
+    listings = [
+        (tuple(revs), repo.ls_folder(revs[0].commit, folder)) for revs in by_folder.values()
+    ]
     too_many = max(len(entries) for _, entries in listings) if listings else 0
     if too_many > MAX_LEDGER_FILES:
         ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
@@ -211,7 +215,7 @@ Parsed = dict[File, Parse]  # by (path, blob id)
 
 
 def _event_files(
-    listings: Sequence[tuple[list[Revision], Sequence[TreeEntry]]], names: Mapping[str, Name]
+    listings: Sequence[tuple[tuple[Revision, ...], Sequence[TreeEntry]]], names: Mapping[str, Name]
 ) -> dict[str, list[File]]:
     """Each entity's event files (regular, well named) the listings hold, once each, sorted."""
     found: dict[str, dict[File, None]] = {}
@@ -271,9 +275,9 @@ def _resolve_parses(entity_key: str, parses: Sequence[Parse]) -> Resolution:
     return resolve_entity(entity_key, events, problems)
 
 
-def _with_entity(problems: Sequence[Problem], entity_key: str) -> list[Problem]:
+def _with_entity(problems: Sequence[Problem], entity_key: str) -> tuple[Problem, ...]:
     """A parse's problems as its entity's files carry them."""
-    return [replace(p, entity_key=entity_key) for p in problems]
+    return tuple(replace(p, entity_key=entity_key) for p in problems)
 
 
 def _read_and_parse(
@@ -300,7 +304,7 @@ def _parse_bounded(raw: bytes, path: str, key: str, max_event_bytes: int) -> Par
             path=path,
             entity_key=key,
         )
-        return None, [problem]
+        return None, (problem,)
     return parse_event(raw, path, entity_key=key)
 
 
@@ -313,7 +317,7 @@ def _add_entry(
     ledger: Ledger,
     entry: TreeEntry,
     name: Name,
-    revs: list[Revision],
+    revs: tuple[Revision, ...],
     parsed: Parsed,
     altered: set[str],
 ) -> None:
@@ -328,7 +332,7 @@ def _add_entry(
         else:
             altered.add(key)
             if path not in ledger.files:
-                ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
+                ledger.files[path] = LedgerFile(path, oid, key, None, (problem,), revs)
         return
     assert key is not None
     stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
@@ -336,7 +340,7 @@ def _add_entry(
     if known_path is not None:
         existing = ledger.files[known_path]
         if existing.oid == oid and known_path == path:
-            existing.revisions.extend(revs)
+            existing.revisions += revs
             return
         first = existing.revisions[0]
         problem = Problem(
@@ -351,12 +355,12 @@ def _add_entry(
         # Which copy came first must not decide the entity: neither copy counts,
         # and each entity holding one is invalid, whatever order they came in.
         existing.event = None
-        existing.problems = [replace(problem, path=known_path, entity_key=existing.entity_key)]
+        existing.problems = (replace(problem, path=known_path, entity_key=existing.entity_key),)
         if path != known_path:
-            fresh = LedgerFile(path, oid, key, None, [], list(revs))
+            fresh = LedgerFile(path, oid, key, None, (), revs)
             other = ledger.files.setdefault(path, fresh)
             other.event = None
-            other.problems = [replace(problem, entity_key=key)]
+            other.problems = (replace(problem, entity_key=key),)
         altered.update(k for k in (key, existing.entity_key) if k)
         return
     ledger.paths_by_id[stem] = path
@@ -368,7 +372,7 @@ def _add_entry(
             commit=revs[0].commit,
             entity_key=key,
         )
-        ledger.files[path] = LedgerFile(path, oid, key, None, [problem], list(revs))
+        ledger.files[path] = LedgerFile(path, oid, key, None, (problem,), revs)
         altered.add(key)
         return
     if (path, oid) not in parsed:
@@ -378,7 +382,7 @@ def _add_entry(
             hint="the object database is damaged: run git fsck, or fetch the object again",
         )
     event, problems = parsed[path, oid]
-    ledger.files[path] = LedgerFile(path, oid, key, event, _with_entity(problems, key), list(revs))
+    ledger.files[path] = LedgerFile(path, oid, key, event, _with_entity(problems, key), revs)
 
 
 def config_at(repo: GitRepo, commit: str, label: str) -> Config:

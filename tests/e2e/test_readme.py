@@ -162,4 +162,4 @@ def test_the_event_example_is_a_valid_event() -> None:
     doc = tomllib.loads(body)
     path = f"ledger/deploy/mainnet/gas-budget/{doc['id']}.toml"
     event, problems = parse_event(body.encode(), path, entity_key=doc["entity_key"])
-    assert problems == [] and event is not None
+    assert problems == () and event is not None
