@@ -138,6 +138,9 @@ HEAVY = (
     "failgate_hooks.commands.record",  # the commands a check does not run
     "failgate_hooks.commands.setup",
     "failgate_hooks.commands.agent",
+    "failgate_hooks.app.evidence",  # the evidence lookup: nobody attests in these worlds
+    "failgate_hooks.core.evidence",
+    "secrets",  # makes event ids
 )
 
 _RUN = """\

@@ -182,17 +182,3 @@ def _not_covered(command: tuple[str, ...], skipped: Sequence[str]) -> VerifierRe
         detail=NOT_COVERED,
         skipped_evidence=tuple(s for s in skipped if s),
     )
-
-
-def evidence_check(
-    repo: GitRepo,
-    config: Config,
-    *,
-    tips: Sequence[str] | None = None,
-    signers: bytes | None = None,
-) -> EvidenceCheck | None:
-    """The evidence lookup for `config`, or None when nobody may attest (no signers at all)."""
-    if signers is None and config.evidence_signers is None:
-        return None
-    found = store.evidence_tips(repo) if tips is None else list(tips)
-    return EvidenceCheck(repo, config, found, signers)

@@ -67,8 +67,7 @@ def report(
 
     `plain_push`: the destination is not `ref` but the one a plain `git push` updates,
     `@{push}`, else the remote's default branch (else unknown, which blocks)."""
-    from failgate_hooks.app.evidence import evidence_check
-    from failgate_hooks.app.runner import VerifierRunner
+    from failgate_hooks.app.runner import VerifierRunner, evidence_check
 
     if plain_push:
         if ref is not None:

@@ -16,6 +16,7 @@ from failgate_hooks.ledger.config import Config
 
 if TYPE_CHECKING:
     from failgate_hooks.app.attest import Attester
+    from failgate_hooks.app.evidence import EvidenceCheck
     from failgate_hooks.verify.checkout import Checkouts
     from failgate_hooks.verify.sandbox import Sandbox
 
@@ -133,8 +134,6 @@ def decide_with_verifiers(
 
     Signed evidence clears what it covers. With an `attester`, every verifier runs
     afresh in the sandbox instead, and each pass is handed to it to be signed."""
-    from failgate_hooks.app.evidence import evidence_check
-
     runner = VerifierRunner(
         repo,
         config,
@@ -166,3 +165,23 @@ def decide_with_verifiers(
         runner.close()
         if evidence is not None:
             evidence.close()
+
+
+def evidence_check(
+    repo: GitRepo,
+    config: Config,
+    *,
+    tips: Sequence[str] | None = None,
+    signers: bytes | None = None,
+) -> EvidenceCheck | None:
+    """The evidence lookup for `config`, or None when nobody may attest (no signers at all).
+
+    Only then is the lookup loaded (app/evidence.py, and the statement format with
+    it): a push where nobody attests never pays for them."""
+    if signers is None and config.evidence_signers is None:
+        return None
+    from failgate_hooks.app.evidence import EvidenceCheck
+    from failgate_hooks.git.evidence import evidence_tips
+
+    found = evidence_tips(repo) if tips is None else list(tips)
+    return EvidenceCheck(repo, config, found, signers)

@@ -119,9 +119,8 @@ def _hook_run(
 ) -> HookRun:
     """The push's verifier runner and evidence lookup for each configuration, each closed
     when the hook ends."""
-    from failgate_hooks.app.evidence import evidence_check
     from failgate_hooks.app.push import HookRun
-    from failgate_hooks.app.runner import VerifierRunner
+    from failgate_hooks.app.runner import VerifierRunner, evidence_check
 
     def runner(config: Config) -> VerifierRunner:
         made = VerifierRunner(

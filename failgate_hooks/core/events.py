@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -127,6 +126,8 @@ class Event:
 
 def new_event_id(now: dt.datetime | None = None) -> str:
     """A fresh id: UTC time plus 32 random bits, so two branches never collide."""
+    import secrets  # only commands that record load it: a push never makes an id
+
     moment = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 
