@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,6 +146,9 @@ def entity_folder(key: str) -> str:
     return "/".join(key.split(":"))
 
 
+# Every file of a folder asks again, thousands of times in one ledger read: kept, within
+# a bound that no ledger reaches (MAX_LEDGER_FILES).
+@functools.lru_cache(maxsize=1 << 17)
 def entity_key_of_folder(folder: str) -> str | None:
     """The entity a folder (relative to the ledger root) names, or None if it names none."""
     segments = [s for s in folder.split("/") if s]
