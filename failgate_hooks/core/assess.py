@@ -47,13 +47,20 @@ def assess(
         reason=found.reason,
         title=shown.title,
         status=shown.status,
-        event_ids=tuple(i for i in resolution.order if i not in resolution.dropped),
+        event_ids=_remaining(resolution),
         commit=facts.commit,
         verification=found.verification,
         relaxations=relaxations,
         notes=found.notes,
         problems=found.problems,
     )
+
+
+def _remaining(resolution: Resolution) -> tuple[str, ...]:
+    """The ids of the events not dropped, in resolution order."""
+    if not resolution.dropped:
+        return resolution.order
+    return tuple(i for i in resolution.order if i not in resolution.dropped)
 
 
 class _Found(NamedTuple):
@@ -209,7 +216,7 @@ def _authority(
     pending and the entity is resolved again as if it were superseded; that can
     revive an event it superseded, which may be a relaxing event in turn, so the
     pending set grows until it is stable."""
-    known = any(event_id in protected_ids for event_id in resolution.events)
+    known = not protected_ids.isdisjoint(resolution.events)
     accept = policy.authority == "accept" or policy.pusher_is_relaxer
     found = _relaxing(resolution, protected_ids, known)
     if accept:
