@@ -725,7 +725,7 @@ def test_a_checkout_that_cannot_be_removed_is_reported_left_and_replaced(
             make_immutable(Path(root) / "src/app.py")
         with co.checkout(world.second) as again:
             assert_holds(again, world.repo.path, world.second)
-    (report,) = co.left_behind
+    (report,) = co.warnings
     left = list(Path(root).parents[1].glob("broken/*/tree/src/app.py"))
     assert len(left) == 1 and left[0].read_text() == "print('locked')\n"
     assert report.startswith(f"could not remove {left[0].parents[2]} (")
@@ -743,6 +743,24 @@ def test_a_temporary_checkout_that_cannot_be_removed_is_reported_and_left(
     ):
         root = Path(checkouts.fresh(world.first))
         make_immutable(root / "README")
-    (report,) = checkouts.left_behind
+    (report,) = checkouts.warnings
     assert (root / "README").exists()
     assert report.startswith(f"could not remove {root.parents[1]} (")
+
+
+def test_a_pool_that_cannot_be_kept_is_reported_and_temporary_checkouts_used(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("a file where the cache folder would be\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    with (
+        GitRepo.open(world.repo.path) as grepo,
+        Checkouts(grepo) as co,
+        co.checkout(world.first) as root,
+    ):
+        assert_holds(root, world.repo.path, world.first)
+        assert not root.startswith(str(blocker))
+    (report,) = co.warnings
+    assert report.startswith(f"verifier checkouts cannot be kept in {blocker}")
+    assert report.endswith("each run writes a fresh one")

@@ -115,10 +115,11 @@ class VerifierRunner:
 
 
 def close_checkouts(checkouts: Checkouts) -> None:
-    """Close `checkouts`, and warn on standard error of each checkout that could not be
-    removed: what ran there stands, and the folder is left for a person to remove."""
+    """Close `checkouts`, and print their warnings on standard error: a checkout that
+    could not be removed (what ran there stands, the folder is left for a person to
+    remove), a pool that could not be kept."""
     checkouts.close()
-    for note in dict.fromkeys(checkouts.left_behind):
+    for note in dict.fromkeys(checkouts.warnings):
         progress_line(f"failgate: warning: {note}")
 
 

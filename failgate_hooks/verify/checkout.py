@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import sys
 import time
 from collections.abc import Collection, Iterator
 
@@ -46,13 +45,6 @@ _PLAIN_INDEX = b"DIRC\x00\x00\x00\x02"
 _CLEAN_FOLDERS = 200
 
 
-def _to_stderr(text: str) -> None:
-    from failgate_hooks.core.sanitize import clean_line
-
-    sys.stderr.write(clean_line(text) + "\n")
-    sys.stderr.flush()
-
-
 def verifier_git_env(tree: str) -> dict[str, str]:
     """What a verifier running in checkout `tree` needs so that git there finds no repository.
 
@@ -70,8 +62,8 @@ class Checkouts:
     Slots come from the repository's pool in the user's cache; a temporary one
     is used when there is no usable cache folder, when every pool slot is busy,
     and for `fresh`. With `parent_dir`, every checkout is temporary, there.
-    `left_behind` gets one line for each checkout that cannot be removed; the
-    caller prints them: the verifier's verdict stands."""
+    `warnings` gets one line for each checkout that cannot be removed, and for a
+    pool that cannot be kept; the caller prints them: the verifier's verdict stands."""
 
     def __init__(self, repo: GitRepo, *, parent_dir: str | None = None) -> None:
         self._repo = repo
@@ -81,8 +73,9 @@ class Checkouts:
         self._temporary: Pool | None = None
         self._held: list[tuple[Pool, Slot]] = []
         self._idle: list[tuple[Pool, Slot]] = []
-        # What could not be removed (a verifier made a file immutable): reported, left.
-        self.left_behind: list[str] = []
+        # What could not be removed (a verifier made a file immutable) is reported and
+        # left; a pool that cannot be kept is reported, and temporary checkouts used.
+        self.warnings: list[str] = []
 
     def __enter__(self) -> Checkouts:
         return self
@@ -97,7 +90,7 @@ class Checkouts:
             pool.release(slot)
         temporary, self._temporary = self._temporary, None
         if temporary is not None:
-            temporary.close(self.left_behind.append)
+            temporary.close(self.warnings.append)
 
     @contextlib.contextmanager
     def checkout(self, commit: str) -> Iterator[str]:
@@ -132,13 +125,13 @@ class Checkouts:
 
     def _drop(self, held: tuple[Pool, Slot]) -> None:
         self._held.remove(held)
-        held[0].discard(held[1], self.left_behind.append)
+        held[0].discard(held[1], self.warnings.append)
 
     def _take(self, commit: str) -> tuple[Pool, Slot]:
         pool = self._persistent_pool(commit)
         if pool is not None:
             try:
-                slot = pool.take(commit, _object_format(commit), self.left_behind.append)
+                slot = pool.take(commit, _object_format(commit), self.warnings.append)
             except (OSError, GitError) as exc:
                 self._give_up_pool(pool.root, exc)
             else:
@@ -149,10 +142,10 @@ class Checkouts:
 
     def _take_from(self, pool: Pool, commit: str, *, new: bool) -> tuple[Pool, Slot]:
         """A slot of `pool`, or of a temporary pool when `pool` has none free."""
-        slot = pool.take(commit, _object_format(commit), self.left_behind.append, new=new)
+        slot = pool.take(commit, _object_format(commit), self.warnings.append, new=new)
         if slot is None:
             pool = self._temporary_pool()
-            slot = pool.take(commit, _object_format(commit), self.left_behind.append, new=True)
+            slot = pool.take(commit, _object_format(commit), self.warnings.append, new=True)
             assert slot is not None, "a temporary pool always makes a slot"
         self._held.append((pool, slot))
         return pool, slot
@@ -185,9 +178,8 @@ class Checkouts:
 
     def _give_up_pool(self, root: str, exc: Exception) -> None:
         self._pool, self._no_pool = None, True
-        _to_stderr(
-            f"failgate: verifier checkouts cannot be kept in {root} ({exc}): "
-            "each run writes a fresh one"
+        self.warnings.append(
+            f"verifier checkouts cannot be kept in {root} ({exc}): each run writes a fresh one"
         )
 
     def _temporary_pool(self) -> Pool:
