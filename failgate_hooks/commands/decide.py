@@ -11,6 +11,7 @@ import click
 from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.commands.evidence import attester_from, key_option, share_attested
 from failgate_hooks.commands.shell import (
+    destination_options,
     emit_json,
     json_option,
     open_repo,
@@ -26,14 +27,7 @@ from failgate_hooks.core.sanitize import clean_line
 @click.command()
 @trigger_option
 @click.option("--rev", default="HEAD", show_default=True, help="The commit to check.")
-@click.option("--ref", help="The destination ref (unknown when absent: gates block).")
-@click.option("--env", "environment", help="The environment (e.g. mainnet).")
-@click.option(
-    "--ledger-rev",
-    "ledger_revs",
-    multiple=True,
-    help="Also read the ledger at this protected revision (repeatable).",
-)
+@destination_options
 @click.option("--range", "range_", metavar="A..B", help="Also check append-only over A..B.")
 @click.option(
     "--authority",

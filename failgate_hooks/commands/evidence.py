@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 import click
 
 from failgate_hooks.commands.environment import trust_ledger_requested
-from failgate_hooks.commands.shell import F, json_option, open_repo, print_decision, sandbox_option
+from failgate_hooks.commands.shell import (
+    F,
+    destination_options,
+    json_option,
+    open_repo,
+    print_decision,
+    sandbox_option,
+)
 from failgate_hooks.core.sanitize import clean_line
 
 if TYPE_CHECKING:
@@ -71,14 +78,7 @@ def share_attested(repo: GitRepo, attester: Attester, remote: str = "origin") ->
 
 @click.command()
 @click.option("--rev", default="HEAD", show_default=True, help="The commit to attest.")
-@click.option("--ref", help="The destination ref the gates are decided for.")
-@click.option("--env", "environment", help="The environment (e.g. mainnet).")
-@click.option(
-    "--ledger-rev",
-    "ledger_revs",
-    multiple=True,
-    help="Also read the ledger at this protected revision (repeatable).",
-)
+@destination_options
 @key_option
 @click.option("--run-url", help="The page of the run that attests (CI sets it on GitHub).")
 @click.option("--repository", help="The repository's name, as statements record it.")

@@ -59,6 +59,20 @@ def trigger_option(func: F) -> F:
     )(func)
 
 
+def destination_options(func: F) -> F:
+    """--ref, --env and --ledger-rev: where the commit goes, and what is read as protected."""
+    func = click.option(
+        "--ledger-rev",
+        "ledger_revs",
+        multiple=True,
+        help="Also read the ledger at this protected revision (repeatable).",
+    )(func)
+    func = click.option("--env", "environment", help="The environment (e.g. mainnet).")(func)
+    return click.option("--ref", help="The destination ref (unknown when absent: gates block).")(
+        func
+    )
+
+
 def sandbox_option(func: F) -> F:
     return click.option(
         "--sandbox",
