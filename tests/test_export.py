@@ -27,7 +27,6 @@ from failgate_hooks.core.events import (
 from failgate_hooks.core.export import ExportedEntity, ExportReport
 from failgate_hooks.core.gates import GateState
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.ledger.union import inspection_config
 from failgate_hooks.render.export import (
     NOTICE,
     counts_line,
@@ -112,7 +111,7 @@ def world(tmp_path: Path, *, note: str = "seen on the deploy") -> World:
 
 def export_at(repo: Repo, rev: str = "HEAD") -> ExportReport:
     with GitRepo.open(repo.path) as git_repo:
-        return export_ledger(git_repo, inspection_config(git_repo), rev=rev)
+        return export_ledger(git_repo, rev=rev)
 
 
 def by_key(report: ExportReport) -> dict[str, ExportedEntity]:

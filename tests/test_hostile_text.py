@@ -30,7 +30,6 @@ from failgate_hooks.core.events import (
     event_to_toml,
 )
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.ledger.union import inspection_config
 from failgate_hooks.render.export import render_export_json, render_export_markdown
 from tests.conftest import Repo, git, make_repo
 
@@ -217,13 +216,13 @@ def test_trust_listing(world: World) -> None:
 
 def test_export_markdown(world: World) -> None:
     with GitRepo.open(world.repo.path) as repo:
-        text = render_export_markdown(export_ledger(repo, inspection_config(repo)))
+        text = render_export_markdown(export_ledger(repo))
     assert_clean(text, visible=("Title A", "Note A", "Mallory A", "NAME", "FOLDER", *VISIBLE))
 
 
 def test_export_json(world: World) -> None:
     with GitRepo.open(world.repo.path) as repo:
-        raw = render_export_json(export_ledger(repo, inspection_config(repo)))
+        raw = render_export_json(export_ledger(repo))
     assert_clean_json(raw, visible=("Title A", "Note A", "Mallory A", "NAME", *VISIBLE))
 
 

@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from failgate_hooks.app.report import report
+from failgate_hooks.git.repo import GitRepo
 from tests.conftest import Repo
 from tests.worlds import KEY, budget_repo, fix_budget, record_failure, with_remote
 
@@ -102,6 +104,29 @@ def test_check_reads_the_configuration_in_force_as_the_hook_does_not_the_commits
     assert pushed.returncode == check.code, pushed.stderr
     gates = repo.failgate("gates", "--ref", "refs/heads/main")
     assert gates.code == 1, gates
+
+
+def test_gates_of_a_rev_reads_that_revs_configuration_as_check_does_with_no_remote(
+    tmp_path: Path,
+) -> None:
+    """With nothing protected, `gates --rev X` once decided with the configuration of the
+    work tree's HEAD, where `check --rev X` reads X's own: HEAD's mode = "warn" let gates
+    say X "may proceed" where check held it."""
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    enforced = repo.head()  # no configuration: mode = "enforce"
+    repo.write("pyproject.toml", '[tool.failgate]\nmode = "warn"\n')
+    warned = repo.commit("only warn")
+    with GitRepo.open(repo.path) as git_repo:
+        at_x, at_head = report(git_repo, rev=enforced), report(git_repo)
+    assert not any(r.protected for r in at_x.revisions)  # no remote: nothing is protected
+    assert (at_x.config.mode, at_x.decision.exit_code) == ("enforce", 1)
+    assert (at_head.config.mode, at_head.decision.exit_code) == ("warn", 0)
+    for rev, code in ((enforced, 1), (warned, 0)):
+        check = repo.failgate("check", "--rev", rev)
+        gates = repo.failgate("gates", "--rev", rev)
+        assert check.code == gates.code == code, (rev, check, gates)
+    assert 'mode = "warn"' not in repo.failgate("gates", "--rev", enforced).out
 
 
 def agent_view(repo: Repo) -> tuple[str | None, dict[str, bool]]:

@@ -12,15 +12,13 @@ from failgate_hooks.app.report import report
 from failgate_hooks.core.agent_gates import AgentGates, HeldGate
 from failgate_hooks.core.gates import BLOCKING_STATES
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.ledger.union import inspection_config
 
 
 def held_gates(repo: GitRepo) -> AgentGates:
     """Every gate that holds a push of HEAD, blocking or only warning at its destination."""
-    config = inspection_config(repo)
     if repo.try_resolve_commit("HEAD") is None:
         return AgentGates(None, None, (), note="no commit yet: nothing to push")
-    found = report(repo, config, plain_push=True)
+    found = report(repo, plain_push=True)
     gates = [g for g in found.decision.gates if g.state in BLOCKING_STATES]
     resolutions = found.ledger.resolve_all() if gates else {}
     held = []

@@ -20,21 +20,18 @@ from failgate_hooks.core.export import (
 from failgate_hooks.core.gates import Gate, Relaxation
 from failgate_hooks.core.resolve import Resolution
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Ledger, LedgerFile
 
 TRIGGER = "push"
 
 
-def export_ledger(
-    repo: GitRepo, config: Config, *, rev: str = "HEAD", trust_ledger: bool = False
-) -> ExportReport:
+def export_ledger(repo: GitRepo, *, rev: str = "HEAD", trust_ledger: bool = False) -> ExportReport:
     """Every entity at `rev` (with the remote default branch, protected), no verifier run."""
     # The state is the one `failgate gates` and `check` reach for trigger push and an
     # unknown ref: relaxations are accepted and listed, and an open gate's verifier is
     # answered by the pass cache or is "not run". A GitError propagates: an export that
     # cannot tell a state does not guess.
-    found = report(repo, config, rev=rev, trigger=TRIGGER, trust_ledger=trust_ledger)
+    found = report(repo, rev=rev, trigger=TRIGGER, trust_ledger=trust_ledger)
     decision, ledger = found.decision, found.ledger
     entities = [
         _entity(ledger, ledger.resolve(gate.entity_key), gate, decision.relaxations)

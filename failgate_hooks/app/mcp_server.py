@@ -91,10 +91,9 @@ def _check(command: str, where: str) -> dict[str, Any]:
 def _export(where: str) -> dict[str, Any]:
     from failgate_hooks.app.export import export_ledger
     from failgate_hooks.git.repo import GitRepo
-    from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.export import render_export_json
 
     with GitRepo.open(where) as repo:
-        report = export_ledger(repo, inspection_config(repo))
+        report = export_ledger(repo)
     document: dict[str, Any] = json.loads(render_export_json(report))
     return document

@@ -54,7 +54,6 @@ def inspection_revisions(
 
 def report(
     repo: GitRepo,
-    config: Config,
     *,
     rev: str = "HEAD",
     trigger: str = "push",
@@ -64,6 +63,9 @@ def report(
     trust_ledger: bool = False,
 ) -> Report:
     """The decision `check` would reach for REV, answered from the pass cache alone.
+
+    The configuration is `check`'s too: the first protected revision's, REV's own
+    only when nothing is protected (no remote here), never the work tree's HEAD's.
 
     `plain_push`: the destination is not `ref` but the one a plain `git push` updates,
     `@{push}`, else the remote's default branch (else unknown, which blocks)."""
@@ -75,8 +77,7 @@ def report(
         branch = inspected_branch(repo)
         ref = push_destination(repo) or (branch.remote_ref if branch else None)
     revisions, extra_protected = inspection_revisions(repo, rev, ref)
-    if len(revisions) > 1:  # as the hooks read it: the first protected revision's
-        config = config_for(repo, revisions)
+    config = config_for(repo, revisions)  # as check and the hooks read it
     request = Request(
         commit=revisions[0].commit,
         context=Context(trigger=trigger, ref=ref, environment=environment),

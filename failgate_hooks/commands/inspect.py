@@ -29,13 +29,10 @@ def log(ctx: click.Context, key: str, as_json: bool) -> None:
 
     The state is the one `gates` shows for a push to an unknown ref: no verifier runs."""
     from failgate_hooks.app.report import report
-    from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.text import log_json, log_lines
 
     with open_repo(ctx) as repo:
-        found = report(
-            repo, inspection_config(repo), trust_ledger=trust_ledger_requested(os.environ)
-        )
+        found = report(repo, trust_ledger=trust_ledger_requested(os.environ))
     if key not in found.ledger.entity_keys:
         raise UsageError(
             f"no entity {key!r} in the committed ledger (HEAD)",
@@ -97,12 +94,10 @@ def gates(
     Signed evidence and a pass cached on this machine count; with neither, "not run".
     Exits as check would with those answers (0/1/3/4)."""
     from failgate_hooks.app.report import report
-    from failgate_hooks.ledger.union import inspection_config
 
     with open_repo(ctx) as repo:
         found = report(
             repo,
-            inspection_config(repo),
             rev=rev,
             trigger=trigger,
             ref=ref,
@@ -137,12 +132,11 @@ def export(ctx: click.Context, fmt: str, rev: str, as_json: bool) -> None:
 
     --json is --format json. States are the ones gates shows for a push to an unknown ref."""
     from failgate_hooks.app import export as exporting
-    from failgate_hooks.ledger.union import inspection_config
     from failgate_hooks.render.export import render_export_json, render_export_markdown
 
     with open_repo(ctx) as repo:
         report = exporting.export_ledger(
-            repo, inspection_config(repo), rev=rev, trust_ledger=trust_ledger_requested(os.environ)
+            repo, rev=rev, trust_ledger=trust_ledger_requested(os.environ)
         )
     if as_json or fmt == "json":
         click.echo(render_export_json(report))
