@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from failgate_hooks.app import demo
+from failgate_hooks.core.events import Verification
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.verify.keys import content_key
 from failgate_hooks.verify.passcache import PassCache, pass_key
+from failgate_hooks.verify.pins import resolve_pins
+from failgate_hooks.verify.subject import gate_run, gate_subject
+from failgate_hooks.verify.trust import TrustStore
+from tests.worlds import KEY, budget_repo, fix_budget, record_failure
 
 ARGV = ("python", "checks/check.py")
 PINS = [("checks/check.py", "a" * 40), ("checks/lib.py", "b" * 40)]
@@ -49,3 +57,34 @@ def test_an_unwritable_cache_reports_instead_of_raising(tmp_path: Path) -> None:
     why = cache.record("pc1-x", commit="c" * 40, duration_s=None)
     assert why is not None and "the pass cache could not be used" in why
     assert cache.lookup("pc1-x") is None
+
+
+def test_a_pass_is_cached_under_the_pins_and_content_key_evidence_names(tmp_path: Path) -> None:
+    """The pass cache and signed evidence once each took a gate's pins and content key
+    themselves; both now take them from verify/subject.py, with the values they had."""
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    commit = fix_budget(repo)
+    assert repo.failgate("check").code == 0
+    verification = Verification(command=("python3", demo.CHECK_PATH), files=(demo.CHECK_PATH,))
+    with GitRepo.open(repo.path) as git_repo:
+        run = gate_run(
+            git_repo, entity_key=KEY, verification=verification, commit=commit,
+            pinned_from=None, ledger_dir="ledger", environment=None,
+        )  # fmt: skip
+        subject = gate_subject(
+            git_repo, entity_key=KEY, verification=verification, commit=commit,
+            pinned_from=commit, ledger_dir="ledger", environment=None,
+        )  # fmt: skip
+        # the values as the primitives give them
+        pinned = [(pin.path, pin.oid) for pin in resolve_pins(git_repo, commit, (demo.CHECK_PATH,))]
+        content = content_key(git_repo, commit, "ledger")
+        approved = TrustStore(git_repo.common_dir).approved(KEY)
+        cache = Path(git_repo.common_dir) / "failgate" / "cache"
+    assert run.pinned == tuple(pinned) and run.content == content
+    assert run.pass_key(None) == pass_key(verification.command, pinned, KEY, None, content)
+    assert [entry.name for entry in cache.iterdir()] == [run.pass_key(None)]
+    assert approved is not None and approved.fingerprint == run.fingerprint
+    assert (subject.content, subject.verifier, subject.entity) == (
+        content, f"vd1:{approved.fingerprint}", KEY,
+    )  # fmt: skip

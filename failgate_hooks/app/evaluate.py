@@ -41,16 +41,25 @@ class GitFacts:
         self._since: dict[str, bool | None] = {}
         self._bindings: dict[tuple[str, tuple[str, ...] | None], bool] = {}
         self._folders: dict[str, list[str]] = {}  # sorted file paths under a folder
+        self._run_keys: dict[tuple[str, tuple[str, ...] | None], str] = {}
 
     @property
     def commit(self) -> str:
         return self._commit
 
-    @cached_property
+    @property
     def content_key(self) -> str:
-        from failgate_hooks.verify.keys import content_key
+        return self._run_key(self._commit, None)
 
-        return content_key(self._repo, self._commit, self._ledger_dir)
+    def _run_key(self, commit: str, inputs: tuple[str, ...] | None) -> str:
+        """The key a gate's run on `commit` stands on (verify/subject.py), asked once."""
+        if (commit, inputs) not in self._run_keys:
+            from failgate_hooks.verify.subject import run_content_key
+
+            self._run_keys[commit, inputs] = run_content_key(
+                self._repo, commit, inputs, self._ledger_dir
+            )
+        return self._run_keys[commit, inputs]
 
     @cached_property
     def _paths(self) -> list[str]:
@@ -114,12 +123,7 @@ class GitFacts:
     def _binds(self, evidence_commit: str, inputs: tuple[str, ...] | None) -> bool:
         if not self._repo.has_commit(evidence_commit):
             return False
-        from failgate_hooks.verify.keys import content_key, input_key
-
-        if inputs:
-            here = input_key(self._repo, self._commit, inputs)
-            return input_key(self._repo, evidence_commit, inputs) == here
-        return content_key(self._repo, evidence_commit, self._ledger_dir) == self.content_key
+        return self._run_key(evidence_commit, inputs) == self._run_key(self._commit, inputs)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 Two local facts are consulted before anything runs: whether this machine
 trusts the verifier, and whether the same verifier already passed on the same
 content. Only a miss loads execute.py, which makes the checkout and starts the
-process. The parts live beside this module: keys.py (what a pass is cached
-under), pins.py, trust.py, passcache.py, shadowing.py, execute.py.
+process. The parts live beside this module: subject.py (a gate's pins and
+content key, which a pass is cached under and evidence names), keys.py, pins.py,
+trust.py, passcache.py, shadowing.py, execute.py.
 
 Git is reached only through `GitRepo`.
 """
@@ -19,11 +20,11 @@ from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, Verification
 from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.verify.keys import content_key, input_key
-from failgate_hooks.verify.passcache import PassCache, pass_key
-from failgate_hooks.verify.pins import PinError, resolve_pins
+from failgate_hooks.verify.passcache import PassCache
+from failgate_hooks.verify.pins import PinError
 from failgate_hooks.verify.shadowing import shadowing
-from failgate_hooks.verify.trust import TrustStore, fingerprint
+from failgate_hooks.verify.subject import gate_run
+from failgate_hooks.verify.trust import TrustStore
 
 if TYPE_CHECKING:
     from failgate_hooks.verify.checkout import Checkouts
@@ -67,28 +68,31 @@ def run_gate_verifier(
     could not answer."""
     command = verification.command
     try:
-        pins = resolve_pins(repo, pinned_from or commit, verification.files)
+        # the pins and the content key as evidence names them (verify/subject.py)
+        run = gate_run(
+            repo,
+            entity_key=entity_key,
+            verification=verification,
+            commit=commit,
+            pinned_from=pinned_from,
+            ledger_dir=ledger_dir,
+            environment=environment,
+        )
     except PinError as exc:
         return VerifierResult(command, VerifierOutcome.CANNOT_START, detail=str(exc))
-    pinned = [(pin.path, pin.oid) for pin in pins]
 
     if not trust_ledger:
         store = trust if trust is not None else TrustStore(repo.common_dir)
-        if not store.is_trusted(entity_key, fingerprint(command, pinned)):
+        if not store.is_trusted(entity_key, run.fingerprint):
             return VerifierResult(command, VerifierOutcome.UNTRUSTED, detail=UNTRUSTED_DETAIL)
     # Before the cache: with `inputs`, a commit that adds a shadow has the key of one
     # that does not, and a cached answer must be the one a run would give.
-    shadow = shadowing(repo, commit, pins)
+    shadow = shadowing(repo, commit, run.pins)
     if shadow is not None:
         return VerifierResult(command, VerifierOutcome.NO_VERDICT, detail=shadow)
 
     passes = cache if cache is not None else PassCache(repo.common_dir)
-    if verification.inputs:
-        content = input_key(repo, commit, verification.inputs)
-    else:
-        content = content_key(repo, commit, ledger_dir)
-    isolation = None if sandbox is None else sandbox.isolation
-    key = pass_key(command, pinned, entity_key, environment, content, isolation)
+    key = run.pass_key(None if sandbox is None else sandbox.isolation)
     if not no_cache:
         hit = passes.lookup(key)
         if hit is not None:
@@ -115,7 +119,7 @@ def run_gate_verifier(
         repo,
         verification,
         commit=commit,
-        pins=pins,
+        pins=run.pins,
         entity_key=entity_key,
         trigger=trigger,
         ref=ref,

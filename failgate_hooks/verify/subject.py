@@ -1,30 +1,120 @@
-"""What one gate's run stands on, as evidence names it: verifier digest, content, environment.
+"""What one gate's run stands on: its pinned files, its content key, the verifier digest.
 
-The same inputs the pass cache keys a pass by (verify/run.py): the pinned
-files as `resolve_pins` takes them from the revision the verification came
-from, the content key or, with `inputs`, the input key, the entity and the
-environment. Attesting and checking a statement both ask here, so a
-statement made for a run is the one a check of that run looks for.
+Worked out here and nowhere else. The pass cache keys a pass by it
+(verify/run.py), attesting signs it and a check of evidence looks for it
+(`gate_subject`): the pinned files as `resolve_pins` takes them from the
+revision the verification came from, the content key or, with `inputs`, the
+input key, the entity and the environment. So a statement made for a run is the
+one a check of that run looks for, and a cached pass is the run it stands for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from failgate_hooks.core.events import Verification
-from failgate_hooks.core.evidence import Subject
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.keys import content_key, input_key
 from failgate_hooks.verify.localfiles import Pinned
-from failgate_hooks.verify.pins import resolve_pins
+from failgate_hooks.verify.passcache import pass_key
+from failgate_hooks.verify.pins import Pin, resolve_pins
 from failgate_hooks.verify.trust import fingerprint
 
-DIGEST_VERSION = "vd1"
+if TYPE_CHECKING:
+    from failgate_hooks.core.evidence import Subject
+
+DIGEST_VERSION = "vd1"  # the verifier digest: trust's fingerprint, versioned
 
 
-def verifier_digest(argv: Iterable[str], pinned: Iterable[Pinned]) -> str:
-    """argv and the sorted pinned (path, blob) pairs, versioned: trust's fingerprint of them."""
-    return f"{DIGEST_VERSION}:{fingerprint(list(argv), pinned)}"
+def run_content_key(
+    repo: GitRepo, commit: str, inputs: Sequence[str] | None, ledger_dir: str
+) -> str:
+    """What of `commit` a verifier's verdict depends on: with `inputs`, the files they
+    match (the input key); else the commit's tree without the ledger (the content key)."""
+    if inputs:
+        return input_key(repo, commit, inputs)
+    return content_key(repo, commit, ledger_dir)
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """One gate's verifier run on `commit`: what its pass and its evidence stand on.
+
+    The pins are taken when it is made; the content key when first asked for, so
+    an answer that needs only the pins (trust) reads no more of the commit."""
+
+    repo: GitRepo
+    entity_key: str
+    verification: Verification
+    commit: str
+    pins: tuple[Pin, ...]
+    ledger_dir: str
+    environment: str | None
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        return self.verification.command
+
+    @cached_property
+    def pinned(self) -> tuple[Pinned, ...]:
+        """The pinned (path, blob) pairs: what trust, the pass key and the digest cover."""
+        return tuple((pin.path, pin.oid) for pin in self.pins)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """What trust names: the command and the pinned files."""
+        return fingerprint(self.command, self.pinned)
+
+    @cached_property
+    def content(self) -> str:
+        """The content key, or with `inputs` the input key, of `commit`."""
+        return run_content_key(self.repo, self.commit, self.verification.inputs, self.ledger_dir)
+
+    def pass_key(self, isolation: str | None) -> str:
+        """What a pass of this run is cached under, run in the sandbox `isolation` names."""
+        return pass_key(
+            self.command, self.pinned, self.entity_key, self.environment, self.content, isolation
+        )
+
+    def subject(self) -> Subject:
+        """What a signed statement about this run names."""
+        from failgate_hooks.core.evidence import Subject  # only where someone attests
+
+        return Subject(
+            content=self.content,
+            environment=self.environment,
+            verifier=f"{DIGEST_VERSION}:{self.fingerprint}",
+            entity=self.entity_key,
+        )
+
+
+def gate_run(
+    repo: GitRepo,
+    *,
+    entity_key: str,
+    verification: Verification,
+    commit: str,
+    pinned_from: str | None,
+    ledger_dir: str,
+    environment: str | None,
+) -> GateRun:
+    """`verification` run for `entity_key` on `commit`, its files pinned from
+    `pinned_from` (the revision its event was read from; None: `commit`).
+
+    Raises PinError when a pinned file cannot be taken: then nothing stands for a run."""
+    pins = resolve_pins(repo, pinned_from or commit, verification.files)
+    return GateRun(
+        repo,
+        entity_key=entity_key,
+        verification=verification,
+        commit=commit,
+        pins=tuple(pins),
+        ledger_dir=ledger_dir,
+        environment=environment,
+    )
 
 
 def gate_subject(
@@ -40,10 +130,12 @@ def gate_subject(
     """The subject of `verification` run for `entity_key` on `commit`.
 
     Raises PinError when a pinned file cannot be taken: then nothing stands for a run."""
-    pins = resolve_pins(repo, pinned_from or commit, verification.files)
-    if verification.inputs:
-        content = input_key(repo, commit, verification.inputs)
-    else:
-        content = content_key(repo, commit, ledger_dir)
-    digest = verifier_digest(verification.command, [(pin.path, pin.oid) for pin in pins])
-    return Subject(content=content, environment=environment, verifier=digest, entity=entity_key)
+    return gate_run(
+        repo,
+        entity_key=entity_key,
+        verification=verification,
+        commit=commit,
+        pinned_from=pinned_from,
+        ledger_dir=ledger_dir,
+        environment=environment,
+    ).subject()
