@@ -59,6 +59,39 @@ def test_relaxed_lines_name_only_what_no_protected_revision_holds(
     ]
 
 
+def test_gates_reads_the_revisions_ledger_refs_names_as_check_does(repo: Repo) -> None:
+    """gates once left out the revisions ledger_refs names: with no remote it read
+    nothing protected, and counted every relaxation where check listed one."""
+    repo.write("pyproject.toml", '[tool.failgate]\nledger_refs = ["refs/heads/reviewed"]\n')
+    for number in range(5):
+        retired_entity(repo, number)
+    repo.commit("five retired risks, reviewed")
+    repo.git("branch", "reviewed")
+    new = retired_entity(repo, 5)
+    repo.commit("a sixth, not reviewed yet")
+    expected = [f"RELAXED by {new} (svc:risk-005: status expired)"]
+    check = repo.failgate(*CHECK)
+    gates = repo.failgate("gates", "--ref", "refs/heads/topic")
+    assert check.code == gates.code == 0, (check, gates)
+    assert relaxed_lines(check.out) == relaxed_lines(gates.out) == expected
+    read = json.loads(repo.failgate("gates", "--ref", "refs/heads/topic", "--json").out)
+    assert [r["event_id"] for r in read["relaxations"]] == [new]
+
+
+def test_a_ledger_ref_this_repository_lacks_stops_check_and_gates_alike(repo: Repo) -> None:
+    repo.write("pyproject.toml", '[tool.failgate]\nledger_refs = ["refs/heads/reviewed"]\n')
+    retired_entity(repo, 0)
+    repo.commit("a retired risk; nothing named reviewed")
+    check = repo.failgate(*CHECK)
+    gates = repo.failgate("gates", "--ref", "refs/heads/topic")
+    for result in (check, gates):
+        assert result.code == 4, result  # git could not answer: integrity, never allowed
+        assert "ledger_refs names 'refs/heads/reviewed', which this repository lacks" in (
+            result.err
+        ), result
+        assert "Traceback" not in result.err
+
+
 def test_without_a_protected_revision_relaxations_are_counted_on_one_line(repo: Repo) -> None:
     expiries = [retired_entity(repo, number) for number in range(6)]
     repo.commit("six retired risks, no remote, no ledger_refs")

@@ -7,10 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from failgate_hooks.app.evaluate import Request
-from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.gates import Context, Decision
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.ledger.union import Revision, config_for
 
 if TYPE_CHECKING:
     from failgate_hooks.app.attest import Attester
@@ -32,29 +30,15 @@ def run_check(
     attester: Attester | None = None,
 ) -> tuple[Decision, list[str]]:
     """The decision, and warnings for the person running it."""
-    from failgate_hooks.app.report import inspection_revisions
+    from failgate_hooks.app.report import decision_revisions
     from failgate_hooks.app.runner import decide_with_verifiers
     from failgate_hooks.ledger.appendonly import check_range
 
-    commit = repo.resolve_commit(rev)
-    protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
-    extra_protected: tuple[str, ...] = ()
-    if not protected:
-        # As the hook reads it, and gates: the remote's tip of the destination and its
-        # default branch are protected, and the first one's configuration is in force,
-        # not the checked commit's own.
-        read, extra_protected = inspection_revisions(repo, rev, ref)
-        protected = read[1:]
-    # config from the first protected revision; C's own only when there is none
-    config = config_for(repo, [Revision(rev, commit), *protected])
-    for name in config.ledger_refs:
-        found = repo.try_resolve_commit(name)
-        if found is None:
-            raise GitError(
-                f"ledger_refs names {name!r}, which this repository lacks ({config.source})",
-                hint="fetch it, or fix ledger_refs in the protected configuration",
-            )
-        protected.append(Revision(name, found, protected=True))
+    # As the hook reads it, and gates: the remote's tip of the destination and its
+    # default branch are protected unless --ledger-rev names others, and the first
+    # protected revision's configuration is in force, not the checked commit's own.
+    revisions, extra_protected, config = decision_revisions(repo, rev, ref, ledger_revs)
+    commit = revisions[0].commit
     # The ledger is read from commits: the warnings say when the work tree holds more.
     # git works on it on the other core while the decision is made.
     uncommitted = start_uncommitted_warnings(repo, config.ledger)
@@ -62,7 +46,7 @@ def run_check(
     request = Request(
         commit=commit,
         context=Context(trigger=trigger, ref=ref, environment=environment),
-        revisions=(Revision(rev, commit), *protected),
+        revisions=tuple(revisions),
         authority=authority,
         no_cache=no_cache,
         trust_ledger=trust_ledger,

@@ -10,9 +10,11 @@ as cleared, and one nothing answers for reads as "not run", never as a verdict.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from failgate_hooks.app.evaluate import Evaluator, Request
+from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.gates import Context, Decision, Gate
 from failgate_hooks.git.remotes import inspected_branch, push_destination, tracking_tip
 from failgate_hooks.git.repo import GitRepo
@@ -52,6 +54,34 @@ def inspection_revisions(
     return revisions, (branch.remote_ref,)
 
 
+def decision_revisions(
+    repo: GitRepo, rev: str, ref: str | None, ledger_revs: Sequence[str] = ()
+) -> tuple[list[Revision], tuple[str, ...], Config]:
+    """What a decision for REV reads, as `check` and `gates` read it, and the configuration
+    in force.
+
+    REV; then `ledger_revs` when given, else the revisions the pre-push hook would read
+    (`inspection_revisions`); then each one the configuration's `ledger_refs` names. All
+    but REV are protected, and the first of them gives the configuration (REV's own only
+    when none is). Also the refs protected besides the configuration's."""
+    protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
+    extra_protected: tuple[str, ...] = ()
+    if protected:
+        revisions = [Revision(rev, repo.resolve_commit(rev)), *protected]
+    else:
+        revisions, extra_protected = inspection_revisions(repo, rev, ref)
+    config = config_for(repo, revisions)
+    for name in config.ledger_refs:
+        found = repo.try_resolve_commit(name)
+        if found is None:
+            raise GitError(
+                f"ledger_refs names {name!r}, which this repository lacks ({config.source})",
+                hint="fetch it, or fix ledger_refs in the protected configuration",
+            )
+        revisions.append(Revision(name, found, protected=True))
+    return revisions, extra_protected, config
+
+
 def report(
     repo: GitRepo,
     *,
@@ -76,8 +106,7 @@ def report(
             raise ValueError("plain_push names the destination: give no ref")
         branch = inspected_branch(repo)
         ref = push_destination(repo) or (branch.remote_ref if branch else None)
-    revisions, extra_protected = inspection_revisions(repo, rev, ref)
-    config = config_for(repo, revisions)  # as check and the hooks read it
+    revisions, extra_protected, config = decision_revisions(repo, rev, ref)
     request = Request(
         commit=revisions[0].commit,
         context=Context(trigger=trigger, ref=ref, environment=environment),
