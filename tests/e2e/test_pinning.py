@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.util
 import py_compile
+import subprocess
 import sys
 from pathlib import Path
 
@@ -217,3 +218,51 @@ def test_an_unpinned_shadow_of_a_pinned_module_is_refused_in_ci(
     [error] = result.annotations("error")
     assert "gave no verdict" in error
     assert f"{path} is not pinned and shadows checks/helper.py" in error
+
+
+# --------------------------------------------------------------------------- two pushes
+
+
+def land_a_gutted_check_then_break(
+    repo: Repo, branch: str
+) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str], str]:
+    """Push 1: the budget fixed, and the pinned file gutted in the same commit; the
+    reviewed copy clears it, the fix being real. Push 2: the failure back."""
+    fix_budget(repo)
+    repo.write(demo.CHECK_PATH, GUTTED)
+    repo.commit("size the budget, and simplify the check")
+    first = push(repo, branch)
+    repo.write(demo.BUDGET_PATH, demo.budget_json(demo.BROKEN_BUDGET))
+    broken = repo.commit("the budget for two and a half modules again")
+    second = push(repo, branch)
+    return first, second, broken
+
+
+def test_a_pinned_file_gutted_on_main_beside_a_fix_cannot_clear_a_later_failure(
+    tmp_path: Path,
+) -> None:
+    """Bob is no relaxer: an expiry he pushes is PENDING. Gutting the pinned verifier
+    file weakens the gate as much, and must not land unreviewed either: else the
+    next push clears the failure with his copy, pinned from main's new tip."""
+    repo, remote = server(tmp_path, "--exec")
+    first, second, broken = land_a_gutted_check_then_break(repo, "main")
+    assert remote_ref(remote, "refs/heads/main") != broken, second.stderr
+    refused = first if first.returncode != 0 else second
+    assert refused.returncode != 0
+    assert "PENDING" in refused.stderr or HELD in refused.stderr, refused.stderr
+
+
+def test_a_protected_branch_made_by_an_earlier_push_cannot_pin_the_verifier(
+    tmp_path: Path,
+) -> None:
+    """The same on a release branch push 1 creates (release/** is protected by default):
+    its old tip is read as a protected revision, and its copy of the pinned file, never
+    reviewed, is what the second push ran with."""
+    repo, remote = server(tmp_path, "--exec")
+    branch = "release/1.0"
+    repo.git("switch", "-q", "-c", branch)
+    first, second, broken = land_a_gutted_check_then_break(repo, branch)
+    assert remote_ref(remote, f"refs/heads/{branch}") != broken, second.stderr
+    refused = first if first.returncode != 0 else second
+    assert refused.returncode != 0
+    assert "PENDING" in refused.stderr or HELD in refused.stderr, refused.stderr
