@@ -196,10 +196,12 @@ class Evaluator:
         policy = self.policy(request, hold_open=hold_open)
         config_relaxations, config_problems = self._config_change(request, policy)
         protected_ids = ledger.protected_ids  # computed once: it walks the whole ledger
+        resolutions = list(ledger.resolve_all().values())
         assessments = [
             assess(resolution, facts, context, protected_ids=protected_ids, policy=policy)
-            for resolution in ledger.resolve_all().values()
+            for resolution in resolutions
         ]
+        pin_relaxations = self._pin_changes(request, policy, ledger, resolutions)
         results: dict[str, VerifierResult] = {}
         for item in assessments:
             if item.state is GateState.OPEN and item.verification is not None:
@@ -212,7 +214,7 @@ class Evaluator:
             errors=ledger.problems,
             history_errors=request.history_errors + config_problems,
             commit=request.commit,
-            other_relaxations=request.other_relaxations + config_relaxations,
+            other_relaxations=request.other_relaxations + config_relaxations + pin_relaxations,
         )
         protected_read = any(r.protected for r in request.revisions)
         return replace(decision, protected_read=protected_read), ledger
@@ -240,6 +242,38 @@ class Evaluator:
         what = f"config change at {request.commit[:12]}: {'; '.join(changes)}"
         kind = RelaxationKind.CONFIG.value
         return (Relaxation("", "", kind, accepted, what),), ()
+
+    def _pin_changes(
+        self,
+        request: Request,
+        policy: Policy,
+        ledger: Ledger,
+        resolutions: Sequence[Resolution],
+    ) -> tuple[Relaxation, ...]:
+        """Each verifier whose pinned files C holds otherwise than the protected revision
+        they are pinned from: a relaxation. C's copy runs nowhere now, but once C is a
+        protected ref's tip its copy is the pinned one, whatever the gate's state today."""
+        from failgate_hooks.verify.pins import PinError, differs_from, resolve_pins
+
+        accepted = policy.authority == "accept" or policy.pusher_is_relaxer
+        kind = RelaxationKind.PINNED_FILES.value
+        found = []
+        for resolution in resolutions:
+            verification = resolution.state.verification
+            if verification is None or not verification.files:
+                continue
+            pinned_from = pinned_revision(ledger, resolution, request.commit)
+            if pinned_from == request.commit:
+                continue
+            try:
+                pins = resolve_pins(self.repo, pinned_from, verification.files)
+            except PinError:
+                continue  # no copy to weaken: the gate's run says why it cannot start
+            why = differs_from(self.repo, request.commit, pins)
+            if why is not None:
+                what = f"{why}, pinned for {resolution.entity_key} from {pinned_from[:12]}"
+                found.append(Relaxation("", "", kind, accepted, what))
+        return tuple(found)
 
     def _signers_added(self, request: Request) -> list[str]:
         """A line the pushed commit adds to the signers file in force: who may attest grows."""

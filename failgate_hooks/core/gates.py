@@ -52,10 +52,13 @@ class RelaxationKind(enum.StrEnum):
     VERIFICATION = "verification"
     TRIGGERS = "triggers"
     APPLIES_TO = "applies_to"
-    # Two that are not events: what loosens the configuration in force, and the
-    # deletion of a protected ref whose ledger holds events the default branch lacks.
+    # Three that are not events: what loosens the configuration in force, the
+    # deletion of a protected ref whose ledger holds events the default branch lacks,
+    # and a pushed commit whose copy of a verifier's pinned files is not the pinned one
+    # (once landed on a protected ref, its copy is what later pushes run).
     CONFIG = "config"
     REF_DELETION = "ref_deletion"
+    PINNED_FILES = "pinned_files"
 
 
 class VerifierOutcome(enum.StrEnum):

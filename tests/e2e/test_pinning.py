@@ -34,7 +34,7 @@ HELD = "budget 50M < required 120M"
 
 def restate_and_gut(repo: Repo) -> str:
     """A new event repeating the identical verification, and the pinned file emptied of
-    its check: the restatement is no relaxation, so nothing lists it."""
+    its check: the restatement is no relaxation, the changed pinned file is one."""
     repo.record(
         KEY, "--status", "observed", "--verify", f"python3 {demo.CHECK_PATH}",
         "--verify-file", demo.CHECK_PATH, "--note", "still seen", "--no-probe",
@@ -50,7 +50,9 @@ def test_a_restated_verification_cannot_re_pin_on_the_server(tmp_path: Path) -> 
     refused = push(repo, "main")
     assert refused.returncode != 0, refused.stderr
     assert HELD in refused.stderr
-    assert "RELAXED" not in refused.stderr and "PENDING" not in refused.stderr
+    assert "RELAXED" not in refused.stderr
+    [pending] = [line for line in refused.stderr.splitlines() if "PENDING" in line]
+    assert f"pinned file {demo.CHECK_PATH} differs" in pending  # the file, not the event
     assert remote_ref(remote, "refs/heads/main") == before
 
 
@@ -61,7 +63,8 @@ def test_a_restated_verification_cannot_re_pin_in_ci(tmp_path: Path) -> None:
     assert result.code == 1, result
     [error] = result.annotations("error")
     assert HELD in error
-    assert not result.annotations("warning")
+    [warning] = result.annotations("warning")  # the file, not the event
+    assert f"RELAXED pinned file {demo.CHECK_PATH} differs" in warning
 
 
 def recorded_id(repo: Repo) -> str:
@@ -266,3 +269,22 @@ def test_a_protected_branch_made_by_an_earlier_push_cannot_pin_the_verifier(
     refused = first if first.returncode != 0 else second
     assert refused.returncode != 0
     assert "PENDING" in refused.stderr or HELD in refused.stderr, refused.stderr
+
+
+def test_a_relaxer_may_push_a_changed_pinned_file(tmp_path: Path) -> None:
+    """The reviewed way to change a pinned file on the server: a relaxer pushes it, and
+    the change is listed; from then on main's new copy is the pinned one."""
+    repo, remote = server(tmp_path, "--exec")
+    fix_budget(repo)
+    repo.write(demo.CHECK_PATH, demo.CHECK_SCRIPT + "# reviewed: same check\n")
+    changed = repo.commit("size the budget; a comment in the check")
+    accepted = push(repo, "main", user="alice")
+    assert accepted.returncode == 0, accepted.stderr
+    assert f"RELAXED pinned file {demo.CHECK_PATH} differs" in accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == changed
+    repo.write("notes.txt", "more\n")
+    after = repo.commit("more work")
+    plain = push(repo, "main")
+    assert plain.returncode == 0, plain.stderr
+    assert "RELAXED" not in plain.stderr and "PENDING" not in plain.stderr
+    assert remote_ref(remote, "refs/heads/main") == after
