@@ -288,3 +288,18 @@ def test_a_relaxer_may_push_a_changed_pinned_file(tmp_path: Path) -> None:
     assert plain.returncode == 0, plain.stderr
     assert "RELAXED" not in plain.stderr and "PENDING" not in plain.stderr
     assert remote_ref(remote, "refs/heads/main") == after
+
+
+def test_an_unpinned_neighbour_cannot_stand_in_for_a_module_a_pinned_script_imports(
+    tmp_path: Path,
+) -> None:
+    """The pinned check imports json; Python looks in the script's own folder first, so a
+    checks/json.py the commit adds is what it loads, and the reviewed check never reads
+    the budget. The demo, the README and `record` pin the one file, not its folder."""
+    repo, remote = server(tmp_path, "--exec")
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("checks/json.py", 'def load(handle):\n    return {"modules": 1, "gas_budget": 10**9}\n')
+    repo.commit("a json beside the check")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
