@@ -172,6 +172,28 @@ def test_unrelated_neighbours_are_no_shadow(world: Repo, tmp_path: Path) -> None
     assert runs(marker) == ["ran"]
 
 
+@pytest.mark.parametrize("path", ["checks/json.py", "checks/json/__init__.py", "checks/re.pyc"])
+def test_a_standard_library_name_beside_a_pinned_script_shadows_it(
+    world: Repo, tmp_path: Path, path: str
+) -> None:
+    """Python looks in the script's folder before the standard library."""
+    world.write(path, LENIENT)
+    world.commit("a module named as the standard library's")
+    shadowed(world, tmp_path / "marker", path)
+
+
+def test_a_standard_library_name_pinned_or_without_init_is_no_shadow(
+    world: Repo, tmp_path: Path
+) -> None:
+    world.write("checks/json.py", "from json import *\n")
+    world.write("checks/email/fixture.txt", "a folder of data, not a package\n")
+    world.commit("a pinned json and a data folder")
+    marker = tmp_path / "marker"
+    pinned = verification(marker, "checks/check.py", "checks/helper.py", "checks/json.py")
+    assert verify(world, pinned).outcome is VerifierOutcome.FAILED
+    assert runs(marker) == ["ran"]
+
+
 def test_module_stem_knows_every_suffix_python_loads() -> None:
     assert module_stem("helper.py") == "helper"
     assert module_stem("helper.pyc") == "helper"

@@ -4,12 +4,16 @@ Pinning a module is worth nothing if the commit can put something beside it
 that Python finds first under the same name: a package folder (`helper/` beats
 `helper.py`), an extension module (`helper.*.so` beats both), a compiled file
 (an unchecked-hash `__pycache__/helper.*.pyc` is used without reading the
-source). Judged on C's tree with the pinned files laid over it, which is what
-the checkout holds, so a pass cached for C cannot skip the judgement either.
+source). Nor can it put a module of the standard library's name beside a pinned
+script: Python looks in the script's own folder first, so a `checks/json.py`
+is what the pinned `checks/check.py` loads for `import json`. Judged on C's
+tree with the pinned files laid over it, which is what the checkout holds, so
+a pass cached for C cannot skip the judgement either.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES, SOURCE_SUFFIXES
 
@@ -21,6 +25,7 @@ from failgate_hooks.verify.pins import Pin, pinned_folders
 _SUFFIXES = sorted({*EXTENSION_SUFFIXES, *SOURCE_SUFFIXES, *BYTECODE_SUFFIXES}, key=len)[::-1]
 _SYMLINK = "120000"
 _CACHE = "__pycache__"
+_STANDARD = frozenset(sys.stdlib_module_names)
 
 
 def module_stem(filename: str) -> str | None:
@@ -52,7 +57,52 @@ def shadowing(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | None:
                 f"for `{name or stem}`): pin it too in the verifier's files, pin {where} "
                 "whole, or remove it"
             )
+    return _standard_shadow(repo, commit, pins, pinned)
+
+
+def _standard_shadow(
+    repo: GitRepo, commit: str, pins: Sequence[Pin], pinned: set[str]
+) -> str | None:
+    """Why an unpinned module named as one of the standard library's, in the folder of a
+    pinned Python source, would be imported in its place; None when there is none."""
+    folders: dict[str, str] = {}  # folder -> the first pinned source in it
+    for pin in pins:
+        folder, _, filename = pin.path.rpartition("/")
+        if pin.folder is None and any(filename.endswith(s) for s in SOURCE_SUFFIXES):
+            folders.setdefault(folder, pin.path)
+    for folder, script in folders.items():
+        for path, name in _standard_rivals(repo, commit, folder):
+            if path in pinned:
+                continue
+            where = f"{folder}/" if folder else "the checkout's root folder"
+            return (
+                f"{path} is not pinned and shadows the standard library's `{name}` for "
+                f"{script} (Python looks in {where} first): pin it too in the verifier's "
+                f"files, pin {where} whole, or remove it"
+            )
     return None
+
+
+def _standard_rivals(repo: GitRepo, commit: str, folder: str) -> Iterator[tuple[str, str]]:
+    """(path, module name) of what in `folder` Python would import for a standard module:
+    a module of any suffix, a link, or a package's `__init__` (a folder without one is a
+    namespace portion, which the standard library's own module beats)."""
+    prefix = f"{folder}/" if folder else ""
+    for entry in _entries(repo, commit, folder):
+        path = prefix + entry.path
+        if entry.mode.lstrip("0") == _SYMLINK:
+            name = entry.path if entry.path in _STANDARD else module_stem(entry.path)
+            if name is not None and name in _STANDARD:  # Python follows it: it counts as is
+                yield path, name
+        elif entry.type == "tree":
+            if entry.path in _STANDARD:
+                for inner in repo.tree_entries(entry.oid):
+                    if module_stem(inner.path) == "__init__":
+                        yield f"{path}/{inner.path}", entry.path
+        else:
+            name = module_stem(entry.path)
+            if name is not None and name in _STANDARD:
+                yield path, name
 
 
 def _rivals(repo: GitRepo, commit: str, folder: str, stem: str) -> Iterator[str]:

@@ -298,8 +298,14 @@ def test_an_unpinned_neighbour_cannot_stand_in_for_a_module_a_pinned_script_impo
     the budget. The demo, the README and `record` pin the one file, not its folder."""
     repo, remote = server(tmp_path, "--exec")
     before = remote_ref(remote, "refs/heads/main")
-    repo.write("checks/json.py", 'def load(handle):\n    return {"modules": 1, "gas_budget": 10**9}\n')
+    repo.write(
+        "checks/json.py", 'def load(handle):\n    return {"modules": 1, "gas_budget": 10**9}\n'
+    )
     repo.commit("a json beside the check")
     refused = push(repo, "main")
     assert refused.returncode != 0, refused.stderr
+    assert "gave no verdict" in refused.stderr
+    assert "checks/json.py is not pinned and shadows the standard library's `json`" in (
+        refused.stderr
+    )
     assert remote_ref(remote, "refs/heads/main") == before
