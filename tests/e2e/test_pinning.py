@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.util
+import os
 import py_compile
 import subprocess
 import sys
@@ -308,4 +309,26 @@ def test_an_unpinned_neighbour_cannot_stand_in_for_a_module_a_pinned_script_impo
     assert "checks/json.py is not pinned and shadows the standard library's `json`" in (
         refused.stderr
     )
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+# --------------------------------------------------------------------------- PATH
+
+
+def test_a_relative_path_entry_cannot_run_the_commits_own_interpreter(tmp_path: Path) -> None:
+    """A PATH entry that is empty or relative (`bin`, `node_modules/.bin`) is looked up in
+    the verifier's working folder, the checkout: `python3` would then be whatever file
+    the commit puts there, and the reviewed, pinned check would never run."""
+    repo, remote = server(tmp_path, "--exec")
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("tools/python3", "#!/bin/sh\nexit 0\n")
+    (repo.path / "tools" / "python3").chmod(0o755)
+    repo.commit("an interpreter of our own")
+    env = {**os.environ, "REMOTE_USER": "bob", "PATH": f"tools{os.pathsep}{os.environ['PATH']}"}
+    refused = subprocess.run(
+        ["git", "push", "--no-verify", "origin", "main"], cwd=repo.path, capture_output=True,
+        text=True, check=False, env=env, timeout=300,
+    )  # fmt: skip
+    assert refused.returncode != 0, refused.stderr
+    assert HELD in refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before
