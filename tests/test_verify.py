@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -20,7 +21,7 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.checkout import Checkouts
 from failgate_hooks.verify.execute import NO_VERDICT_DETAIL, run_in_worktree
 from failgate_hooks.verify.pins import resolve_pins
-from failgate_hooks.verify.process import own_virtualenv
+from failgate_hooks.verify.process import own_virtualenv, verifier_env
 from failgate_hooks.verify.run import UNTRUSTED_DETAIL, run_gate_verifier
 from failgate_hooks.verify.trust import TrustedVerifier, TrustStore
 from tests.conftest import Repo, git, make_repo
@@ -618,6 +619,24 @@ def test_the_hook_virtualenv_leaves_path_only_when_it_is_not_the_project_s(
     verify(world, Verification(command=(PY, "checks/check.py")), commit)
     expected = [ours, "/usr/bin", "/bin"] if kept else ["/usr/bin", "/bin"]
     assert dump.read_text().split(os.pathsep) == expected
+
+
+def test_empty_and_relative_path_entries_never_reach_the_verifier(
+    world: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each would be looked up in the checkout, where a program is the commit's own."""
+    tools = os.path.dirname(shutil.which("git") or "/usr/bin/git")
+    monkeypatch.setenv("PATH", os.pathsep.join(["", "bin", tools, ".", "/bin", "a/../b", ""]))
+    dump = tmp_path / "path.txt"
+    commit = script(world, f"import os\nopen({str(dump)!r}, 'w').write(os.environ['PATH'])\n")
+    verify(world, Verification(command=(PY, "checks/check.py")), commit)
+    assert dump.read_text().split(os.pathsep) == [tools, "/bin"]
+    # Nothing absolute left: the default, never the checkout.
+    env, _ = verifier_env(
+        {"PATH": "bin"}, env_pass=(), commit=commit, entity_key="k", trigger="push",
+        ref=None, environment=None,
+    )  # fmt: skip
+    assert env["PATH"] == os.defpath
 
 
 def test_pre_commit_s_hook_env_is_failgate_s_own_even_as_the_active_one(tmp_path: Path) -> None:

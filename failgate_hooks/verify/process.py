@@ -84,6 +84,13 @@ def _path_without(path: str, venv: str) -> str:
     return os.pathsep.join(kept)
 
 
+def _absolute_only(path: str) -> str:
+    """PATH without its empty and relative entries: each would be looked up in the
+    verifier's working folder, the checkout, where a program is the commit's own."""
+    kept = [folder for folder in path.split(os.pathsep) if os.path.isabs(folder)]
+    return os.pathsep.join(kept) or os.defpath
+
+
 def verifier_env(
     environ: Mapping[str, str],
     *,
@@ -110,6 +117,8 @@ def verifier_env(
     ours = own_virtualenv(environ)
     if "PATH" in env and ours is not None:
         env["PATH"] = _path_without(env["PATH"], ours)
+    if "PATH" in env:
+        env["PATH"] = _absolute_only(env["PATH"])
     env.update(
         FAILGATE_COMMIT=commit,
         FAILGATE_ENTITY_KEY=entity_key,
