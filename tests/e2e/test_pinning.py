@@ -332,3 +332,28 @@ def test_a_relative_path_entry_cannot_run_the_commits_own_interpreter(tmp_path: 
     assert refused.returncode != 0, refused.stderr
     assert HELD in refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+# --------------------------------------------------------------------------- the pass cache
+
+
+def test_what_the_verifier_reads_through_a_link_into_the_ledger_is_content(
+    tmp_path: Path,
+) -> None:
+    """The content key leaves the ledger folder out, and a dot-file there is never an
+    event, so nothing reads it. A link from deploy/budget.json into it lets a commit
+    change what the verifier reads without changing the key a pass is cached under."""
+    repo, remote = server(tmp_path, "--exec")
+    (repo.path / demo.BUDGET_PATH).unlink()
+    (repo.path / demo.BUDGET_PATH).symlink_to("../ledger/.budget.json")
+    repo.write("ledger/.budget.json", demo.budget_json(demo.FIXED_BUDGET))
+    fixed = repo.commit("the budget, kept beside the ledger")
+    first = push(repo, "main")
+    assert first.returncode == 0, first.stderr  # the reviewed check read a fixed budget
+    assert remote_ref(remote, "refs/heads/main") == fixed
+    repo.write("ledger/.budget.json", demo.budget_json(demo.BROKEN_BUDGET))
+    repo.commit("the budget for two and a half modules again")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert HELD in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == fixed
