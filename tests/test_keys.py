@@ -82,7 +82,27 @@ def test_content_key_reads_one_tree_per_level_of_the_ledger_path(repo: Repo) -> 
 
         grepo.read_object = counting  # type: ignore[method-assign]
         content_key(grepo, commit, "a/b/ledger")
-    assert len(reads) == 1 + 3  # the commit, then the root, a and a/b
+    # the commit, then the root, a and a/b; the commit once more for the ledger's
+    # listing, which one ls-tree gives (and reading the ledger made already)
+    assert len(reads) == 1 + 3 + 1
+
+
+def test_what_the_ledger_holds_besides_events_is_content(repo: Repo) -> None:
+    """A dot-file is never an event, and a link elsewhere can point a verifier at it."""
+    repo.write("ledger/k/20260101T000000Z-00000000.toml", "schema = 1\n")
+    base = repo.commit("an event")
+
+    def key(commit: str) -> str:
+        with GitRepo.open(repo.path) as grepo:
+            return content_key(grepo, commit, "ledger")
+
+    repo.write("ledger/k/20260102T000000Z-00000001.toml", "schema = 1\n")
+    assert key(repo.commit("another event")) == key(base)
+    repo.write("ledger/.budget.json", "{}\n")
+    with_dot_file = repo.commit("a dot-file in the ledger")
+    assert key(with_dot_file) != key(base)
+    repo.write("ledger/.budget.json", "[]\n")
+    assert key(repo.commit("the dot-file changed")) != key(with_dot_file)
 
 
 def test_input_key_follows_the_matching_files_only(any_repo: Repo) -> None:

@@ -1,9 +1,9 @@
 """The keys a pass is cached under: what of commit C a verifier's verdict depends on.
 
-The content key is C's tree without the ledger folder; the input key, for a
-verifier that names its `inputs`, the files those globs match. Tree objects are
-parsed here, so the content key costs one object read per level of the
-ledger's path.
+The content key is C's tree without the ledger's event files; the input key,
+for a verifier that names its `inputs`, the files those globs match. Tree
+objects are parsed here, so the content key costs one object read per level
+of the ledger's path, and the ledger's listing, which reading it made already.
 """
 
 from __future__ import annotations
@@ -77,11 +77,25 @@ def _ledger_parts(ledger_dir: str) -> list[str]:
 
 
 def content_key(repo: GitRepo, commit: str, ledger_dir: str) -> str:
-    """C's content without the ledger folder: equal for commits that differ only in ledger files."""
+    """C's content without the ledger's event files: equal for commits that differ only in
+    events. What else lies in the ledger folder (a dot-file, which no reader takes for an
+    event) is content: a link elsewhere in C can point the verifier at it."""
     parts = _ledger_parts(ledger_dir)
     entries = _entries_without(repo, repo.commit_tree(commit), parts)
     payload = CONTENT_KEY_VERSION.encode() + b"\0" + _serialise(entries)
+    others = [_raw(entry) for entry in repo.ls_folder(commit, "/".join(parts))]
+    kept = [(mode, name, b"g" + raw_id) for mode, name, raw_id in others if _not_event(mode, name)]
+    if kept:  # none in a ledger of events alone: its key is what it always was
+        payload += b"\0not events\0" + _serialise(kept)
     return f"{CONTENT_KEY_VERSION}:{hashlib.sha256(payload).hexdigest()}"
+
+
+def _not_event(mode: bytes, path: bytes) -> bool:
+    """Whether a ledger entry is anything but a regular `*.toml` file that is no dot-file."""
+    name = path.rsplit(b"/", 1)[-1]
+    return (
+        mode not in (b"100644", b"100755") or name.startswith(b".") or not name.endswith(b".toml")
+    )
 
 
 def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str:
