@@ -233,7 +233,7 @@ def test_a_full_disk_under_the_cache_degrades_to_running_the_verifier(
     with GitRepo.open(repo.path) as git_repo, Checkouts(git_repo) as checkouts:
         result = run_gate_verifier(
             git_repo, entity_key="ops:ok", verification=check, commit=commit,
-            pinned_from=None, ledger_dir="ledger", trigger="push", ref=None, environment=None,
+            pinned_from=None, ledger_dir="ledger", environment=None,
             checkouts=lambda: checkouts, trust_ledger=True,
         )  # fmt: skip
     assert result.outcome is VerifierOutcome.PASSED

@@ -85,8 +85,6 @@ def test_env_pass_can_never_hand_the_signing_key_to_a_verifier() -> None:
         env_pass=["FAILGATE_EVIDENCE_KEY"],
         commit="c",
         entity_key="k",
-        trigger="push",
-        ref=None,
         environment=None,
     )
     assert "secret" not in env.values()

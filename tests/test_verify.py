@@ -92,8 +92,6 @@ def verify(
             commit=commit or repo.head(),
             pinned_from=pinned_from,
             ledger_dir=ledger_dir,
-            trigger="push",
-            ref="refs/heads/main",
             environment=environment,
             checkouts=lambda: checkouts,
             trust=trust,
@@ -553,6 +551,7 @@ def test_the_verifier_sees_only_the_allow_list(
     monkeypatch.setenv("SECRET_TOKEN", "hunter2")
     monkeypatch.setenv("NODE_OPTIONS", "--max-old-space-size=64")
     monkeypatch.setenv("LC_ALL", "C")
+    monkeypatch.setenv("FAILGATE_REF", "refs/heads/main")  # as `failgate ci` is told it
     verification = Verification(
         command=(PY, "checks/check.py"), env_pass=("NODE_OPTIONS", "GIT_DIR", "UNSET_NAME")
     )
@@ -578,9 +577,9 @@ def test_the_verifier_sees_only_the_allow_list(
     assert env["LC_ALL"] == "C"
     assert env["FAILGATE_COMMIT"] == commit
     assert env["FAILGATE_ENTITY_KEY"] == ENTITY
-    assert env["FAILGATE_TRIGGER"] == "push"
-    assert env["FAILGATE_REF"] == "refs/heads/main"
     assert env["FAILGATE_ENVIRONMENT"] == ""
+    # nor the trigger or the ref: a pass stands on every ref, so no verdict may vary by it
+    assert "FAILGATE_REF" not in env and "FAILGATE_TRIGGER" not in env
     # failgate's own two: the load watcher first on the path, a private bytecode cache
     assert env["PYTHONPATH"].endswith(f"{os.sep}site")
     assert Path(env["PYTHONPYCACHEPREFIX"]).parent == Path(env["PYTHONPATH"]).parent
@@ -633,8 +632,8 @@ def test_empty_and_relative_path_entries_never_reach_the_verifier(
     assert dump.read_text().split(os.pathsep) == [tools, "/bin"]
     # Nothing absolute left: the default, never the checkout.
     env, _ = verifier_env(
-        {"PATH": "bin"}, env_pass=(), commit=commit, entity_key="k", trigger="push",
-        ref=None, environment=None,
+        {"PATH": "bin"}, env_pass=(), commit=commit, entity_key="k",
+        environment=None,
     )  # fmt: skip
     assert env["PATH"] == os.defpath
 
@@ -856,8 +855,6 @@ def test_a_checkout_that_cannot_be_made_is_cannot_start(world: Repo, tmp_path: P
             commit=world.head(),
             pinned_from=None,
             ledger_dir="ledger",
-            trigger="push",
-            ref=None,
             environment=None,
             checkouts=lambda: co,
             trust_ledger=True,

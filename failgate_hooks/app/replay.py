@@ -86,7 +86,7 @@ def replay(
             result = run_in_checkout(
                 checkouts,
                 verification,
-                RunAs(commit, entity_key, trigger),
+                RunAs(commit, entity_key),
                 lambda root: write_pins(repo, root, pins),
                 timeout_s=timeout_s,
                 watched=watched,

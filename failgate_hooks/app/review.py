@@ -264,7 +264,7 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
         result = run_in_checkout(
             checkouts,
             verification,
-            RunAs(head, event.entity_key, "probe"),
+            RunAs(head, event.entity_key),
             lay_over,
             timeout_s=verification.timeout_s or config.default_timeout_s,
             watched=work_trees(repo),

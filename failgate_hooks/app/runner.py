@@ -97,8 +97,6 @@ class VerifierRunner:
             commit=request.commit,
             pinned_from=pinned_from,
             ledger_dir=self.config.ledger,
-            trigger=request.context.trigger,
-            ref=request.context.ref,
             environment=request.context.environment,
             checkouts=lambda: self.checkouts,
             trust_ledger=self.trust_ledger or request.trust_ledger,

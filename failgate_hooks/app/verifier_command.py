@@ -59,7 +59,5 @@ def _findable(program: str, root: str | None, environ: Mapping[str, str]) -> boo
     if "/" in program:
         return root is not None and os.path.exists(os.path.join(root, program))
     # The PATH the verifier itself will get: the one rule of what leaves it.
-    env, _ = verifier_env(
-        environ, env_pass=(), commit="", entity_key="", trigger="", ref=None, environment=None
-    )
+    env, _ = verifier_env(environ, env_pass=(), commit="", entity_key="", environment=None)
     return shutil.which(program, path=env.get("PATH", os.defpath)) is not None

@@ -109,8 +109,6 @@ def run_on_commit(
     commit: str,
     pins: Sequence[Pin],
     entity_key: str,
-    trigger: str,
-    ref: str | None,
     environment: str | None,
     checkouts: Callable[[], Checkouts],
     default_timeout_s: float,
@@ -121,7 +119,7 @@ def run_on_commit(
     `checkouts()` on first use), or in the work tree when workdir is inplace and the
     tree is C."""
     _progress(progress, entity_key, verification.command)  # a big checkout takes time too
-    run = RunAs(commit, entity_key, trigger, ref, environment)
+    run = RunAs(commit, entity_key, environment)
     timeout_s = verification.timeout_s or default_timeout_s
     watched = work_trees(repo)
     notes: list[str] = []
@@ -145,8 +143,6 @@ def run_in_worktree(
     *,
     entity_key: str,
     verification: Verification,
-    trigger: str = "push",
-    ref: str | None = None,
     environment: str | None = None,
     default_timeout_s: float = DEFAULT_TIMEOUT_S,
     progress: Progress | None = None,
@@ -159,7 +155,7 @@ def run_in_worktree(
     head = repo.try_resolve_commit("HEAD") or ""
     return run_verifier(
         verification,
-        RunAs(head, entity_key, trigger, ref, environment),
+        RunAs(head, entity_key, environment),
         cwd=root,
         git_env={},
         timeout_s=verification.timeout_s or default_timeout_s,
@@ -173,8 +169,6 @@ class RunAs(NamedTuple):
 
     commit: str
     entity_key: str
-    trigger: str
-    ref: str | None = None
     environment: str | None = None
 
 
@@ -224,8 +218,6 @@ def run_verifier(
         env_pass=verification.env_pass,
         commit=run.commit,
         entity_key=run.entity_key,
-        trigger=run.trigger,
-        ref=run.ref,
         environment=run.environment,
     )
     if refused:

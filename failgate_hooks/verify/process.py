@@ -97,8 +97,6 @@ def verifier_env(
     env_pass: Sequence[str],
     commit: str,
     entity_key: str,
-    trigger: str,
-    ref: str | None,
     environment: str | None,
 ) -> tuple[dict[str, str], tuple[str, ...]]:
     """The verifier's whole environment, and the `env_pass` names refused (git's own).
@@ -106,6 +104,11 @@ def verifier_env(
     An allow-list: nothing else reaches the verifier. No `GIT_*` variable ever
     does, even when `env_pass` names one: inside pre-receive they point into a
     quarantine, and in any hook they name the repository rather than the checkout.
+
+    Nor the trigger or the destination ref: a pass stands for its content on every
+    ref and trigger (one run per commit, the pass cache, signed evidence), so a
+    verdict must not depend on them. Where a gate applies is its own `triggers`
+    and `applies_to.refs`.
     """
     # Nor the evidence signing key's variable: pushed code must never sign a pass.
     refused = tuple(
@@ -122,8 +125,6 @@ def verifier_env(
     env.update(
         FAILGATE_COMMIT=commit,
         FAILGATE_ENTITY_KEY=entity_key,
-        FAILGATE_TRIGGER=trigger,
-        FAILGATE_REF=ref or "",
         FAILGATE_ENVIRONMENT=environment or "",
     )
     return env, refused

@@ -27,7 +27,7 @@ from failgate_hooks.core.events import (
 from tests.conftest import Repo
 from tests.e2e.test_ci import pr_world, pull_request
 from tests.e2e.test_pre_receive import install_pre_receive, push, server
-from tests.worlds import KEY, budget_repo, fix_budget, remote_ref, with_remote
+from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
 
 GUTTED = "import sys\nsys.exit(0)\n"
 HELD = "budget 50M < required 120M"
@@ -357,3 +357,40 @@ def test_what_the_verifier_reads_through_a_link_into_the_ledger_is_content(
     assert refused.returncode != 0, refused.stderr
     assert HELD in refused.stderr
     assert remote_ref(remote, "refs/heads/main") == fixed
+
+
+# A verifier that skips its check for one branch, as one might to spare a feature branch
+# the wait: it could, while failgate told it the ref.
+SKIPS_FEATURE = demo.CHECK_SCRIPT.replace(
+    "import json\nimport sys\n",
+    "import json\nimport os\nimport sys\n\n"
+    'print("ref:", os.environ.get("FAILGATE_REF", "not told"))\n'
+    'if os.environ.get("FAILGATE_REF") == "refs/heads/feature":\n'
+    '    print("a feature branch: nothing to check")\n    sys.exit(0)\n',
+)
+
+
+def test_a_verifier_is_not_told_the_ref_so_a_pass_elsewhere_cannot_clear_main(
+    tmp_path: Path,
+) -> None:
+    """A pass stands for content on every ref: the server's pass cache and one run per
+    commit share it between refs. While the verifier was told the ref, a pass it gave
+    without checking on a feature branch cleared the same commit on main."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write(demo.CHECK_PATH, SKIPS_FEATURE)
+    repo.commit("the check, skipped on the feature branch")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("notes.txt", "more work on the broken budget\n")
+    broken = repo.commit("more work")
+    elsewhere = push(repo, "HEAD:refs/heads/feature")
+    assert elsewhere.returncode == 0, elsewhere.stderr  # a feature branch only warns
+    assert "ref: not told" in elsewhere.stderr
+    assert HELD in elsewhere.stderr  # the budget was checked there too
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert HELD in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before != broken
