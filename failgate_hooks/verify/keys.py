@@ -83,18 +83,23 @@ def content_key(repo: GitRepo, commit: str, ledger_dir: str) -> str:
     parts = _ledger_parts(ledger_dir)
     entries = _entries_without(repo, repo.commit_tree(commit), parts)
     payload = CONTENT_KEY_VERSION.encode() + b"\0" + _serialise(entries)
-    others = [_raw(entry) for entry in repo.ls_folder(commit, "/".join(parts))]
-    kept = [(mode, name, b"g" + raw_id) for mode, name, raw_id in others if _not_event(mode, name)]
+    folder = "/".join(parts)
+    listing = repo.ls_folder(commit, folder)
+    others = [_raw(e) for e in listing if not _may_be_event(e, len(folder))]
+    kept = [(mode, name, b"g" + raw_id) for mode, name, raw_id in others]
     if kept:  # none in a ledger of events alone: its key is what it always was
         payload += b"\0not events\0" + _serialise(kept)
     return f"{CONTENT_KEY_VERSION}:{hashlib.sha256(payload).hexdigest()}"
 
 
-def _not_event(mode: bytes, path: bytes) -> bool:
-    """Whether a ledger entry is anything but a regular `*.toml` file that is no dot-file."""
-    name = path.rsplit(b"/", 1)[-1]
+def _may_be_event(entry: TreeEntry, folder_length: int) -> bool:
+    """Whether a ledger entry is a regular `*.toml` file, neither a dot-file nor in a
+    dot-folder below the ledger folder: the reader takes nothing else for an event.
+    Asked of every file of the ledger on every run, so string tests only."""
     return (
-        mode not in (b"100644", b"100755") or name.startswith(b".") or not name.endswith(b".toml")
+        entry.mode in ("100644", "100755")
+        and entry.path.endswith(".toml")
+        and "/." not in entry.path[folder_length:]
     )
 
 
