@@ -253,15 +253,17 @@ class Evaluator:
         """Each verifier whose pinned files C holds otherwise than the protected revision
         they are pinned from: a relaxation. C's copy runs nowhere now, but once C is a
         protected ref's tip its copy is the pinned one, whatever the gate's state today."""
+        pinning = [r for r in resolutions if r.state.verification and r.state.verification.files]
+        if not pinning:
+            return ()
         from failgate_hooks.verify.pins import PinError, differs_from, resolve_pins
 
         accepted = policy.authority == "accept" or policy.pusher_is_relaxer
         kind = RelaxationKind.PINNED_FILES.value
         found = []
-        for resolution in resolutions:
+        for resolution in pinning:
             verification = resolution.state.verification
-            if verification is None or not verification.files:
-                continue
+            assert verification is not None
             pinned_from = pinned_revision(ledger, resolution, request.commit)
             if pinned_from == request.commit:
                 continue
