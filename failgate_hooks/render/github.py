@@ -24,8 +24,8 @@ from failgate_hooks.render.next_steps import PREFIX, next_steps
 from failgate_hooks.render.text import render_tail, verdict_line
 
 RELAXED_NOTE = (
-    "accepted: in CI the review is the authority, so an owner of the ledger folder "
-    "must review this change (CODEOWNERS)"
+    "accepted: in CI the review is the authority, so an owner of what it changes (the "
+    "ledger folder, the configuration, a verifier's pinned files) must review it (CODEOWNERS)"
 )
 _LABELS = {GateState.OPEN: "OPEN", GateState.CONFLICT: "CONFLICT", GateState.INVALID: "INVALID"}
 
