@@ -221,3 +221,36 @@ def test_a_pass_cached_for_the_same_inputs_answers_as_a_run_would(
     world.write("checks/helper/__init__.py", LENIENT)
     world.commit("a package beside the module")
     shadowed(world, marker, "checks/helper/__init__.py", check=check, marker_runs=["ran"])
+
+
+# Passes only when the commit's json.py stands in for the standard library's.
+GATE = """\
+import json
+import sys
+with open(sys.argv[1], "a") as marker:
+    marker.write("ran\\n")
+sys.exit(0 if json.loads('{"ok": false}')["ok"] else 1)
+"""
+
+
+@pytest.mark.parametrize("flag", ["-m", "-c"])
+def test_a_standard_library_name_at_the_root_shadows_it_under_python_m_or_c(
+    tmp_path: Path, flag: str
+) -> None:
+    """`python -m` and `python -c` put the checkout's root first on sys.path: a json.py
+    there is what the pinned module imports."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    repo.commit("a verifier run as a module")
+    repo.write("json.py", "def loads(_text):\n    return {'ok': True}\n")
+    repo.commit("a json of the commit's own, at the root")
+    marker = tmp_path / "marker"
+    code = "import runpy, sys; runpy.run_module('checks.gate', run_name='__main__')"
+    command = (PY, "-m", "checks.gate", str(marker)) if flag == "-m" else (PY, "-c", code)
+    if flag == "-c":
+        command = (PY, "-c", f"import sys; sys.argv[1:] = [{str(marker)!r}]; {code}")
+    result = verify(repo, Verification(command=command, files=("checks/gate.py",)))
+    assert result.outcome is VerifierOutcome.NO_VERDICT, result
+    assert result.detail.startswith("json.py is not pinned and shadows the standard library's")
+    assert "the checkout's root folder" in result.detail
+    assert runs(marker) == []

@@ -13,6 +13,8 @@ a pass cached for C cannot skip the judgement either.
 
 from __future__ import annotations
 
+import re
+import shlex
 import sys
 from collections.abc import Iterator, Sequence
 from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES, SOURCE_SUFFIXES
@@ -26,6 +28,7 @@ _SUFFIXES = sorted({*EXTENSION_SUFFIXES, *SOURCE_SUFFIXES, *BYTECODE_SUFFIXES}, 
 _SYMLINK = "120000"
 _CACHE = "__pycache__"
 _STANDARD = frozenset(sys.stdlib_module_names)
+_PYTHON = re.compile(r"(python|pypy)[0-9.]*\Z")
 
 
 def module_stem(filename: str) -> str | None:
@@ -36,8 +39,13 @@ def module_stem(filename: str) -> str | None:
     return None
 
 
-def shadowing(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | None:
-    """Why an unpinned path in `commit` shadows a pinned module, or None when none does."""
+def shadowing(
+    repo: GitRepo, commit: str, pins: Sequence[Pin], argv: Sequence[str] = ()
+) -> str | None:
+    """Why an unpinned path in `commit` shadows a pinned module, or None when none does.
+
+    `argv` is the verifier's command: run as `python -m` or `python -c`, Python looks
+    in the checkout's root folder first too."""
     pinned = {pin.path for pin in pins}
     for pin in pins:
         folder, _, filename = pin.path.rpartition("/")
@@ -57,15 +65,18 @@ def shadowing(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | None:
                 f"for `{name or stem}`): pin it too in the verifier's files, pin {where} "
                 "whole, or remove it"
             )
-    return _standard_shadow(repo, commit, pins, pinned)
+    return _standard_shadow(repo, commit, pins, pinned, argv)
 
 
 def _standard_shadow(
-    repo: GitRepo, commit: str, pins: Sequence[Pin], pinned: set[str]
+    repo: GitRepo, commit: str, pins: Sequence[Pin], pinned: set[str], argv: Sequence[str]
 ) -> str | None:
     """Why an unpinned module named as one of the standard library's, in the folder of a
-    pinned Python source, would be imported in its place; None when there is none."""
-    folders: dict[str, str] = {}  # folder -> the first pinned source in it
+    pinned Python source (or the root, for `python -m` and `-c`), would be imported in
+    its place; None when there is none."""
+    folders: dict[str, str] = {}  # folder -> what Python runs from it
+    if _runs_from_root(argv):
+        folders[""] = f"`{shlex.join(argv[:3])}`"
     for pin in pins:
         folder, _, filename = pin.path.rpartition("/")
         if pin.folder is None and any(filename.endswith(s) for s in SOURCE_SUFFIXES):
@@ -81,6 +92,15 @@ def _standard_shadow(
                 f"files, pin {where} whole, or remove it"
             )
     return None
+
+
+def _runs_from_root(argv: Sequence[str]) -> bool:
+    """Whether `argv` runs Python with `-m` or `-c`, which put the working folder (the
+    checkout's root) first on sys.path. Any python-named program counts: a false yes
+    only asks for the root's standard library names to be pinned."""
+    if not argv or not _PYTHON.match(argv[0].rpartition("/")[2]):
+        return False
+    return any(arg[:2] in ("-m", "-c") for arg in argv[1:] if arg.startswith("-"))
 
 
 def _standard_rivals(repo: GitRepo, commit: str, folder: str) -> Iterator[tuple[str, str]]:
