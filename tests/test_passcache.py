@@ -21,7 +21,7 @@ PINS = [("checks/check.py", "a" * 40), ("checks/lib.py", "b" * 40)]
 
 def test_pass_keys_are_versioned_and_cover_every_part() -> None:
     base = pass_key(ARGV, PINS, "deploy:gas", "mainnet", "ck1:00")
-    assert base.startswith("pc1-")
+    assert base.startswith("pc2-")
     assert pass_key(ARGV, list(reversed(PINS)), "deploy:gas", "mainnet", "ck1:00") == base
     others = [
         pass_key(("python",), PINS, "deploy:gas", "mainnet", "ck1:00"),
@@ -54,9 +54,9 @@ def test_an_unwritable_cache_reports_instead_of_raising(tmp_path: Path) -> None:
     (tmp_path / "failgate").mkdir()
     (tmp_path / "failgate/cache").write_text("not a folder")
     cache = PassCache(str(tmp_path))
-    why = cache.record("pc1-x", commit="c" * 40, duration_s=None)
+    why = cache.record("pc2-x", commit="c" * 40, duration_s=None)
     assert why is not None and "the pass cache could not be used" in why
-    assert cache.lookup("pc1-x") is None
+    assert cache.lookup("pc2-x") is None
 
 
 def test_a_pass_is_cached_under_the_pins_and_content_key_evidence_names(tmp_path: Path) -> None:
@@ -86,5 +86,5 @@ def test_a_pass_is_cached_under_the_pins_and_content_key_evidence_names(tmp_path
     assert [entry.name for entry in cache.iterdir()] == [run.pass_key(None)]
     assert approved is not None and approved.fingerprint == run.fingerprint
     assert (subject.content, subject.verifier, subject.entity) == (
-        content, f"vd1:{approved.fingerprint}", KEY,
+        content, f"vd2:{approved.fingerprint}", KEY,
     )  # fmt: skip

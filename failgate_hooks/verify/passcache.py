@@ -23,7 +23,7 @@ from failgate_hooks.verify.localfiles import (
     write_atomically,
 )
 
-PASS_KEY_VERSION = "pc1"
+PASS_KEY_VERSION = "pc2"
 
 
 def pass_key(

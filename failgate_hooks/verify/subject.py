@@ -26,7 +26,7 @@ from failgate_hooks.verify.trust import fingerprint
 if TYPE_CHECKING:
     from failgate_hooks.core.evidence import Subject
 
-DIGEST_VERSION = "vd1"  # the verifier digest: trust's fingerprint, versioned
+DIGEST_VERSION = "vd2"  # the verifier digest: trust's fingerprint, versioned
 
 
 def run_content_key(

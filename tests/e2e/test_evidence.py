@@ -170,7 +170,7 @@ def test_each_kind_of_bad_evidence_is_refused(tmp_path: Path, kind: str) -> None
         other = payload(dataclasses.replace(good, run_url="https://ci.example/run/8"))
         line = encode_line(other, signature)  # a real signature, over other bytes
     elif kind == "other digest":
-        line = signed(payload(dataclasses.replace(good, verifier="vd1:" + "0" * 64)), w.key)
+        line = signed(payload(dataclasses.replace(good, verifier="vd2:" + "0" * 64)), w.key)
     elif kind == "other content":
         line = signed(payload(dataclasses.replace(good, content="ck1:" + "0" * 64)), w.key)
     elif kind == "unparsable":
