@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -915,3 +916,32 @@ def test_a_checkout_works_inside_the_pre_receive_quarantine(world: Repo, tmp_pat
     )
     assert push.returncode != 0  # the hook refuses, so nothing lands: only the checkout is tested
     assert "CHECKOUT ['.gitignore', 'README', 'budget.txt', 'checks']" in push.stderr
+
+
+@pytest.mark.parametrize("where", ["file", "command"])
+def test_a_verifier_that_reads_the_ref_failgate_no_longer_sets_has_no_verdict(
+    world: Repo, tmp_path: Path, where: str
+) -> None:
+    """One that skipped its check unless the ref was main would skip it everywhere now:
+    it must not pass, cached or not."""
+    marker = tmp_path / "marker"
+    body = """\
+        import os, sys
+        with open(sys.argv[1], "a") as m:
+            m.write("ran\\n")
+        if os.environ.get("FAILGATE_REF") != "refs/heads/main":
+            sys.exit(0)
+        sys.exit(1)
+        """
+    if where == "command":
+        body = body.replace('os.environ.get("FAILGATE_REF")', "sys.argv[2]")
+    script(world, body)
+    verification = check(marker)
+    if where == "command":
+        command = (*verification.command, "$FAILGATE_REF")
+        verification = dataclasses.replace(verification, command=command)
+    result = verify(world, verification)
+    assert result.outcome is VerifierOutcome.NO_VERDICT, result
+    assert "FAILGATE_REF or FAILGATE_TRIGGER, which failgate no longer sets" in result.detail
+    assert ("the command" in result.detail) == (where == "command")
+    assert runs(marker) == []

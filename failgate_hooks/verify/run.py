@@ -12,7 +12,8 @@ Git is reached only through `GitRepo`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -21,7 +22,7 @@ from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.passcache import PassCache
-from failgate_hooks.verify.pins import PinError
+from failgate_hooks.verify.pins import Pin, PinError
 from failgate_hooks.verify.shadowing import shadowing
 from failgate_hooks.verify.subject import gate_run
 from failgate_hooks.verify.trust import TrustStore
@@ -85,7 +86,9 @@ def run_gate_verifier(
             return VerifierResult(command, VerifierOutcome.UNTRUSTED, detail=UNTRUSTED_DETAIL)
     # Before the cache: with `inputs`, a commit that adds a shadow has the key of one
     # that does not, and a cached answer must be the one a run would give.
-    shadow = shadowing(repo, commit, run.pins, command)
+    shadow = shadowing(repo, commit, run.pins, command) or _reads_former_variables(
+        repo, command, run.pins
+    )
     if shadow is not None:
         return VerifierResult(command, VerifierOutcome.NO_VERDICT, detail=shadow)
 
@@ -130,3 +133,25 @@ def run_gate_verifier(
         if unstored is not None:
             result = replace(result, detail="; ".join(filter(None, [result.detail, unstored])))
     return result
+
+
+# failgate once told a verifier the trigger and the ref it was run for. A pass stands on
+# every ref, so a verifier that still reads them (one that skipped its check unless the
+# ref was main would now skip it everywhere) decides on nothing: it has no verdict.
+_FORMER_VARIABLES = re.compile(rb"FAILGATE_(?:REF|TRIGGER)(?![A-Z0-9_])")
+
+
+def _reads_former_variables(
+    repo: GitRepo, command: Sequence[str], pins: Sequence[Pin]
+) -> str | None:
+    """Why the command or a pinned file names FAILGATE_REF or FAILGATE_TRIGGER, or None."""
+    named = [arg for arg in command if _FORMER_VARIABLES.search(arg.encode("utf-8", "replace"))]
+    found = [pin.path for pin in pins if _FORMER_VARIABLES.search(repo.read_blob(pin.oid))]
+    where = f"the command ({named[0]})" if named else found[0] if found else None
+    if where is None:
+        return None
+    return (
+        f"{where} names FAILGATE_REF or FAILGATE_TRIGGER, which failgate no longer sets: "
+        "a pass stands for the content on every ref and trigger, so the verdict must not "
+        "depend on them; scope the gate with applies_to.refs or triggers instead"
+    )
