@@ -11,7 +11,7 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.keys import content_key
 from failgate_hooks.verify.passcache import PassCache, pass_key
 from failgate_hooks.verify.pins import resolve_pins
-from failgate_hooks.verify.subject import gate_run, gate_subject
+from failgate_hooks.verify.subject import gate_run
 from failgate_hooks.verify.trust import TrustStore
 from tests.worlds import KEY, budget_repo, fix_budget, record_failure
 
@@ -72,10 +72,10 @@ def test_a_pass_is_cached_under_the_pins_and_content_key_evidence_names(tmp_path
             git_repo, entity_key=KEY, verification=verification, commit=commit,
             pinned_from=None, ledger_dir="ledger", environment=None,
         )  # fmt: skip
-        subject = gate_subject(
+        subject = gate_run(
             git_repo, entity_key=KEY, verification=verification, commit=commit,
             pinned_from=commit, ledger_dir="ledger", environment=None,
-        )  # fmt: skip
+        ).subject()  # fmt: skip
         # the values as the primitives give them
         pinned = [(pin.path, pin.oid) for pin in resolve_pins(git_repo, commit, (demo.CHECK_PATH,))]
         content = content_key(git_repo, commit, "ledger")

@@ -31,7 +31,7 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.verify.localfiles import utc_now
 from failgate_hooks.verify.signing import KEY_VARIABLE, SigningError, key_source, sign
-from failgate_hooks.verify.subject import gate_subject
+from failgate_hooks.verify.subject import gate_run
 
 SANDBOX_HINT = (
     'pass --sandbox, or set sandbox = "bwrap" in the protected configuration: the verifier '
@@ -102,7 +102,7 @@ class Attester:
         """Note one verifier's result: a fresh pass becomes a statement to sign."""
         if result.outcome is not VerifierOutcome.PASSED or result.cached or result.evidence:
             return
-        subject = gate_subject(
+        subject = gate_run(
             repo,
             entity_key=item.entity_key,
             verification=verification,
@@ -110,7 +110,7 @@ class Attester:
             pinned_from=pinned_from,
             ledger_dir=config.ledger,
             environment=request.context.environment,
-        )
+        ).subject()
         statement = Statement(
             content=subject.content,
             environment=subject.environment,

@@ -59,14 +59,14 @@ class EvidenceCheck:
         """PASSED with the statement that covers the gate, else NOT_RUN saying why not."""
         # verify/ loads only where someone may attest: a plain push never pays for it.
         from failgate_hooks.verify.pins import PinError
-        from failgate_hooks.verify.subject import gate_subject
+        from failgate_hooks.verify.subject import gate_run
 
         command = verification.command
         signers, why = self._signers(request)
         if signers is None:
             return _not_covered(command, [why])
         try:
-            subject = gate_subject(
+            subject = gate_run(
                 self.repo,
                 entity_key=item.entity_key,
                 verification=verification,
@@ -74,7 +74,7 @@ class EvidenceCheck:
                 pinned_from=pinned_from,
                 ledger_dir=self.config.ledger,
                 environment=request.context.environment,
-            )
+            ).subject()
         except PinError as exc:
             return _not_covered(command, [f"the gate's verifier cannot be pinned: {exc}"])
         return self._lookup(command, subject, self._checker(signers))

@@ -2,7 +2,7 @@
 
 Worked out here and nowhere else. The pass cache keys a pass by it
 (verify/run.py), attesting signs it and a check of evidence looks for it
-(`gate_subject`): the pinned files as `resolve_pins` takes them from the
+(`GateRun.subject`): the pinned files as `resolve_pins` takes them from the
 revision the verification came from, the content key or, with `inputs`, the
 input key, the entity and the environment. So a statement made for a run is the
 one a check of that run looks for, and a cached pass is the run it stands for.
@@ -115,27 +115,3 @@ def gate_run(
         ledger_dir=ledger_dir,
         environment=environment,
     )
-
-
-def gate_subject(
-    repo: GitRepo,
-    *,
-    entity_key: str,
-    verification: Verification,
-    commit: str,
-    pinned_from: str | None,
-    ledger_dir: str,
-    environment: str | None,
-) -> Subject:
-    """The subject of `verification` run for `entity_key` on `commit`.
-
-    Raises PinError when a pinned file cannot be taken: then nothing stands for a run."""
-    return gate_run(
-        repo,
-        entity_key=entity_key,
-        verification=verification,
-        commit=commit,
-        pinned_from=pinned_from,
-        ledger_dir=ledger_dir,
-        environment=environment,
-    ).subject()
