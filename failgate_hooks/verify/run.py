@@ -86,9 +86,7 @@ def run_gate_verifier(
             return VerifierResult(command, VerifierOutcome.UNTRUSTED, detail=UNTRUSTED_DETAIL)
     # Before the cache: with `inputs`, a commit that adds a shadow has the key of one
     # that does not, and a cached answer must be the one a run would give.
-    shadow = shadowing(repo, commit, run.pins, command) or _reads_former_variables(
-        repo, command, run.pins
-    )
+    shadow = shadowing(repo, commit, run.pins, command)
     if shadow is not None:
         return VerifierResult(command, VerifierOutcome.NO_VERDICT, detail=shadow)
 
@@ -110,6 +108,11 @@ def run_gate_verifier(
                 cached=True,
                 detail=same,
             )
+    # After the cache, which holds no pass of such a verifier: every pass it keeps was
+    # made after this was asked, and the pins are part of its key.
+    former = _reads_former_variables(repo, command, run.pins)
+    if former is not None:
+        return VerifierResult(command, VerifierOutcome.NO_VERDICT, detail=former)
     if cache_only:
         return VerifierResult(command, VerifierOutcome.NOT_RUN, detail=NOT_RUN_DETAIL)
 
