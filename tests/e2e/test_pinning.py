@@ -395,3 +395,45 @@ def test_a_verifier_is_not_told_the_ref_so_a_pass_elsewhere_cannot_clear_main(
     assert refused.returncode != 0, refused.stderr
     assert no_longer in refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before != broken
+
+
+# --------------------------------------------------------------------------- review: gaps left
+
+
+def server_with_check_at(tmp_path: Path, check_path: str, command: str) -> tuple[Repo, Path]:
+    """As `server`, but the gate's verifier is `command`, pinning the one file `check_path`."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write(check_path, demo.CHECK_SCRIPT)
+    repo.write("failgate.toml", 'relaxers = ["alice"]\nidentity_env = "REMOTE_USER"\n')
+    repo.commit("the check where the team keeps its scripts; who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.record(
+        KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
+        "--verify", command, "--verify-file", check_path,
+        "--note", "six modules, budget sized for two and a half", "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the gas budget failure")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    return repo, remote
+
+
+def test_a_standard_library_name_beside_a_pinned_script_without_a_py_suffix_is_refused(
+    tmp_path: Path,
+) -> None:
+    """`python3 checks/check-gas-budget` runs the pinned script as `python3 checks/x.py`
+    would: Python puts checks/ first on sys.path, so the commit's checks/json.py is what
+    `import json` loads. The standard-library rule looked only beside pinned `*.py`."""
+    repo, remote = server_with_check_at(
+        tmp_path, "checks/check-gas-budget", "python3 checks/check-gas-budget"
+    )
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write(
+        "checks/json.py", 'def load(handle):\n    return {"modules": 1, "gas_budget": 10**9}\n'
+    )
+    broken = repo.commit("a json beside the check")
+    refused = push(repo, "main")
+    assert remote_ref(remote, "refs/heads/main") == before != broken, refused.stderr
+    assert "checks/json.py is not pinned and shadows the standard library's `json`" in (
+        refused.stderr
+    )
