@@ -13,6 +13,7 @@ a pass cached for C cannot skip the judgement either.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 import sys
@@ -72,14 +73,17 @@ def _standard_shadow(
     repo: GitRepo, commit: str, pins: Sequence[Pin], pinned: set[str], argv: Sequence[str]
 ) -> str | None:
     """Why an unpinned module named as one of the standard library's, in the folder of a
-    pinned Python source (or the root, for `python -m` and `-c`), would be imported in
-    its place; None when there is none."""
+    pinned Python source, or of a pinned file the command names (a script need not end
+    in `.py`), or in the root for `python -m` and `-c`, would be imported in its place;
+    None when there is none."""
     folders: dict[str, str] = {}  # folder -> what Python runs from it
     if _runs_from_root(argv):
         folders[""] = f"`{shlex.join(argv[:3])}`"
+    named = {posixpath.normpath(arg) for arg in argv}  # a script run by its path, any name
     for pin in pins:
         folder, _, filename = pin.path.rpartition("/")
-        if pin.folder is None and any(filename.endswith(s) for s in SOURCE_SUFFIXES):
+        source = any(filename.endswith(s) for s in SOURCE_SUFFIXES) or pin.path in named
+        if pin.folder is None and source:
             folders.setdefault(folder, pin.path)
     for folder, script in folders.items():
         for path, name in _standard_rivals(repo, commit, folder):
