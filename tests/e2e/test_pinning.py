@@ -437,3 +437,32 @@ def test_a_standard_library_name_beside_a_pinned_script_without_a_py_suffix_is_r
     assert "checks/json.py is not pinned and shadows the standard library's `json`" in (
         refused.stderr
     )
+
+
+def test_a_pinned_file_main_lost_cannot_be_restored_unreviewed(tmp_path: Path) -> None:
+    """Main lost the release gate's pinned check (alice, a relaxer, moved it away), so
+    the gate cannot start anywhere. Bob, no relaxer, pushes to main his own file at the
+    pinned path, where the gate does not apply: the pin comparison skips a gate whose
+    protected copy is missing, so nothing lists it. Once his commit is main's tip its
+    copy is the pinned one, and a push to a release branch clears the broken budget."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", 'relaxers = ["alice"]\nidentity_env = "REMOTE_USER"\n')
+    repo.commit("who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push", "--ref", "refs/heads/release/*")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    repo.git("rm", "-q", demo.CHECK_PATH)
+    repo.commit("move the checks out (the gate's file with them)")
+    moved = push(repo, "main", user="alice")
+    assert moved.returncode == 0, moved.stderr
+    assert "RELAXED pinned file" in moved.stderr  # losing the file is listed
+    repo.write(demo.CHECK_PATH, GUTTED)
+    gutted = repo.commit("bring the gas budget check back")
+    restored = push(repo, "main")
+    if restored.returncode == 0:  # what that opens: the release gate clears on his copy
+        released = push(repo, "main:refs/heads/release/1.0")
+        assert released.returncode != 0, released.stderr
+    assert restored.returncode != 0, restored.stderr
+    assert "PENDING" in restored.stderr
+    assert remote_ref(remote, "refs/heads/main") != gutted
