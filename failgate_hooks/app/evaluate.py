@@ -270,12 +270,22 @@ class Evaluator:
             try:
                 pins = resolve_pins(self.repo, pinned_from, verification.files)
             except PinError:
-                continue  # no copy to weaken: the gate's run says why it cannot start
-            why = differs_from(self.repo, request.commit, pins)
+                # The gate cannot start today, but what C puts at a pinned path is what
+                # runs once C is a protected tip: a file brought back is a change too.
+                why = self._path_changed(pinned_from, request.commit, verification.files)
+            else:
+                why = differs_from(self.repo, request.commit, pins)
             if why is not None:
                 what = f"{why}, pinned for {resolution.entity_key} from {pinned_from[:12]}"
                 found.append(Relaxation("", "", kind, accepted, what))
         return tuple(found)
+
+    def _path_changed(self, pinned_from: str, commit: str, files: Sequence[str]) -> str | None:
+        """The first pinned path whose entry `commit` holds otherwise than `pinned_from`."""
+        for path in files:
+            if self.repo.tree_entry(pinned_from, path) != self.repo.tree_entry(commit, path):
+                return f"pinned file {path} differs from {commit[:12]}'s"
+        return None
 
     def _signers_added(self, request: Request) -> list[str]:
         """A line the pushed commit adds to the signers file in force: who may attest grows."""
