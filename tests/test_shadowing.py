@@ -254,3 +254,22 @@ def test_a_standard_library_name_at_the_root_shadows_it_under_python_m_or_c(
     assert result.detail.startswith("json.py is not pinned and shadows the standard library's")
     assert "the checkout's root folder" in result.detail
     assert runs(marker) == []
+
+
+@pytest.mark.parametrize("flags", [("-Bm",), ("-u", "-Em"), ("-qm",)])
+def test_a_standard_library_name_at_the_root_shadows_it_under_combined_short_flags(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    """Python takes short options together: `python3 -Bm checks.gate` is `-B -m
+    checks.gate`, and puts the checkout's root first on sys.path as `-m` alone does."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    repo.commit("a verifier run as a module")
+    repo.write("json.py", "def loads(_text):\n    return {'ok': True}\n")
+    repo.commit("a json of the commit's own, at the root")
+    marker = tmp_path / "marker"
+    command = (PY, *flags, "checks.gate", str(marker))
+    result = verify(repo, Verification(command=command, files=("checks/gate.py",)))
+    assert result.outcome is VerifierOutcome.NO_VERDICT, (result, runs(marker))
+    assert result.detail.startswith("json.py is not pinned and shadows the standard library's")
+    assert runs(marker) == []
