@@ -100,11 +100,20 @@ def _standard_shadow(
 
 def _runs_from_root(argv: Sequence[str]) -> bool:
     """Whether `argv` runs Python with `-m` or `-c`, which put the working folder (the
-    checkout's root) first on sys.path. Any python-named program counts: a false yes
-    only asks for the root's standard library names to be pinned."""
+    checkout's root) first on sys.path, alone or among other short options (`-Bm`). Any
+    python-named program counts: a false yes only asks for the root's standard library
+    names to be pinned."""
     if not argv or not _PYTHON.match(argv[0].rpartition("/")[2]):
         return False
-    return any(arg[:2] in ("-m", "-c") for arg in argv[1:] if arg.startswith("-"))
+    for arg in argv[1:]:
+        if not arg.startswith("-") or arg.startswith("--"):
+            continue
+        for option in arg[1:]:  # short options go together: `-Bm` is `-B -m`
+            if option in "cm":
+                return True
+            if option in "WX":  # the rest is its argument
+                break
+    return False
 
 
 def _standard_rivals(repo: GitRepo, commit: str, folder: str) -> Iterator[tuple[str, str]]:
