@@ -273,3 +273,20 @@ def test_a_standard_library_name_at_the_root_shadows_it_under_combined_short_fla
     assert result.outcome is VerifierOutcome.NO_VERDICT, (result, runs(marker))
     assert result.detail.startswith("json.py is not pinned and shadows the standard library's")
     assert runs(marker) == []
+
+
+def test_a_verifier_that_pins_nothing_is_not_refused_for_a_root_package_of_a_standard_name(
+    tmp_path: Path,
+) -> None:
+    """The project's own email/ package (or types.py, …) at the root is the commit's, as
+    everything is for a verifier that pins no file: there is no pinned module for it to
+    stand in for, and `python3 -c` (or `-m pytest`) must still give its verdict."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("email/__init__.py", "")
+    repo.write("email/send.py", "def send():\n    pass\n")
+    repo.commit("the project's own email package")
+    marker = tmp_path / "marker"
+    code = f"open({str(marker)!r}, 'a').write('ran\\n')"
+    result = verify(repo, Verification(command=(PY, "-c", code), files=()))
+    assert result.outcome is VerifierOutcome.PASSED, result
+    assert runs(marker) == ["ran"]
