@@ -77,7 +77,7 @@ def _standard_shadow(
     in `.py`), or in the root for `python -m` and `-c`, would be imported in its place;
     None when there is none."""
     folders: dict[str, str] = {}  # folder -> what Python runs from it
-    if _runs_from_root(argv):
+    if pins and _runs_from_root(argv):  # with nothing pinned, nothing to stand in for
         folders[""] = f"`{shlex.join(argv[:3])}`"
     named = {posixpath.normpath(arg) for arg in argv}  # a script run by its path, any name
     for pin in pins:
