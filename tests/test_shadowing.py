@@ -290,3 +290,21 @@ def test_a_verifier_that_pins_nothing_is_not_refused_for_a_root_package_of_a_sta
     result = verify(repo, Verification(command=(PY, "-c", code), files=()))
     assert result.outcome is VerifierOutcome.PASSED, result
     assert runs(marker) == ["ran"]
+
+
+def test_a_standard_library_name_at_the_root_shadows_it_under_env_python_m(
+    tmp_path: Path,
+) -> None:
+    """`env python3 -m checks.gate` (a common way to name the interpreter, or to set a
+    variable for it) runs Python with `-m` as the command without `env` does."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    repo.commit("a verifier run as a module")
+    repo.write("json.py", "def loads(_text):\n    return {'ok': True}\n")
+    repo.commit("a json of the commit's own, at the root")
+    marker = tmp_path / "marker"
+    command = ("env", "LC_ALL=C", PY, "-m", "checks.gate", str(marker))
+    result = verify(repo, Verification(command=command, files=("checks/gate.py",)))
+    assert result.outcome is VerifierOutcome.NO_VERDICT, (result, runs(marker))
+    assert result.detail.startswith("json.py is not pinned and shadows the standard library's")
+    assert runs(marker) == []
