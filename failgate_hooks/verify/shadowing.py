@@ -101,11 +101,11 @@ def _standard_shadow(
 def _runs_from_root(argv: Sequence[str]) -> bool:
     """Whether `argv` runs Python with `-m` or `-c`, which put the working folder (the
     checkout's root) first on sys.path, alone or among other short options (`-Bm`). Any
-    python-named program counts: a false yes only asks for the root's standard library
-    names to be pinned."""
-    if not argv or not _PYTHON.match(argv[0].rpartition("/")[2]):
-        return False
-    for arg in argv[1:]:
+    python-named program counts, first or started by another (`env`): a false yes only
+    asks for the root's standard library names to be pinned."""
+    # argv[0], or a program after it (`env python3 -m`, `uv run python -c`)
+    starts = [at for at, arg in enumerate(argv) if _PYTHON.match(arg.rpartition("/")[2])]
+    for arg in argv[starts[0] + 1 :] if starts else ():
         if not arg.startswith("-") or arg.startswith("--"):
             continue
         for option in arg[1:]:  # short options go together: `-Bm` is `-B -m`
