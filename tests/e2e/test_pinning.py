@@ -466,3 +466,30 @@ def test_a_pinned_file_main_lost_cannot_be_restored_unreviewed(tmp_path: Path) -
     assert restored.returncode != 0, restored.stderr
     assert "PENDING" in restored.stderr
     assert remote_ref(remote, "refs/heads/main") != gutted
+
+
+def test_an_input_that_links_outside_the_inputs_keys_its_target(tmp_path: Path) -> None:
+    """With `inputs`, a pass is keyed by the files the globs match. A deploy/budget.json
+    that links to data/budget.json is keyed by the link's text: push 1 passes with a
+    fixed budget there, push 2 breaks the budget behind the link under the same key,
+    and the cached pass clears it without a run."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", 'relaxers = ["alice"]\nidentity_env = "REMOTE_USER"\n')
+    repo.commit("who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push", "--input", "deploy/*.json")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    (repo.path / demo.BUDGET_PATH).unlink()
+    (repo.path / demo.BUDGET_PATH).symlink_to("../data/budget.json")
+    repo.write("data/budget.json", demo.budget_json(demo.FIXED_BUDGET))
+    fixed = repo.commit("the budget kept under data/")
+    first = push(repo, "main")
+    assert first.returncode == 0, first.stderr
+    assert remote_ref(remote, "refs/heads/main") == fixed
+    repo.write("data/budget.json", demo.budget_json(demo.BROKEN_BUDGET))
+    broken = repo.commit("the budget for two and a half modules again")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert HELD in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == fixed != broken
