@@ -11,6 +11,7 @@ import pytest
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify import keys as keys_module
 from failgate_hooks.verify.keys import content_key, input_key
+from failgate_hooks.verify.subject import run_content_key
 from tests.conftest import Repo, make_repo
 
 # --------------------------------------------------------------------------- content key
@@ -206,3 +207,24 @@ def test_an_input_key_kept_under_other_matching_rules_is_not_used(
         monkeypatch.setattr(grepo, "ls_folder", counting)
         input_key(grepo, commit, patterns)
     assert listed == ["a/b"]  # worked out again, not taken from the file
+
+
+def test_a_link_among_the_inputs_or_on_their_way_keys_by_all_content(any_repo: Repo) -> None:
+    """The verifier reads what a link points at, which no matched entry names: such a
+    gate is keyed by the content key, so a change behind the link is a change."""
+    repo = any_repo
+    repo.write("data/budget.json", "{}\n")
+    repo.write("deploy/main.json", "{}\n")
+    base = repo.commit("inputs")
+    (repo.path / "deploy" / "budget.json").symlink_to("../data/budget.json")
+    (repo.path / "conf").symlink_to("data")
+    linked = repo.commit("a file link among the inputs, a folder link on their way")
+    with GitRepo.open(repo.path) as grepo:
+        assert input_key(grepo, base, ("deploy/*.json",)) is not None
+        assert input_key(grepo, linked, ("deploy/*.json",)) is None
+        assert input_key(grepo, linked, ("conf/*.json",)) is None
+        whole = content_key(grepo, linked, "ledger")
+        assert run_content_key(grepo, linked, ("conf/*.json",), "ledger") == whole
+        assert run_content_key(grepo, base, ("deploy/*.json",), "ledger") != content_key(
+            grepo, base, "ledger"
+        )

@@ -24,6 +24,7 @@ from failgate_hooks.verify.localfiles import local_folder, read_quietly, write_a
 
 CONTENT_KEY_VERSION = "ck1"
 INPUT_KEY_VERSION = "ik1"
+_LINK = "120000"  # a symbolic link's mode
 
 _TREE = b"40000"
 
@@ -103,8 +104,10 @@ def _may_be_event(entry: TreeEntry, folder_length: int) -> bool:
     )
 
 
-def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str:
-    """The sorted (path, mode, blob) of C's files that match any `inputs` glob, hashed.
+def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str | None:
+    """The sorted (path, mode, blob) of C's files that match any `inputs` glob, hashed;
+    None when a link is among them or on the way to their folders: the verifier reads
+    what a link points at, which no entry here names (the caller keys by all content).
 
     Every file a glob matches lies in the folder its literal prefix names, so the
     key is a function of those folders' tree ids: it is kept by them (InputKeys),
@@ -113,6 +116,8 @@ def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str:
     folders = sorted({wildmatch.literal_prefix(p).rpartition("/")[0] for p in patterns})
     if not patterns or "" in folders:
         return _input_key(repo.sorted_files(commit)[0], patterns)  # the root: keyed by nothing
+    if any(_through_a_link(repo, commit, folder) for folder in folders):
+        return None
     where = []
     for folder in folders:
         entry = repo.tree_entry(commit, folder)
@@ -125,8 +130,21 @@ def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str:
     if found is None:
         entries = {e.path: e for folder in folders for e in repo.ls_folder(commit, folder)}
         found = _input_key(sorted(entries.values(), key=lambda e: e.path), patterns)
-        keys.put(memo, found)
+        if found is not None:
+            keys.put(memo, found)
     return found
+
+
+def _through_a_link(repo: GitRepo, commit: str, folder: str) -> bool:
+    """Whether `folder`, or a folder on the way to it, is a link in `commit`."""
+    parts = folder.split("/")
+    for depth in range(1, len(parts) + 1):
+        entry = repo.tree_entry(commit, "/".join(parts[:depth]))
+        if entry is None:
+            return False
+        if entry.mode == _LINK:
+            return True
+    return False
 
 
 @functools.cache
@@ -140,13 +158,16 @@ def _matching_rules() -> str:
     return hashlib.sha256(source).hexdigest()[:16]
 
 
-def _input_key(entries: Sequence[TreeEntry], patterns: Sequence[str]) -> str:
-    """The key of the entries (sorted by path) that match any of `patterns`."""
+def _input_key(entries: Sequence[TreeEntry], patterns: Sequence[str]) -> str | None:
+    """The key of the entries (sorted by path) that match any of `patterns`; None when
+    one of them is a link."""
     paths = [e.path for e in entries]
     matched = [
         [entries[i].path, entries[i].mode, entries[i].oid]
         for i in wildmatch.matching(patterns, paths)
     ]
+    if any(mode == _LINK for _, mode, _ in matched):
+        return None
     # The mode is kept too: a file turned into a symlink to the same text is not the same input.
     payload = json.dumps([INPUT_KEY_VERSION, matched], separators=(",", ":")).encode("utf-8")
     return f"{INPUT_KEY_VERSION}:{hashlib.sha256(payload).hexdigest()}"

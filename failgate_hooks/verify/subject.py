@@ -33,10 +33,10 @@ def run_content_key(
     repo: GitRepo, commit: str, inputs: Sequence[str] | None, ledger_dir: str
 ) -> str:
     """What of `commit` a verifier's verdict depends on: with `inputs`, the files they
-    match (the input key); else the commit's tree without the ledger (the content key)."""
-    if inputs:
-        return input_key(repo, commit, inputs)
-    return content_key(repo, commit, ledger_dir)
+    match (the input key); else, or when a link is among them, the commit's tree
+    without the ledger (the content key)."""
+    found = input_key(repo, commit, inputs) if inputs else None
+    return found if found is not None else content_key(repo, commit, ledger_dir)
 
 
 @dataclass(frozen=True)
