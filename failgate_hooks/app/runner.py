@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from failgate_hooks.app.evidence import EvidenceCheck
     from failgate_hooks.verify.checkout import Checkouts
     from failgate_hooks.verify.sandbox import Sandbox
+    from failgate_hooks.verify.trust import TrustStore
 
 
 def progress_line(text: str) -> None:
@@ -57,6 +58,7 @@ class VerifierRunner:
         self.hidden = tuple(hidden)  # more folders the sandbox hides (a signing key's)
         self._checkouts: Checkouts | None = None
         self._sandbox: Sandbox | None = None
+        self._trust: TrustStore | None = None  # read once for every gate of the run
 
     @property
     def checkouts(self) -> Checkouts:
@@ -89,7 +91,10 @@ class VerifierRunner:
         self, request: Request, item: Assessment, verification: Verification, pinned_from: str
     ) -> VerifierResult:
         from failgate_hooks.verify.run import run_gate_verifier
+        from failgate_hooks.verify.trust import TrustStore
 
+        if self._trust is None:
+            self._trust = TrustStore(self.repo.common_dir)
         return run_gate_verifier(
             self.repo,
             entity_key=item.entity_key,
@@ -99,6 +104,7 @@ class VerifierRunner:
             ledger_dir=self.config.ledger,
             environment=request.context.environment,
             checkouts=lambda: self.checkouts,
+            trust=self._trust,
             trust_ledger=self.trust_ledger or request.trust_ledger,
             default_timeout_s=self.config.default_timeout_s,
             no_cache=self.no_cache or request.no_cache,
