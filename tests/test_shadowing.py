@@ -233,45 +233,42 @@ sys.exit(0 if json.loads('{"ok": false}')["ok"] else 1)
 """
 
 
-@pytest.mark.parametrize("flag", ["-m", "-c"])
-def test_a_standard_library_name_at_the_root_shadows_it_under_python_m_or_c(
-    tmp_path: Path, flag: str
+def _gate_as_code(marker: Path) -> str:
+    """`python -c` code that runs checks.gate with `marker` as its argument."""
+    run = "import runpy; runpy.run_module('checks.gate', run_name='__main__')"
+    return f"import sys; sys.argv[1:] = [{str(marker)!r}]; {run}"
+
+
+# Each runs Python so that the checkout's root comes first on sys.path: `-m` and `-c`,
+# alone or among other short options (`-Bm` is `-B -m`), or started by another program.
+ROOT_FIRST = {
+    "-m": lambda marker: (PY, "-m", "checks.gate", str(marker)),
+    "-c": lambda marker: (PY, "-c", _gate_as_code(marker)),
+    "-Bm": lambda marker: (PY, "-Bm", "checks.gate", str(marker)),
+    "-u -Em": lambda marker: (PY, "-u", "-Em", "checks.gate", str(marker)),
+    "-qm": lambda marker: (PY, "-qm", "checks.gate", str(marker)),
+    "env": lambda marker: ("env", "LC_ALL=C", PY, "-m", "checks.gate", str(marker)),
+}
+
+
+@pytest.mark.parametrize("how", sorted(ROOT_FIRST))
+def test_a_standard_library_name_at_the_root_shadows_it_when_python_looks_there_first(
+    tmp_path: Path, how: str
 ) -> None:
-    """`python -m` and `python -c` put the checkout's root first on sys.path: a json.py
-    there is what the pinned module imports."""
+    """`python -m`, `python -c` (and the same among other options, or under `env`) put
+    the checkout's root first on sys.path: a json.py there is what the pinned module
+    imports."""
     repo = make_repo(tmp_path / "repo")
     repo.write("checks/gate.py", GATE)
     repo.commit("a verifier run as a module")
     repo.write("json.py", "def loads(_text):\n    return {'ok': True}\n")
     repo.commit("a json of the commit's own, at the root")
     marker = tmp_path / "marker"
-    code = "import runpy, sys; runpy.run_module('checks.gate', run_name='__main__')"
-    command = (PY, "-m", "checks.gate", str(marker)) if flag == "-m" else (PY, "-c", code)
-    if flag == "-c":
-        command = (PY, "-c", f"import sys; sys.argv[1:] = [{str(marker)!r}]; {code}")
-    result = verify(repo, Verification(command=command, files=("checks/gate.py",)))
-    assert result.outcome is VerifierOutcome.NO_VERDICT, result
-    assert result.detail.startswith("json.py is not pinned and shadows the standard library's")
-    assert "the checkout's root folder" in result.detail
-    assert runs(marker) == []
-
-
-@pytest.mark.parametrize("flags", [("-Bm",), ("-u", "-Em"), ("-qm",)])
-def test_a_standard_library_name_at_the_root_shadows_it_under_combined_short_flags(
-    tmp_path: Path, flags: tuple[str, ...]
-) -> None:
-    """Python takes short options together: `python3 -Bm checks.gate` is `-B -m
-    checks.gate`, and puts the checkout's root first on sys.path as `-m` alone does."""
-    repo = make_repo(tmp_path / "repo")
-    repo.write("checks/gate.py", GATE)
-    repo.commit("a verifier run as a module")
-    repo.write("json.py", "def loads(_text):\n    return {'ok': True}\n")
-    repo.commit("a json of the commit's own, at the root")
-    marker = tmp_path / "marker"
-    command = (PY, *flags, "checks.gate", str(marker))
+    command = ROOT_FIRST[how](marker)
     result = verify(repo, Verification(command=command, files=("checks/gate.py",)))
     assert result.outcome is VerifierOutcome.NO_VERDICT, (result, runs(marker))
     assert result.detail.startswith("json.py is not pinned and shadows the standard library's")
+    assert "the checkout's root folder" in result.detail
     assert runs(marker) == []
 
 
@@ -290,21 +287,3 @@ def test_a_verifier_that_pins_nothing_is_not_refused_for_a_root_package_of_a_sta
     result = verify(repo, Verification(command=(PY, "-c", code), files=()))
     assert result.outcome is VerifierOutcome.PASSED, result
     assert runs(marker) == ["ran"]
-
-
-def test_a_standard_library_name_at_the_root_shadows_it_under_env_python_m(
-    tmp_path: Path,
-) -> None:
-    """`env python3 -m checks.gate` (a common way to name the interpreter, or to set a
-    variable for it) runs Python with `-m` as the command without `env` does."""
-    repo = make_repo(tmp_path / "repo")
-    repo.write("checks/gate.py", GATE)
-    repo.commit("a verifier run as a module")
-    repo.write("json.py", "def loads(_text):\n    return {'ok': True}\n")
-    repo.commit("a json of the commit's own, at the root")
-    marker = tmp_path / "marker"
-    command = ("env", "LC_ALL=C", PY, "-m", "checks.gate", str(marker))
-    result = verify(repo, Verification(command=command, files=("checks/gate.py",)))
-    assert result.outcome is VerifierOutcome.NO_VERDICT, (result, runs(marker))
-    assert result.detail.startswith("json.py is not pinned and shadows the standard library's")
-    assert runs(marker) == []

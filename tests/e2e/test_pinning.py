@@ -26,7 +26,7 @@ from failgate_hooks.core.events import (
 )
 from tests.conftest import Repo
 from tests.e2e.test_ci import pr_world, pull_request
-from tests.e2e.test_pre_receive import install_pre_receive, push, server
+from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive, push, server
 from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
 
 GUTTED = "import sys\nsys.exit(0)\n"
@@ -404,7 +404,7 @@ def server_with_check_at(tmp_path: Path, check_path: str, command: str) -> tuple
     """As `server`, but the gate's verifier is `command`, pinning the one file `check_path`."""
     repo = budget_repo(tmp_path / "work")
     repo.write(check_path, demo.CHECK_SCRIPT)
-    repo.write("failgate.toml", 'relaxers = ["alice"]\nidentity_env = "REMOTE_USER"\n')
+    repo.write("failgate.toml", RELAXERS)
     repo.commit("the check where the team keeps its scripts; who may relax gates")
     remote = with_remote(repo, tmp_path / "remote.git")
     repo.record(
@@ -445,13 +445,7 @@ def test_a_pinned_file_main_lost_cannot_be_restored_unreviewed(tmp_path: Path) -
     pinned path, where the gate does not apply: the pin comparison skips a gate whose
     protected copy is missing, so nothing lists it. Once his commit is main's tip its
     copy is the pinned one, and a push to a release branch clears the broken budget."""
-    repo = budget_repo(tmp_path / "work")
-    repo.write("failgate.toml", 'relaxers = ["alice"]\nidentity_env = "REMOTE_USER"\n')
-    repo.commit("who may relax gates")
-    remote = with_remote(repo, tmp_path / "remote.git")
-    record_failure(repo, "push", "--ref", "refs/heads/release/*")
-    assert push(repo, "main").returncode == 0  # no server hook yet
-    install_pre_receive(remote, "--exec")
+    repo, remote = server(tmp_path, "--exec", record=("--ref", "refs/heads/release/*"))
     repo.git("rm", "-q", demo.CHECK_PATH)
     repo.commit("move the checks out (the gate's file with them)")
     moved = push(repo, "main", user="alice")
@@ -473,13 +467,7 @@ def test_an_input_that_links_outside_the_inputs_keys_its_target(tmp_path: Path) 
     that links to data/budget.json is keyed by the link's text: push 1 passes with a
     fixed budget there, push 2 breaks the budget behind the link under the same key,
     and the cached pass clears it without a run."""
-    repo = budget_repo(tmp_path / "work")
-    repo.write("failgate.toml", 'relaxers = ["alice"]\nidentity_env = "REMOTE_USER"\n')
-    repo.commit("who may relax gates")
-    remote = with_remote(repo, tmp_path / "remote.git")
-    record_failure(repo, "push", "--input", "deploy/*.json")
-    assert push(repo, "main").returncode == 0  # no server hook yet
-    install_pre_receive(remote, "--exec")
+    repo, remote = server(tmp_path, "--exec", record=("--input", "deploy/*.json"))
     (repo.path / demo.BUDGET_PATH).unlink()
     (repo.path / demo.BUDGET_PATH).symlink_to("../data/budget.json")
     repo.write("data/budget.json", demo.budget_json(demo.FIXED_BUDGET))

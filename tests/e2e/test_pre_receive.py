@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from tests.conftest import Repo, git
@@ -28,13 +29,14 @@ def push(repo: Repo, *args: str, user: str = "bob") -> subprocess.CompletedProce
     )  # fmt: skip
 
 
-def server(tmp_path: Path, *hook_args: str) -> tuple[Repo, Path]:
-    """A remote whose main has the config and the recorded failure; the hook installed."""
+def server(tmp_path: Path, *hook_args: str, record: Sequence[str] = ()) -> tuple[Repo, Path]:
+    """A remote whose main has the config and the recorded failure (`record`: more
+    arguments for it); the hook installed."""
     repo = budget_repo(tmp_path / "work")
     repo.write("failgate.toml", RELAXERS)
     repo.commit("who may relax gates")
     remote = with_remote(repo, tmp_path / "remote.git")
-    record_failure(repo, "push")
+    record_failure(repo, "push", *record)
     assert push(repo, "main").returncode == 0  # no server hook yet
     install_pre_receive(remote, *hook_args)
     return repo, remote
