@@ -228,3 +228,27 @@ def test_a_link_among_the_inputs_or_on_their_way_keys_by_all_content(any_repo: R
         assert run_content_key(grepo, base, ("deploy/*.json",), "ledger") != content_key(
             grepo, base, "ledger"
         )
+
+
+@pytest.mark.parametrize(
+    ("link", "target", "pattern"),
+    [
+        ("deploy", "store/private", "*/budget.json"),
+        ("deploy/eu", "../store/private", "deploy/*/budget.json"),
+    ],
+)
+def test_a_folder_link_a_glob_walks_through_keys_by_all_content(
+    any_repo: Repo, link: str, target: str, pattern: str
+) -> None:
+    """A glob's folder part can match a link to a folder: the verifier reads `budget.json`
+    behind it, at a path the glob does not match, so no input entry names it."""
+    repo = any_repo
+    repo.write("store/private/budget.json", "{}\n")
+    (repo.path / link).parent.mkdir(parents=True, exist_ok=True)
+    (repo.path / link).symlink_to(target)
+    first = repo.commit("a budget behind a folder link")
+    repo.write("store/private/budget.json", '{"broken": true}\n')
+    second = repo.commit("the budget behind the link changed")
+    with GitRepo.open(repo.path) as grepo:
+        keys = [run_content_key(grepo, c, (pattern,), "ledger") for c in (first, second)]
+    assert keys[0] != keys[1]

@@ -147,6 +147,15 @@ def _through_a_link(repo: GitRepo, commit: str, folder: str) -> bool:
     return False
 
 
+def _folder_globs(patterns: Sequence[str]) -> list[str]:
+    """Each folder a pattern's matches lie in, as globs: `a/*/b/*.json` -> `a`, `a/*`, `a/*/b`."""
+    globs: set[str] = set()
+    for pattern in patterns:
+        parts = pattern.split("/")[:-1]
+        globs.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+    return sorted(globs)
+
+
 @functools.cache
 def _matching_rules() -> str:
     """A hash of the glob matcher's source: a key kept under other rules is never used."""
@@ -159,15 +168,17 @@ def _matching_rules() -> str:
 
 
 def _input_key(entries: Sequence[TreeEntry], patterns: Sequence[str]) -> str | None:
-    """The key of the entries (sorted by path) that match any of `patterns`; None when
-    one of them is a link."""
+    """The key of the entries (sorted by path) that match any of `patterns`; None when a
+    link matches one, or matches a folder on one's way (`*` in `*/budget.json`): what
+    the verifier reads through it is named by no entry."""
+    links = [e.path for e in entries if e.mode == _LINK]
+    if links and wildmatch.matching([*patterns, *_folder_globs(patterns)], links, first=True):
+        return None
     paths = [e.path for e in entries]
     matched = [
         [entries[i].path, entries[i].mode, entries[i].oid]
         for i in wildmatch.matching(patterns, paths)
     ]
-    if any(mode == _LINK for _, mode, _ in matched):
-        return None
     # The mode is kept too: a file turned into a symlink to the same text is not the same input.
     payload = json.dumps([INPUT_KEY_VERSION, matched], separators=(",", ":")).encode("utf-8")
     return f"{INPUT_KEY_VERSION}:{hashlib.sha256(payload).hexdigest()}"
