@@ -194,6 +194,42 @@ def test_a_standard_library_name_pinned_or_without_init_is_no_shadow(
     assert runs(marker) == ["ran"]
 
 
+@pytest.mark.parametrize("path", ["checks/simplejson.py", "checks/yaml/__init__.py"])
+def test_a_module_the_reviewed_folder_did_not_offer_shadows_whatever_its_name(
+    world: Repo, tmp_path: Path, path: str
+) -> None:
+    """The script's folder is first for every import, also of a module installed or
+    missing: a name the reviewed revision did not offer there takes that import."""
+    reviewed = world.head()
+    world.write(path, LENIENT)
+    pushed = world.commit("a module beside the check")
+    marker = tmp_path / "marker"
+    result = verify(world, verification(marker), pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.NO_VERDICT, result
+    assert result.detail.startswith(f"{path} is not pinned and shadows any other "), result.detail
+    assert runs(marker) == []
+
+
+def test_a_module_the_reviewed_folder_offered_is_the_commits_to_change(
+    world: Repo, tmp_path: Path
+) -> None:
+    """A neighbour the reviewed script could already import is unpinned code like any
+    other the commit brings; pinning it is the team's choice. Without a reviewed
+    revision (nothing protected) the commit's folder is the one offered."""
+    world.write("checks/other_check.py", "x = 1\n")
+    reviewed = world.commit("another gate's script beside this one")
+    world.write("checks/other_check.py", "x = 2\n")
+    world.write("checks/notes.txt", "not a module\n")
+    pushed = world.commit("the other script changes")
+    marker = tmp_path / "marker"
+    result = verify(world, verification(marker), pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED, result
+    world.write("checks/simplejson.py", LENIENT)
+    unreviewed = world.commit("a new module, and nothing protected")
+    assert verify(world, verification(marker), unreviewed).outcome is VerifierOutcome.FAILED
+    assert runs(marker) == ["ran", "ran"]
+
+
 def test_module_stem_knows_every_suffix_python_loads() -> None:
     assert module_stem("helper.py") == "helper"
     assert module_stem("helper.pyc") == "helper"

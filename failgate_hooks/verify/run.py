@@ -86,7 +86,7 @@ def run_gate_verifier(
             return VerifierResult(command, VerifierOutcome.UNTRUSTED, detail=UNTRUSTED_DETAIL)
     # Before the cache: with `inputs`, a commit that adds a shadow has the key of one
     # that does not, and a cached answer must be the one a run would give.
-    shadow = shadowing(repo, commit, run.pins, command)
+    shadow = shadowing(repo, commit, run.pins, command, pinned_from)
     if shadow is not None:
         return VerifierResult(command, VerifierOutcome.NO_VERDICT, detail=shadow)
 

@@ -5,8 +5,10 @@ that Python finds first under the same name: a package folder (`helper/` beats
 `helper.py`), an extension module (`helper.*.so` beats both), a compiled file
 (an unchecked-hash `__pycache__/helper.*.pyc` is used without reading the
 source). Nor can it put a module of the standard library's name beside a pinned
-script: Python looks in the script's own folder first, so a `checks/json.py`
-is what the pinned `checks/check.py` loads for `import json`. Judged on C's
+script, or one of a name the reviewed revision did not offer there: Python
+looks in the script's own folder first, so a `checks/json.py` is what the
+pinned `checks/check.py` loads for `import json`, a `checks/yaml.py` for
+`import yaml`. Judged on C's
 tree with the pinned files laid over it, which is what the checkout holds, so
 a pass cached for C cannot skip the judgement either.
 """
@@ -20,6 +22,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES, SOURCE_SUFFIXES
 
+from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo, TreeEntry
 from failgate_hooks.verify.pins import Pin, pinned_folders
 
@@ -41,12 +44,18 @@ def module_stem(filename: str) -> str | None:
 
 
 def shadowing(
-    repo: GitRepo, commit: str, pins: Sequence[Pin], argv: Sequence[str] = ()
+    repo: GitRepo,
+    commit: str,
+    pins: Sequence[Pin],
+    argv: Sequence[str] = (),
+    pinned_from: str | None = None,
 ) -> str | None:
     """Why an unpinned path in `commit` shadows a pinned module, or None when none does.
 
     `argv` is the verifier's command: run as `python -m` or `python -c`, Python looks
-    in the checkout's root folder first too."""
+    in the checkout's root folder first too. `pinned_from` is the revision the pins
+    come from (None: `commit`): what it offers beside a pinned script is what was
+    reviewed."""
     pinned = {pin.path for pin in pins}
     for pin in pins:
         folder, _, filename = pin.path.rpartition("/")
@@ -66,34 +75,59 @@ def shadowing(
                 f"for `{name or stem}`): pin it too in the verifier's files, pin {where} "
                 "whole, or remove it"
             )
-    return _standard_shadow(repo, commit, pins, pinned, argv)
+    reviewed = pinned_from if pinned_from not in (None, commit) else None
+    return _first_folder_shadow(repo, commit, pins, pinned, argv, reviewed)
 
 
-def _standard_shadow(
-    repo: GitRepo, commit: str, pins: Sequence[Pin], pinned: set[str], argv: Sequence[str]
+def _first_folder_shadow(
+    repo: GitRepo,
+    commit: str,
+    pins: Sequence[Pin],
+    pinned: set[str],
+    argv: Sequence[str],
+    reviewed: str | None,
 ) -> str | None:
-    """Why an unpinned module named as one of the standard library's, in the folder of a
-    pinned Python source, or of a pinned file the command names (a script need not end
-    in `.py`), or in the root for `python -m` and `-c`, would be imported in its place;
-    None when there is none."""
+    """Why an unpinned module would be imported from a folder Python looks in first;
+    None when there is none.
+
+    A pinned Python source's folder, or a pinned script's the command names (a script
+    need not end in `.py`), is first on `sys.path` for every import: the script's own,
+    and those of every module it loads, installed or not. There an unpinned module
+    is refused when it has a standard library name, or a name the `reviewed`
+    revision's folder does not offer: the commit may change the modules the reviewed
+    script was meant to import, never add one that takes an import from elsewhere
+    (`simplejson.py` for an optional `import simplejson`). The root under `python -m`
+    and `-c` is first too, but it holds the project under test, the commit's by
+    design: there only the standard library's names are judged."""
     folders: dict[str, str] = {}  # folder -> what Python runs from it
-    if pins and _runs_from_root(argv):  # with nothing pinned, nothing to stand in for
-        folders[""] = f"`{shlex.join(argv[:3])}`"
     named = {posixpath.normpath(arg) for arg in argv}  # a script run by its path, any name
     for pin in pins:
         folder, _, filename = pin.path.rpartition("/")
         source = any(filename.endswith(s) for s in SOURCE_SUFFIXES) or pin.path in named
         if pin.folder is None and source:
             folders.setdefault(folder, pin.path)
+    root_only = pins and _runs_from_root(argv) and "" not in folders
+    if root_only:  # with nothing pinned, nothing to stand in for
+        folders[""] = f"`{shlex.join(argv[:3])}`"
     for folder, script in folders.items():
-        for path, name in _standard_rivals(repo, commit, folder):
+        offered: set[str] | None = None  # None: only the standard library's names count
+        if reviewed is not None and not (root_only and folder == ""):
+            offered = {name for _, name in _importable(repo, reviewed, folder)}
+            since = short_id(reviewed)
+        for path, name in _importable(repo, commit, folder):
             if path in pinned:
+                continue
+            if name in _STANDARD:
+                what = f"the standard library's `{name}` for {script}"
+            elif offered is not None and name not in offered:
+                what = f"any other `{name}` for {script}, a module {since} had not there"
+            else:
                 continue
             where = f"{folder}/" if folder else "the checkout's root folder"
             return (
-                f"{path} is not pinned and shadows the standard library's `{name}` for "
-                f"{script} (Python looks in {where} first): pin it too in the verifier's "
-                f"files, pin {where} whole, or remove it"
+                f"{path} is not pinned and shadows {what} (Python looks in {where} "
+                f"first): pin it too in the verifier's files, pin {where} whole, or move it "
+                "to a folder of its own"
             )
     return None
 
@@ -116,26 +150,25 @@ def _runs_from_root(argv: Sequence[str]) -> bool:
     return False
 
 
-def _standard_rivals(repo: GitRepo, commit: str, folder: str) -> Iterator[tuple[str, str]]:
-    """(path, module name) of what in `folder` Python would import for a standard module:
-    a module of any suffix, a link, or a package's `__init__` (a folder without one is a
-    namespace portion, which the standard library's own module beats)."""
+def _importable(repo: GitRepo, commit: str, folder: str) -> Iterator[tuple[str, str]]:
+    """(path, module name) of what Python could import from `folder`: a module of any
+    suffix, a link, or a package's `__init__` (a folder without one is a namespace
+    portion, which a module of its name anywhere beats)."""
     prefix = f"{folder}/" if folder else ""
     for entry in _entries(repo, commit, folder):
         path = prefix + entry.path
-        if entry.mode.lstrip("0") == _SYMLINK:
-            name = entry.path if entry.path in _STANDARD else module_stem(entry.path)
-            if name is not None and name in _STANDARD:  # Python follows it: it counts as is
-                yield path, name
+        if entry.mode.lstrip("0") == _SYMLINK:  # Python follows it: it counts as is
+            name: str | None = module_stem(entry.path) or entry.path
         elif entry.type == "tree":
-            if entry.path in _STANDARD:
-                for inner in repo.tree_entries(entry.oid):
-                    if module_stem(inner.path) == "__init__":
-                        yield f"{path}/{inner.path}", entry.path
+            inner = repo.tree_entries(entry.oid) if entry.path != _CACHE else []
+            inits = [e.path for e in inner if module_stem(e.path) == "__init__"]
+            if inits:
+                yield f"{path}/{inits[0]}", entry.path
+            continue
         else:
             name = module_stem(entry.path)
-            if name is not None and name in _STANDARD:
-                yield path, name
+        if name is not None and name != "__init__":  # the folder's own marker: no rival
+            yield path, name
 
 
 def _rivals(repo: GitRepo, commit: str, folder: str, stem: str) -> Iterator[str]:

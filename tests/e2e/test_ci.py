@@ -355,7 +355,7 @@ sys.exit(1)
 
 def write_hostile_entity(repo: Repo) -> None:
     """A new entity whose title and verifier output try to become workflow commands."""
-    repo.write("checks/hostile.py", HOSTILE_CHECK)
+    repo.write("hostile/check.py", HOSTILE_CHECK)
     event = Event(
         id=new_event_id(),
         entity_key="ci:hostile",
@@ -364,7 +364,7 @@ def write_hostile_entity(repo: Repo) -> None:
         title=HOSTILE_TITLE,
         triggers=("push",),
         verification=Verification(
-            command=("python3", "checks/hostile.py"), files=("checks/hostile.py",)
+            command=("python3", "hostile/check.py"), files=("hostile/check.py",)
         ),
     )
     repo.write(

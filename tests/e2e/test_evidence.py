@@ -238,11 +238,11 @@ def test_the_verifier_never_sees_the_key_in_its_environment_proc_or_file(tmp_pat
     w = world(tmp_path)
     text = w.key.read_text()
     mark = text.splitlines()[2]  # a line of the private key's body
-    w.repo.write("checks/probe.py", PROBE.format(mark=mark, key_file=str(w.key)))
+    w.repo.write("probe/check.py", PROBE.format(mark=mark, key_file=str(w.key)))
     w.repo.record(
         "key-probe", "--status", "observed", "--title", "the key stays out of reach",
-        "--trigger", "push", "--verify", "python3 checks/probe.py",
-        "--verify-file", "checks/probe.py", "--no-probe",
+        "--trigger", "push", "--verify", "python3 probe/check.py",
+        "--verify-file", "probe/check.py", "--no-probe",
     )  # fmt: skip
     w.repo.commit("a verifier that hunts for the signing key")
     fix_budget(w.repo)

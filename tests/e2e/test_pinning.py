@@ -312,6 +312,40 @@ def test_an_unpinned_neighbour_cannot_stand_in_for_a_module_a_pinned_script_impo
     assert remote_ref(remote, "refs/heads/main") == before
 
 
+# Reviewed code that prefers a faster parser when one is installed, as much code does.
+PREFERS_SIMPLEJSON = demo.CHECK_SCRIPT.replace(
+    "import json\n",
+    "try:\n    import simplejson as json\nexcept ImportError:\n    import json\n",
+)
+
+
+def test_a_module_name_beside_a_pinned_script_is_pinned_whatever_its_name(
+    tmp_path: Path,
+) -> None:
+    """Not only the standard library's names: the script's folder comes first for every
+    import, also one of a module the verifier's Python lacks, or has installed. The
+    reviewed check takes simplejson when it can; a checks/simplejson.py the commit adds
+    is what it would load."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write(demo.CHECK_PATH, PREFERS_SIMPLEJSON)
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("the check takes simplejson where it is installed")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write(
+        "checks/simplejson.py",
+        'def load(handle):\n    return {"modules": 1, "gas_budget": 10**9}\n',
+    )
+    broken = repo.commit("a simplejson beside the check")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "checks/simplejson.py is not pinned" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before != broken
+
+
 # --------------------------------------------------------------------------- PATH
 
 
