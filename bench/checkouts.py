@@ -55,7 +55,7 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.checkout import Checkouts
 with GitRepo.open(".") as repo, Checkouts(repo) as checkouts:
     started = time.perf_counter()
-    with checkouts.checkout(sys.argv[1]) as root:
+    with checkouts.checkout(sys.argv[1], "ledger") as root:
         took = time.perf_counter() - started
 print(json.dumps({"seconds": took, "root": root}))
 """

@@ -406,11 +406,11 @@ def test_a_tampered_checkout_is_proven_back_to_the_commit(
     world = build_world(tmp_path)
     target = world.first if then == "same commit" else world.second
     with world.checkouts() as checkouts:
-        with checkouts.checkout(world.first) as root:
+        with checkouts.checkout(world.first, "ledger") as root:
             assert_holds(root, world.repo.path, world.first)
             time.sleep(1.1 if when == "a second later" else 0.01)
             tamper(Path(root), world.outside)
-        with checkouts.checkout(target) as again:
+        with checkouts.checkout(target, "ledger") as again:
             assert again == root  # moved, not written elsewhere
             assert_holds(again, world.repo.path, target)
     assert no_discard == []
@@ -423,9 +423,9 @@ def test_a_tampered_sha256_checkout_is_proven_back_to_the_commit(
     world = build_world(tmp_path, "sha256")
     assert len(world.first) == 64
     with world.checkouts() as checkouts:
-        with checkouts.checkout(world.first) as root:
+        with checkouts.checkout(world.first, "ledger") as root:
             tamper(Path(root), world.outside)
-        with checkouts.checkout(world.second) as again:
+        with checkouts.checkout(world.second, "ledger") as again:
             assert_holds(again, world.repo.path, world.second)
     assert no_discard == []
 
@@ -434,13 +434,13 @@ def test_a_clock_set_back_makes_the_next_run_look_at_everything(tmp_path: Path) 
     """File times older than the last run's record: nothing can be taken as unchanged."""
     world = build_world(tmp_path)
     with world.checkouts() as checkouts:
-        with checkouts.checkout(world.first) as root:
+        with checkouts.checkout(world.first, "ledger") as root:
             (Path(root) / "src/lib/junk.txt").write_text("x\n")
             time.sleep(0.2)  # the record is written after the change, as a clock set back makes it
             state = Path(root).parent / "state.json"
             recorded = json.loads(state.read_text())
             state.write_text(json.dumps({**recorded, "settled": time.time() + 3600.0}))
-        with checkouts.checkout(world.first) as again:
+        with checkouts.checkout(world.first, "ledger") as again:
             assert_holds(again, world.repo.path, world.first)
 
 
@@ -451,20 +451,20 @@ def test_a_folder_moved_in_is_looked_into_however_old_its_subfolders(
     world = build_world(tmp_path)
     time.sleep(1.1)  # the subfolders of the folder moved in are older than the checkout
     with world.checkouts() as checkouts:
-        with checkouts.checkout(world.first) as root:
+        with checkouts.checkout(world.first, "ledger") as root:
             tamper(Path(root), world.outside)
-        with checkouts.checkout(world.first) as again:
+        with checkouts.checkout(world.first, "ledger") as again:
             assert_holds(again, world.repo.path, world.first)
 
 
 def test_the_walk_never_follows_a_link_out_of_the_checkout(world: World) -> None:
     victim = world.outside / "lib"
     with world.checkouts() as checkouts:
-        with checkouts.checkout(world.first) as root:
+        with checkouts.checkout(world.first, "ledger") as root:
             folder_replaced_by_a_symlink_to_itself_moved(Path(root), world.outside)
             os.symlink(world.repo.path, Path(root) / "escape")
             os.symlink("..", Path(root) / "node_modules")
-        with checkouts.checkout(world.first):
+        with checkouts.checkout(world.first, "ledger"):
             pass
     assert sorted(p.name for p in victim.rglob("*")) == ["deep", "util.py", "x.txt"]
     assert (world.repo.path / ".git").is_dir()
@@ -490,10 +490,10 @@ def writes(root: str) -> dict[str, tuple[int, int]]:
 
 def test_moving_rewrites_only_what_the_commit_changed(world: World) -> None:
     with world.checkouts() as checkouts:
-        with checkouts.checkout(world.first) as root:
+        with checkouts.checkout(world.first, "ledger") as root:
             time.sleep(1.1)  # past the racy second: every entry's stat data is trusted
             before = writes(root)
-        with checkouts.checkout(world.second) as root:
+        with checkouts.checkout(world.second, "ledger") as root:
             after = writes(root)
     rewritten = sorted(p for p in before.keys() & after.keys() if before[p] != after[p])
     assert rewritten == ["src/app.py"]
@@ -507,13 +507,13 @@ def test_a_slot_whose_commit_lost_its_objects_still_moves(tmp_path: Path) -> Non
     repo.write("src/app.py", "print('rejected')\n")
     add_gitlink(repo, "vendor/rejected", world.first)
     rejected = repo.commit("a commit that will vanish")
-    with world.checkouts() as checkouts, checkouts.checkout(rejected) as root:
+    with world.checkouts() as checkouts, checkouts.checkout(rejected, "ledger") as root:
         (Path(root) / "vendor/rejected/left.txt").write_text("x\n")
     repo.git("reset", "-q", "--hard", world.second)
     repo.git("reflog", "expire", "--expire=now", "--all")
     repo.git("gc", "-q", "--prune=now")
     assert repo.git("cat-file", "-t", rejected, check=False) == ""
-    with world.checkouts() as checkouts, checkouts.checkout(world.second) as again:
+    with world.checkouts() as checkouts, checkouts.checkout(world.second, "ledger") as again:
         assert again == root
         assert_holds(again, repo.path, world.second)
 
@@ -526,7 +526,7 @@ def test_a_checkout_moves_between_a_submodule_and_a_folder(tmp_path: Path) -> No
     as_folder = repo.commit("the submodule becomes a folder")
     with world.checkouts() as checkouts:
         for commit in (world.first, as_folder, world.first, world.second):
-            with checkouts.checkout(commit) as root:
+            with checkouts.checkout(commit, "ledger") as root:
                 assert_holds(root, repo.path, commit)
                 (Path(root) / "vendor/lib/junk.txt").write_text("x\n")
 
@@ -539,7 +539,9 @@ def test_concurrent_runs_take_separate_checkouts_and_the_pool_is_bounded(world: 
     with GitRepo.open(world.repo.path) as grepo:
         with contextlib.ExitStack() as runs:
             roots = [
-                runs.enter_context(runs.enter_context(Checkouts(grepo)).checkout(world.first))
+                runs.enter_context(
+                    runs.enter_context(Checkouts(grepo)).checkout(world.first, "ledger")
+                )
                 for _ in range(MAX_SLOTS + 1)
             ]
             assert len(set(roots)) == len(roots)
@@ -549,7 +551,7 @@ def test_concurrent_runs_take_separate_checkouts_and_the_pool_is_bounded(world: 
             for root in roots:
                 assert_holds(root, world.repo.path, world.first)
         assert not os.path.exists(extra)
-        with Checkouts(grepo) as again, again.checkout(world.first) as root:
+        with Checkouts(grepo) as again, again.checkout(world.first, "ledger") as root:
             assert root in roots[:MAX_SLOTS]
 
 
@@ -558,7 +560,7 @@ import sys, time
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.checkout import Checkouts
 with GitRepo.open(sys.argv[1]) as repo, Checkouts(repo) as checkouts:
-    with checkouts.checkout(sys.argv[2]) as root:
+    with checkouts.checkout(sys.argv[2], "ledger") as root:
         print(root, flush=True)
         time.sleep(600)
 """
@@ -573,7 +575,7 @@ def test_a_checkout_another_process_holds_is_never_taken_and_a_killed_run_frees_
         assert child.stdout is not None
         held = child.stdout.readline().strip()
         assert held, "the other process got no checkout"
-        with world.checkouts() as checkouts, checkouts.checkout(world.first) as root:
+        with world.checkouts() as checkouts, checkouts.checkout(world.first, "ledger") as root:
             assert root != held
             assert_holds(root, world.repo.path, world.first)
         # Killed mid-run, as a git killed mid-move leaves it: a stale index.lock, an edit.
@@ -584,8 +586,8 @@ def test_a_checkout_another_process_holds_is_never_taken_and_a_killed_run_frees_
         with (
             world.checkouts() as one,
             world.checkouts() as two,
-            one.checkout(world.second) as a,
-            two.checkout(world.second) as b,
+            one.checkout(world.second, "ledger") as a,
+            two.checkout(world.second, "ledger") as b,
         ):
             assert {a, b} == {held, root}  # both free again, neither written elsewhere
             assert_holds(a, world.repo.path, world.second)
@@ -601,17 +603,17 @@ def test_idle_checkouts_are_pruned_and_deleting_the_pool_is_safe(world: World) -
         with (
             Checkouts(grepo) as one,
             Checkouts(grepo) as two,
-            one.checkout(world.first) as kept,
-            two.checkout(world.second) as idle,
+            one.checkout(world.first, "ledger") as kept,
+            two.checkout(world.second, "ledger") as idle,
         ):
             pass
         month_ago = time.time() - 30 * 86_400
         os.utime(Path(idle).parent / "state.json", (month_ago, month_ago))
-        with Checkouts(grepo) as again, again.checkout(world.first) as root:
+        with Checkouts(grepo) as again, again.checkout(world.first, "ledger") as root:
             assert root == kept
         assert not os.path.exists(idle)
         shutil.rmtree(Path(kept).parents[1])  # the whole pool, as a person may at any time
-        with Checkouts(grepo) as again, again.checkout(world.second) as root:
+        with Checkouts(grepo) as again, again.checkout(world.second, "ledger") as root:
             assert_holds(root, world.repo.path, world.second)
 
 
@@ -675,7 +677,7 @@ def test_git_in_the_pool_obeys_failgate_not_the_users_config(
 
     with GitRepo.open(repo.path) as grepo, Checkouts(grepo) as checkouts:
         for _ in range(2):  # written fresh, then moved
-            with checkouts.checkout(commit) as root:
+            with checkouts.checkout(commit, "ledger") as root:
                 assert_holds(root, repo.path, commit)
                 (Path(root) / "secret.enc").write_text("CIPHERTEXT\n")
     assert not marker.exists()
@@ -703,10 +705,10 @@ def test_submodule_recurse_leaves_the_users_submodule_alone(
     modules = repo.path / ".git" / "modules" / "vendor" / "library"
     before = {p: p.read_bytes() for p in modules.rglob("*") if p.is_file()}
     with GitRepo.open(repo.path) as grepo, Checkouts(grepo) as checkouts:
-        with checkouts.checkout(commit) as root:
+        with checkouts.checkout(commit, "ledger") as root:
             assert os.listdir(Path(root) / "vendor/library") == []
             (Path(root) / "vendor/library/README").write_text("written into the submodule\n")
-        with checkouts.checkout(commit) as root:
+        with checkouts.checkout(commit, "ledger") as root:
             assert_holds(root, repo.path, commit)
     assert {p: p.read_bytes() for p in modules.rglob("*") if p.is_file()} == before
     assert (repo.path / "vendor/library/README").read_text() == "a project\n"
@@ -720,10 +722,10 @@ def test_a_checkout_that_cannot_be_removed_is_reported_left_and_replaced(
     world: World, immutable_files: None
 ) -> None:
     with GitRepo.open(world.repo.path) as grepo, Checkouts(grepo) as co:
-        with co.checkout(world.first) as root:
+        with co.checkout(world.first, "ledger") as root:
             (Path(root) / "src/app.py").write_text("print('locked')\n")
             make_immutable(Path(root) / "src/app.py")
-        with co.checkout(world.second) as again:
+        with co.checkout(world.second, "ledger") as again:
             assert_holds(again, world.repo.path, world.second)
     (report,) = co.warnings
     left = list(Path(root).parents[1].glob("broken/*/tree/src/app.py"))
@@ -741,7 +743,7 @@ def test_a_temporary_checkout_that_cannot_be_removed_is_reported_and_left(
         GitRepo.open(world.repo.path) as grepo,
         Checkouts(grepo, parent_dir=str(parent)) as checkouts,
     ):
-        root = Path(checkouts.fresh(world.first))
+        root = Path(checkouts.fresh(world.first, "ledger"))
         make_immutable(root / "README")
     (report,) = checkouts.warnings
     assert (root / "README").exists()
@@ -757,10 +759,41 @@ def test_a_pool_that_cannot_be_kept_is_reported_and_temporary_checkouts_used(
     with (
         GitRepo.open(world.repo.path) as grepo,
         Checkouts(grepo) as co,
-        co.checkout(world.first) as root,
+        co.checkout(world.first, "ledger") as root,
     ):
         assert_holds(root, world.repo.path, world.first)
         assert not root.startswith(str(blocker))
     (report,) = co.warnings
     assert report.startswith(f"verifier checkouts cannot be kept in {blocker}")
     assert report.endswith("each run writes a fresh one")
+
+
+# --------------------------------------------------------------------------- the ledger
+
+
+def test_a_checkout_holds_the_commit_without_its_ledger_folder(world: World) -> None:
+    """The content key leaves the ledger out, so the verifier is not given it: a commit
+    that changes only the ledger is the same checkout, and nothing is written again."""
+    repo = world.repo
+    repo.git("switch", "-q", "--detach", world.second)
+    repo.write("a/b/ledger/k/20260101T000000Z-00000000.toml", "schema = 1\n")
+    repo.write("a/b/ledger/.budget.json", "{}\n")
+    repo.write("a/b/kept.txt", "beside the ledger\n")
+    with_ledger = repo.commit("a ledger, nested")
+    repo.write("a/b/ledger/k/20260102T000000Z-00000001.toml", "schema = 1\n")
+    another_event = repo.commit("another event")
+    with world.checkouts() as checkouts:
+        with checkouts.checkout(with_ledger, "a/b/ledger") as root:
+            want = {
+                path: entry
+                for path, entry in expected(repo.path, with_ledger).items()
+                if path != "a/b/ledger" and not path.startswith("a/b/ledger/")
+            }
+            assert listing(Path(root)) == want
+            kept = os.lstat(Path(root) / "a/b/kept.txt")
+        with checkouts.checkout(another_event, "a/b/ledger") as again:
+            assert again == root
+            assert not (Path(again) / "a/b/ledger").exists()
+            assert os.lstat(Path(again) / "a/b/kept.txt").st_ino == kept.st_ino
+        with checkouts.checkout(another_event, "ledger") as elsewhere:  # another name
+            assert (Path(elsewhere) / "a/b/ledger/.budget.json").read_text() == "{}\n"

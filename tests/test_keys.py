@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from failgate_hooks.core.events import Verification, Workdir
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify import keys as keys_module
 from failgate_hooks.verify.keys import content_key, input_key
-from failgate_hooks.verify.subject import run_content_key
+from failgate_hooks.verify.subject import gate_run, run_content_key
 from tests.conftest import Repo, make_repo
 
 # --------------------------------------------------------------------------- content key
@@ -27,7 +29,7 @@ def test_content_key_ignores_only_the_ledger(any_repo: Repo) -> None:
     repo.write("src/app.py", "print(1)\n")
     base = repo.commit("code")
     key = _content_key(repo, base)
-    assert key.startswith("ck1:")
+    assert key.startswith("ck2:")
     repo.write("ledger/deploy/gas/20261129T230500Z-7f3a9c1e.toml", "schema = 1\n")
     first_event = repo.commit("first ledger event")
     repo.write("ledger/deploy/gas/20261130T230500Z-00000000.toml", "schema = 1\n")
@@ -83,13 +85,13 @@ def test_content_key_reads_one_tree_per_level_of_the_ledger_path(repo: Repo) -> 
 
         grepo.read_object = counting  # type: ignore[method-assign]
         content_key(grepo, commit, "a/b/ledger")
-    # the commit, then the root, a and a/b; the commit once more for the ledger's
-    # listing, which one ls-tree gives (and reading the ledger made already)
-    assert len(reads) == 1 + 3 + 1
+    # the commit, then the root, a and a/b
+    assert len(reads) == 1 + 3
 
 
-def test_what_the_ledger_holds_besides_events_is_content(repo: Repo) -> None:
-    """A dot-file is never an event, and a link elsewhere can point a verifier at it."""
+def test_nothing_in_the_ledger_folder_is_content(repo: Repo) -> None:
+    """The verifier is given the commit without its ledger folder (`verified_tree`), so
+    what lies there, event or not, changes nothing it can read."""
     repo.write("ledger/k/20260101T000000Z-00000000.toml", "schema = 1\n")
     base = repo.commit("an event")
 
@@ -100,10 +102,45 @@ def test_what_the_ledger_holds_besides_events_is_content(repo: Repo) -> None:
     repo.write("ledger/k/20260102T000000Z-00000001.toml", "schema = 1\n")
     assert key(repo.commit("another event")) == key(base)
     repo.write("ledger/.budget.json", "{}\n")
-    with_dot_file = repo.commit("a dot-file in the ledger")
-    assert key(with_dot_file) != key(base)
-    repo.write("ledger/.budget.json", "[]\n")
-    assert key(repo.commit("the dot-file changed")) != key(with_dot_file)
+    assert key(repo.commit("a dot-file in the ledger")) == key(base)
+    repo.write("budget.json", "{}\n")
+    assert key(repo.commit("the same file beside it")) != key(base)
+
+
+@pytest.mark.parametrize("ledger", ["ledger", "a/b/ledger", "a/ledger", "missing/ledger"])
+def test_the_verified_tree_is_the_tree_git_writes_without_the_ledger(
+    any_repo: Repo, ledger: str
+) -> None:
+    """Its id and the objects made for it are what git itself makes of the commit with
+    the ledger folder removed: a checkout can read the tree the key names."""
+    repo = any_repo
+    for path in ("ledger/k/e.toml", "a/b/ledger/k/e.toml", "a/ledger/e.toml", "a/b/c.txt"):
+        repo.write(path, f"{path}\n")
+    (repo.path / "a" / "link").symlink_to("b/c.txt")
+    os.chmod(repo.path / "a" / "b" / "c.txt", 0o755)
+    commit = repo.commit("ledgers at three depths")
+    repo.git("rm", "-q", "-r", "--cached", "--ignore-unmatch", ledger)
+    expected = repo.git("write-tree").strip()
+    repo.git("reset", "-q")
+    with GitRepo.open(repo.path) as grepo:
+        verified = keys_module.verified_tree(grepo, commit, ledger)
+    assert verified.tree == expected
+    for content in verified.made:  # git takes each as a well-formed tree
+        subprocess.run(
+            ["git", "hash-object", "-t", "tree", "--stdin"], input=content, cwd=repo.path,
+            check=True, capture_output=True,
+        )  # fmt: skip
+    assert (ledger == "missing/ledger") == (not verified.made)
+
+
+def test_a_commit_of_the_ledger_alone_gives_the_empty_tree(repo: Repo) -> None:
+    repo.git("rm", "-q", "-r", ".")
+    repo.write("ledger/k/e.toml", "schema = 1\n")
+    repo.git("add", "ledger")
+    commit = repo.commit("the ledger and nothing else")
+    empty = repo.git("hash-object", "-t", "tree", "/dev/null").strip()
+    with GitRepo.open(repo.path) as grepo:
+        assert keys_module.verified_tree(grepo, commit, "ledger").tree == empty
 
 
 def test_input_key_follows_the_matching_files_only(any_repo: Repo) -> None:
@@ -252,3 +289,23 @@ def test_a_folder_link_a_glob_walks_through_keys_by_all_content(
     with GitRepo.open(repo.path) as grepo:
         keys = [run_content_key(grepo, c, (pattern,), "ledger") for c in (first, second)]
     assert keys[0] != keys[1]
+
+
+def test_a_verifier_run_in_the_work_tree_is_keyed_by_the_whole_tree(repo: Repo) -> None:
+    """workdir = "inplace" runs where the ledger is: its pass cannot stand for a commit
+    that differs from its own only there."""
+    base = repo.commit("code")
+    repo.write("ledger/k/20260101T000000Z-00000000.toml", "schema = 1\n")
+    event = repo.commit("an event")
+
+    def run_key(commit: str, workdir: Workdir) -> str:
+        verification = Verification(command=("true",), workdir=workdir)
+        with GitRepo.open(repo.path) as grepo:
+            run = gate_run(
+                grepo, entity_key="k", verification=verification, commit=commit,
+                pinned_from=None, ledger_dir="ledger", environment=None,
+            )  # fmt: skip
+            return run.content
+
+    assert run_key(base, Workdir.CHECKOUT) == run_key(event, Workdir.CHECKOUT)
+    assert run_key(base, Workdir.INPLACE) != run_key(event, Workdir.INPLACE)

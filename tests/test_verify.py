@@ -463,7 +463,7 @@ def test_ctrl_c_kills_the_running_verifier_and_releases_its_checkout(
     with (
         GitRepo.open(world.path) as grepo,
         Checkouts(grepo) as checkouts,
-        checkouts.checkout(commit) as again,
+        checkouts.checkout(commit, "ledger") as again,
     ):
         assert again == cwd_file.read_text()  # free again, and proven again
 
@@ -811,7 +811,7 @@ def test_a_bare_repository_can_produce_a_checkout(world: Repo, tmp_path: Path) -
     git(tmp_path, "clone", "-q", "--bare", str(world.path), str(bare))
     with GitRepo.open(bare) as grepo, Checkouts(grepo) as checkouts:
         assert grepo.working_dir is None  # bare
-        with checkouts.checkout(commit) as root:
+        with checkouts.checkout(commit, "ledger") as root:
             top = Path(root)
             assert (top / "budget.txt").read_text() == "50\n"
             assert os.readlink(top / "link") == "budget.txt"
@@ -822,11 +822,11 @@ def test_a_bare_repository_can_produce_a_checkout(world: Repo, tmp_path: Path) -
 def test_each_verifier_starts_from_the_pristine_tree(world: Repo) -> None:
     commit = world.head()
     with GitRepo.open(world.path) as grepo, Checkouts(grepo) as checkouts:
-        with checkouts.checkout(commit) as first:
+        with checkouts.checkout(commit, "ledger") as first:
             (Path(first) / "budget.txt").write_text("120\n")
             (Path(first) / "leftover.txt").write_text("x")
             (Path(first) / "checks").chmod(0o500)
-        with checkouts.checkout(commit) as second:
+        with checkouts.checkout(commit, "ledger") as second:
             assert second == first  # the same folder, moved by git rather than written again
             assert (Path(second) / "budget.txt").read_text() == "50\n"
             assert not (Path(second) / "leftover.txt").exists()
@@ -839,7 +839,7 @@ def test_a_checkout_leaves_the_users_index_as_it_was(world: Repo) -> None:
     world.git("add", "budget.txt")
     staged = world.git("diff", "--cached")
     with GitRepo.open(world.path) as grepo, Checkouts(grepo) as checkouts:
-        root = checkouts.fresh(commit)
+        root = checkouts.fresh(commit, "ledger")
         assert (Path(root) / "budget.txt").read_text() == "50\n"
     assert world.git("diff", "--cached") == staged
 
@@ -868,7 +868,7 @@ def test_a_checkout_that_cannot_be_made_is_cannot_start(world: Repo, tmp_path: P
 def test_checkouts_are_removed_on_keyboard_interrupt(world: Repo) -> None:
     with GitRepo.open(world.path) as grepo:
         with pytest.raises(KeyboardInterrupt), Checkouts(grepo) as checkouts:
-            path = checkouts.fresh(world.head())
+            path = checkouts.fresh(world.head(), "ledger")
             os.chmod(os.path.join(path, "checks"), 0o500)
             raise KeyboardInterrupt
         assert not os.path.exists(path)
@@ -882,7 +882,7 @@ def test_a_checkout_runs_no_hook(world: Repo, tmp_path: Path) -> None:
         hook.write_text(f"#!/bin/sh\necho {name} >> {marker}\n")
         hook.chmod(0o755)
     with GitRepo.open(world.path) as grepo, Checkouts(grepo) as checkouts:
-        checkouts.fresh(world.head())
+        checkouts.fresh(world.head(), "ledger")
     assert not marker.exists()
 
 
@@ -900,7 +900,7 @@ def test_a_checkout_works_inside_the_pre_receive_quarantine(world: Repo, tmp_pat
             old, new, ref = sys.stdin.readline().split()
             assert "GIT_QUARANTINE_PATH" in os.environ
             with GitRepo.open(".") as repo, Checkouts(repo) as checkouts:
-                with checkouts.checkout(new) as root:
+                with checkouts.checkout(new, "ledger") as root:
                     print("CHECKOUT", sorted(os.listdir(root)), file=sys.stderr)
             sys.exit(1)
             """

@@ -49,3 +49,12 @@ def remote_ref(remote: Path, ref: str) -> str | None:
     """Where the remote's ref points, or None when it does not exist."""
     out = git(remote, "for-each-ref", "--format=%(objectname)", ref)
     return out or None
+
+
+def verified_tree(path: Path, commit: str, ledger_dir: str = "ledger") -> str:
+    """The tree a verifier checkout of `commit` holds: the commit's without its ledger."""
+    from failgate_hooks.git.repo import GitRepo
+    from failgate_hooks.verify.keys import verified_tree as tree_of
+
+    with GitRepo.open(path) as grepo:
+        return tree_of(grepo, commit, ledger_dir).tree

@@ -88,6 +88,7 @@ def replay(
                 verification,
                 RunAs(commit, entity_key),
                 lambda root: write_pins(repo, root, pins),
+                ledger_dir=ledger_dir,
                 timeout_s=timeout_s,
                 watched=watched,
             )

@@ -266,6 +266,7 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
             verification,
             RunAs(head, event.entity_key),
             lay_over,
+            ledger_dir=config.ledger,
             timeout_s=verification.timeout_s or config.default_timeout_s,
             watched=work_trees(repo),
         )

@@ -29,7 +29,7 @@ _MAX_TEXT = {"entity": 200, "environment": 200, "repository": 500, "ref": 500, "
 _MAX_TIME = 40
 
 # What a content key or an input key looks like (verify/keys.py): a version, a sha256.
-_CONTENT = re.compile(r"(ck1|ik1):([0-9a-f]{64})\Z")
+_CONTENT = re.compile(r"(ck1|ck2|ik1):([0-9a-f]{64})\Z")
 _DIGEST = re.compile(r"vd2:[0-9a-f]{64}\Z")
 _OBJECT_ID = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")

@@ -10,8 +10,10 @@ quarantine's) through alternates and writes none of its own.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
 
@@ -122,6 +124,12 @@ class CheckoutGit:
         that carries an edit forward where the path did not change."""
         self._run(work_tree, "read-tree", "--reset", "-u", commit, work_tree=work_tree, index=index)
 
+    def store_trees(self, trees: Sequence[bytes]) -> None:
+        """Write each tree object (its content, as `cat-file tree` shows it) into this
+        git dir's objects: trees made for a checkout, which no repository holds."""
+        for content in trees:
+            self._run(self.home, "hash-object", "-w", "-t", "tree", "--stdin", stdin=content)
+
     def clean(self, work_tree: str, index: str, folders: Sequence[str] | None = None) -> None:
         """Remove everything the index does not hold: untracked, ignored, nested repositories.
 
@@ -178,7 +186,12 @@ class CheckoutGit:
         }
 
     def _run(
-        self, cwd: str, *args: str, work_tree: str | None = None, index: str | None = None
+        self,
+        cwd: str,
+        *args: str,
+        work_tree: str | None = None,
+        index: str | None = None,
+        stdin: bytes | None = None,
     ) -> str:
         """`git ARGS` in `cwd` with the private environment; its output, or a GitError."""
         import git
@@ -189,16 +202,23 @@ class CheckoutGit:
         argv = ["git"]
         for setting in _FORCED_CONFIG:
             argv += ["-c", setting]
-        try:
-            status, out, err = git.Git(cwd).execute(
-                [*argv, *args],
-                env=env,
-                with_extended_output=True,
-                with_exceptions=False,
-                stdout_as_string=False,
-            )
-        except git.GitCommandNotFound:
-            raise GitError("git is not installed or not on PATH") from None
+        with contextlib.ExitStack() as stack:
+            given = None
+            if stdin is not None:  # GitPython hands the process a file
+                given = stack.enter_context(tempfile.TemporaryFile())
+                given.write(stdin)
+                given.seek(0)
+            try:
+                status, out, err = git.Git(cwd).execute(
+                    [*argv, *args],
+                    env=env,
+                    istream=given,
+                    with_extended_output=True,
+                    with_exceptions=False,
+                    stdout_as_string=False,
+                )
+            except git.GitCommandNotFound:
+                raise GitError("git is not installed or not on PATH") from None
         if status != 0:
             text = err.decode("utf-8", "replace") if isinstance(err, bytes) else str(err)
             first = next((line.strip() for line in text.splitlines() if line.strip()), "")

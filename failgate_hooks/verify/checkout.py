@@ -1,6 +1,8 @@
 """Checkouts of exactly commit C for verifiers: kept between runs, proven equal to C each time.
 
-A run takes a checkout from the repository's pool (verify/pool.py) and moves
+What a checkout holds is C's tree less its ledger folder (verify/keys.py), the
+tree the content key names: the trees made for it are written into the pool's
+objects. A run takes a checkout from the repository's pool (verify/pool.py) and moves
 it to C with git, which rewrites only what differs from C, so a run costs what
 changed rather than the repository. Before each run the checkout is proven
 equal to C: the scrub (verify/scrub.py) puts right what git cannot see, then a
@@ -26,6 +28,7 @@ from collections.abc import Collection, Iterator
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.git.checkoutgit import CheckoutGit, Shape, object_dirs
 from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.verify.keys import VerifiedTree, verified_tree
 from failgate_hooks.verify.load_watcher import is_within
 from failgate_hooks.verify.pool import (
     Pool,
@@ -93,31 +96,35 @@ class Checkouts:
             temporary.close(self.warnings.append)
 
     @contextlib.contextmanager
-    def checkout(self, commit: str) -> Iterator[str]:
-        """A folder proven to hold exactly `commit`'s tree, for the block; kept afterwards."""
-        held = self._idle.pop() if self._idle else self._take(commit)
-        held = self._prove_or_replace(held, commit)
+    def checkout(self, commit: str, ledger_dir: str) -> Iterator[str]:
+        """A folder proven to hold exactly `commit`'s tree without its ledger folder (what
+        the content key names), for the block; kept afterwards."""
+        target = verified_tree(self._repo, commit, ledger_dir)
+        held = self._idle.pop() if self._idle else self._take(target.tree)
+        held = self._prove_or_replace(held, target)
         try:
             yield held[1].tree
         finally:
             self._idle.append(held)
 
-    def fresh(self, commit: str) -> str:
-        """A new temporary folder holding exactly `commit`'s tree, removed by `close`."""
+    def fresh(self, commit: str, ledger_dir: str) -> str:
+        """A new temporary folder holding what `checkout` would, removed by `close`."""
+        target = verified_tree(self._repo, commit, ledger_dir)
         pool = self._temporary_pool()
-        return self._prove_or_replace(self._take_from(pool, commit, new=True), commit)[1].tree
+        held = self._take_from(pool, target.tree, new=True)
+        return self._prove_or_replace(held, target)[1].tree
 
-    def _prove_or_replace(self, held: tuple[Pool, Slot], commit: str) -> tuple[Pool, Slot]:
-        """`held` proven to hold `commit`; else discarded, and a new slot written instead."""
+    def _prove_or_replace(self, held: tuple[Pool, Slot], target: VerifiedTree) -> tuple[Pool, Slot]:
+        """`held` proven to hold `target`; else discarded, and a new slot written instead."""
         pool, slot = held
         try:
-            prove(pool.git, slot, commit)
+            prove(pool.git, slot, target)
             return held
         except (OSError, GitError):
             self._drop(held)
-        fresh = self._take_from(pool, commit, new=True)
+        fresh = self._take_from(pool, target.tree, new=True)
         try:
-            prove(fresh[0].git, fresh[1], commit)
+            prove(fresh[0].git, fresh[1], target)
         except (OSError, GitError):
             self._drop(fresh)
             raise
@@ -127,30 +134,30 @@ class Checkouts:
         self._held.remove(held)
         held[0].discard(held[1], self.warnings.append)
 
-    def _take(self, commit: str) -> tuple[Pool, Slot]:
-        pool = self._persistent_pool(commit)
+    def _take(self, tree: str) -> tuple[Pool, Slot]:
+        pool = self._persistent_pool(tree)
         if pool is not None:
             try:
-                slot = pool.take(commit, _object_format(commit), self.warnings.append)
+                slot = pool.take(tree, _object_format(tree), self.warnings.append)
             except (OSError, GitError) as exc:
                 self._give_up_pool(pool.root, exc)
             else:
                 if slot is not None:
                     self._held.append((pool, slot))
                     return pool, slot
-        return self._take_from(self._temporary_pool(), commit, new=False)
+        return self._take_from(self._temporary_pool(), tree, new=False)
 
-    def _take_from(self, pool: Pool, commit: str, *, new: bool) -> tuple[Pool, Slot]:
+    def _take_from(self, pool: Pool, tree: str, *, new: bool) -> tuple[Pool, Slot]:
         """A slot of `pool`, or of a temporary pool when `pool` has none free."""
-        slot = pool.take(commit, _object_format(commit), self.warnings.append, new=new)
+        slot = pool.take(tree, _object_format(tree), self.warnings.append, new=new)
         if slot is None:
             pool = self._temporary_pool()
-            slot = pool.take(commit, _object_format(commit), self.warnings.append, new=True)
+            slot = pool.take(tree, _object_format(tree), self.warnings.append, new=True)
             assert slot is not None, "a temporary pool always makes a slot"
         self._held.append((pool, slot))
         return pool, slot
 
-    def _persistent_pool(self, commit: str) -> Pool | None:
+    def _persistent_pool(self, tree: str) -> Pool | None:
         """The repository's pool in the user's cache; None when there is no usable one."""
         if self._pool is not None or self._no_pool:
             return self._pool
@@ -158,7 +165,7 @@ class Checkouts:
         if pools is None:
             self._no_pool = True
             return None
-        root = os.path.join(pools, pool_id(self._repo.common_dir, _object_format(commit)))
+        root = os.path.join(pools, pool_id(self._repo.common_dir, _object_format(tree)))
         inside = [self._repo.common_dir, self._repo.working_dir or self._repo.common_dir]
         real = os.path.realpath(root)
         if any(is_within(real, os.path.realpath(folder)) for folder in inside):
@@ -188,11 +195,13 @@ class Checkouts:
         return self._temporary
 
 
-def prove(git: CheckoutGit, slot: Slot, commit: str) -> None:
-    """Make `slot`'s checkout hold exactly `commit`, or raise OSError or GitError."""
+def prove(git: CheckoutGit, slot: Slot, target: VerifiedTree) -> None:
+    """Make `slot`'s checkout hold exactly `target`'s tree, or raise OSError or GitError."""
+    tree = target.tree
+    git.store_trees(target.made)  # the pool's objects may lack them, or have lost them
     held = read_state(slot.state)
     since = _settled(slot, held)
-    shape = _shape(git, held, commit)
+    shape = _shape(git, held, tree)
     if not _index_is_plain(slot.index):
         # Without the index git knows no stat data: every file is written again,
         # and nothing on disk is known to be the last commit's.
@@ -204,14 +213,14 @@ def prove(git: CheckoutGit, slot: Slot, commit: str) -> None:
         os.unlink(slot.index + ".lock")  # a killed run's: this run holds the slot
     on_disk = None if held is None else held.shape.folders | held.shape.gitlinks
     changed = scrub(slot.tree, shape.gitlinks, since=since, known=on_disk)
-    git.move(slot.tree, slot.index, commit)
+    git.move(slot.tree, slot.index, tree)
     if on_disk is None or "" in changed or len(changed) > _CLEAN_FOLDERS:
         git.clean(slot.tree, slot.index)
     elif changed:
         # Only a folder changed since the last run can hold what the commit does not.
         git.clean(slot.tree, slot.index, changed)
         _remove_emptied(slot.tree, changed, shape.gitlinks)
-    write_state(slot.state, SlotState(commit, shape, time.time()))
+    write_state(slot.state, SlotState(tree, shape, time.time()))
 
 
 def _settled(slot: Slot, held: SlotState | None) -> float:
@@ -231,16 +240,16 @@ def _settled(slot: Slot, held: SlotState | None) -> float:
     return min(written, held.settled)
 
 
-def _shape(git: CheckoutGit, held: SlotState | None, commit: str) -> Shape:
-    """`commit`'s folders and submodules: from the last commit and a tree diff, else listed."""
+def _shape(git: CheckoutGit, held: SlotState | None, tree: str) -> Shape:
+    """`tree`'s folders and submodules: from the last tree and a tree diff, else listed."""
     if held is not None:
-        if held.commit == commit:
+        if held.tree == tree:
             return held.shape
         try:
-            return git.reshape(held.shape, held.commit, commit)
+            return git.reshape(held.shape, held.tree, tree)
         except GitError:
-            pass  # the commit it held is gone (a rejected push's objects): list the tree
-    return git.shape(commit)
+            pass  # the tree it held is gone (a rejected push's objects): list the tree
+    return git.shape(tree)
 
 
 def _remove_emptied(root: str, folders: list[str], gitlinks: Collection[str]) -> None:
@@ -278,5 +287,5 @@ def _make_folder(path: str) -> None:
     os.mkdir(path)
 
 
-def _object_format(commit: str) -> str:
-    return "sha256" if len(commit) == 64 else "sha1"
+def _object_format(oid: str) -> str:
+    return "sha256" if len(oid) == 64 else "sha1"

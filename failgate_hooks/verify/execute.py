@@ -110,6 +110,7 @@ def run_on_commit(
     pins: Sequence[Pin],
     entity_key: str,
     environment: str | None,
+    ledger_dir: str,
     checkouts: Callable[[], Checkouts],
     default_timeout_s: float,
     progress: Progress | None,
@@ -134,7 +135,8 @@ def run_on_commit(
         notes.append(f"workdir inplace not used ({why_not}): ran in a clean checkout")
     return run_in_checkout(
         checkouts(), verification, run, lambda root: write_pins(repo, root, pins),
-        timeout_s=timeout_s, watched=watched, notes=notes, sandbox=sandbox,
+        ledger_dir=ledger_dir, timeout_s=timeout_s, watched=watched, notes=notes,
+        sandbox=sandbox,
     )  # fmt: skip
 
 
@@ -178,16 +180,18 @@ def run_in_checkout(
     run: RunAs,
     lay_over: Callable[[str], None],
     *,
+    ledger_dir: str,
     timeout_s: float,
     watched: Sequence[str],
     notes: Sequence[str] = (),
     sandbox: Sandbox | None = None,
 ) -> VerifierResult:
-    """The verifier in a clean checkout of `run.commit`, after `lay_over(root)` wrote
-    the verifier's files into it (the pinned ones; the work tree's for record's probe)."""
+    """The verifier in a clean checkout of `run.commit` without its ledger folder, after
+    `lay_over(root)` wrote the verifier's files into it (the pinned ones; the work
+    tree's for record's probe)."""
     with contextlib.ExitStack() as stack:
         try:
-            cwd = stack.enter_context(checkouts.checkout(run.commit))
+            cwd = stack.enter_context(checkouts.checkout(run.commit, ledger_dir))
             lay_over(cwd)
         except OSError as exc:  # a full or read-only cache: the gate stays open, no traceback
             detail = f"cannot prepare a clean checkout of {short_id(run.commit)}: {exc}"

@@ -1,9 +1,11 @@
 """The keys a pass is cached under: what of commit C a verifier's verdict depends on.
 
-The content key is C's tree without the ledger's event files; the input key,
-for a verifier that names its `inputs`, the files those globs match. Tree
-objects are parsed here, so the content key costs one object read per level
-of the ledger's path, and the ledger's listing, which reading it made already.
+A verifier is given C's tree without the ledger folder (`verified_tree`): a
+verdict is about the code, and committing an event must not call for another
+run. The content key names that tree, so nothing the key leaves out can reach
+the verifier, through a link or a path a file names. It costs one object read
+per level of the ledger's path. The input key, for a verifier that names its
+`inputs`, covers the files those globs match.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from failgate_hooks.core import wildmatch
@@ -22,50 +25,67 @@ from failgate_hooks.core.events import is_safe_relative_path
 from failgate_hooks.git.repo import GitRepo, TreeEntry
 from failgate_hooks.verify.localfiles import local_folder, read_quietly, write_atomically
 
-CONTENT_KEY_VERSION = "ck1"
+CONTENT_KEY_VERSION = "ck2"
 INPUT_KEY_VERSION = "ik1"
 _LINK = "120000"  # a symbolic link's mode
 
-_TREE = b"40000"
+
+@dataclass(frozen=True)
+class VerifiedTree:
+    """The tree a verifier's checkout holds for a commit, and the tree objects made for it
+    (innermost first), which a checkout's object store must hold: none when the commit
+    has no ledger folder, and the tree is the commit's own."""
+
+    tree: str
+    made: tuple[bytes, ...] = ()
 
 
-def _raw(entry: TreeEntry) -> tuple[bytes, bytes, bytes]:
-    """An entry as git stores it (mode without padding, name bytes, raw id): what is hashed."""
-    return (
-        entry.mode.lstrip("0").encode("ascii"),
-        entry.path.encode("utf-8", "surrogateescape"),
-        bytes.fromhex(entry.oid),
-    )
+def verified_tree(repo: GitRepo, commit: str, ledger_dir: str) -> VerifiedTree:
+    """`commit`'s root tree without the ledger folder, rewriting only the trees along its
+    path; a folder left empty goes too, as git stores no empty trees."""
+    parts = _ledger_parts(ledger_dir)
+    root = repo.commit_tree(commit)
+    made: list[bytes] = []
+    tree = _without(repo, root, parts, made)
+    return VerifiedTree(_tree_id(b"", root) if tree is None else tree, tuple(made))
 
 
-_Triple = tuple[bytes, bytes, bytes]  # mode, name, tagged id
-
-
-def _serialise(entries: Sequence[_Triple]) -> bytes:
-    """Entries as `<mode> <name>\\0<tag><id>`: the tag tells a git id from one of our digests."""
-    return b"".join(mode + b" " + name + b"\0" + ident for mode, name, ident in entries)
-
-
-def _entries_without(repo: GitRepo, tree: str, parts: Sequence[str]) -> list[_Triple]:
-    """`tree`'s entries with the path `parts` removed, rewriting only the trees along it."""
-    out: list[_Triple] = []
+def _without(repo: GitRepo, tree: str, parts: Sequence[str], made: list[bytes]) -> str | None:
+    """The id of `tree` with the path `parts` removed (None when nothing is left)."""
+    kept: list[bytes] = []
+    found = False
     for entry in repo.tree_entries(tree):
-        mode, name, raw_id = _raw(entry)
         if entry.path != parts[0]:
-            out.append((mode, name, b"g" + raw_id))
+            kept.append(_raw(entry, entry.oid))
             continue
-        if len(parts) == 1:
-            continue  # the ledger itself: whatever it holds, it is not content
-        if mode != _TREE:
-            out.append((mode, name, b"g" + raw_id))
-            continue
-        inner = _entries_without(repo, entry.oid, parts[1:])
-        # A folder left empty is as if absent: git stores no empty trees, so the
-        # commit that adds the first ledger event must keep the key of the one before.
-        if inner:
-            digest = hashlib.sha256(_serialise(inner)).digest()
-            out.append((mode, name, b"k" + digest))
-    return out
+        if len(parts) > 1:
+            if entry.type != "tree":
+                return tree  # a file where a folder of the path would be: nothing to remove
+            inner = _without(repo, entry.oid, parts[1:], made)
+            if inner == entry.oid:
+                return tree
+            if inner is not None:
+                kept.append(_raw(entry, inner))
+        found = True
+    if not found:
+        return tree  # the path is not there
+    if not kept:
+        return None
+    content = b"".join(kept)
+    made.append(content)
+    return _tree_id(content, tree)
+
+
+def _raw(entry: TreeEntry, oid: str) -> bytes:
+    """An entry as a tree object holds it: `<mode> <name>\0<raw id>`, mode unpadded."""
+    mode = entry.mode.lstrip("0").encode("ascii")
+    return mode + b" " + entry.path.encode("utf-8", "surrogateescape") + b"\0" + bytes.fromhex(oid)
+
+
+def _tree_id(content: bytes, like: str) -> str:
+    """The id git gives a tree object of `content`, in the object format of id `like`."""
+    algorithm = "sha1" if len(like) == 40 else "sha256"
+    return hashlib.new(algorithm, b"tree %d\0" % len(content) + content).hexdigest()
 
 
 def _ledger_parts(ledger_dir: str) -> list[str]:
@@ -77,31 +97,16 @@ def _ledger_parts(ledger_dir: str) -> list[str]:
     return path.split("/")
 
 
-def content_key(repo: GitRepo, commit: str, ledger_dir: str) -> str:
-    """C's content without the ledger's event files: equal for commits that differ only in
-    events. What else lies in the ledger folder (a dot-file, which no reader takes for an
-    event) is content: a link elsewhere in C can point the verifier at it."""
-    parts = _ledger_parts(ledger_dir)
-    entries = _entries_without(repo, repo.commit_tree(commit), parts)
-    payload = CONTENT_KEY_VERSION.encode() + b"\0" + _serialise(entries)
-    folder = "/".join(parts)
-    listing = repo.ls_folder(commit, folder)
-    others = [_raw(e) for e in listing if not _may_be_event(e, len(folder))]
-    kept = [(mode, name, b"g" + raw_id) for mode, name, raw_id in others]
-    if kept:  # none in a ledger of events alone: its key is what it always was
-        payload += b"\0not events\0" + _serialise(kept)
+def content_key(repo: GitRepo, commit: str, ledger_dir: str, *, whole: bool = False) -> str:
+    """The key of the tree a verifier is given for `commit`: equal for commits that differ
+    only in the ledger. `whole`: of the commit's whole tree, for a verifier that runs in
+    the work tree (workdir = "inplace"), which sees the ledger too."""
+    if whole:
+        tree, what = repo.commit_tree(commit), b"whole"
+    else:
+        tree, what = verified_tree(repo, commit, ledger_dir).tree, b"verified"
+    payload = b"\0".join([CONTENT_KEY_VERSION.encode(), what, tree.encode("ascii")])
     return f"{CONTENT_KEY_VERSION}:{hashlib.sha256(payload).hexdigest()}"
-
-
-def _may_be_event(entry: TreeEntry, folder_length: int) -> bool:
-    """Whether a ledger entry is a regular `*.toml` file, neither a dot-file nor in a
-    dot-folder below the ledger folder: the reader takes nothing else for an event.
-    Asked of every file of the ledger on every run, so string tests only."""
-    return (
-        entry.mode in ("100644", "100755")
-        and entry.path.endswith(".toml")
-        and "/." not in entry.path[folder_length:]
-    )
 
 
 def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str | None:

@@ -111,11 +111,11 @@ class Pool:
             os.close(fd)
 
     def take(
-        self, commit: str, object_format: str, report: Report, *, new: bool = False
+        self, tree: str, object_format: str, report: Report, *, new: bool = False
     ) -> Slot | None:
         """A slot no other run holds, now held by this one; None when all are busy.
 
-        Prefers a slot already holding `commit`, then the one used last: the
+        Prefers a slot already holding `tree`, then the one used last: the
         fewer files git has to write. With `new`, only an empty slot. Prunes
         idle slots on the way."""
         with self._locked():
@@ -123,7 +123,7 @@ class Pool:
             self._forget_broken()
             names = self._slot_names()
             taken = None
-            for name in sorted(names, key=lambda n: self._preference(n, commit)):
+            for name in sorted(names, key=lambda n: self._preference(n, tree)):
                 slot = self._try_lock(name)
                 if slot is None:
                     continue
@@ -172,9 +172,9 @@ class Pool:
         with os.scandir(self.root) as entries:
             return {e.name for e in entries if e.name.isdigit() and e.is_dir(follow_symlinks=False)}
 
-    def _preference(self, name: str, commit: str) -> tuple[bool, float]:
+    def _preference(self, name: str, tree: str) -> tuple[bool, float]:
         held = read_state(os.path.join(self.root, name, "state.json"))
-        return (held is None or held.commit != commit, -self._last_used(name))
+        return (held is None or held.tree != tree, -self._last_used(name))
 
     def _last_used(self, name: str) -> float:
         try:
@@ -208,14 +208,14 @@ class Pool:
 
 @dataclass(frozen=True)
 class SlotState:
-    """What a slot's checkout was last proven equal to: a commit, its shape, and when."""
+    """What a slot's checkout was last proven equal to: a tree, its shape, and when."""
 
-    commit: str
+    tree: str
     shape: Shape
     settled: float  # when it was handed to a run, in seconds since the epoch
 
 
-_STATE_FORMAT = 2
+_STATE_FORMAT = 3  # 3: a tree (the commit's without its ledger), no longer a commit
 
 
 def read_state(path: str) -> SlotState | None:
@@ -227,13 +227,13 @@ def read_state(path: str) -> SlotState | None:
         return None
     if not isinstance(data, dict) or data.get("format") != _STATE_FORMAT:
         return None
-    commit, settled = data.get("commit"), data.get("settled")
+    tree, settled = data.get("tree"), data.get("settled")
     folders, gitlinks = data.get("folders"), data.get("gitlinks")
-    if not isinstance(commit, str) or type(settled) is not float:
+    if not isinstance(tree, str) or type(settled) is not float:
         return None
     if not _paths(folders) or not _paths(gitlinks):
         return None
-    return SlotState(commit, Shape(frozenset(folders), frozenset(gitlinks)), settled)
+    return SlotState(tree, Shape(frozenset(folders), frozenset(gitlinks)), settled)
 
 
 def _paths(value: object) -> TypeGuard[list[str]]:
@@ -244,7 +244,7 @@ def write_state(path: str, state: SlotState) -> None:
     """Write a slot's state.json whole (write, then rename over the old one)."""
     data = {
         "format": _STATE_FORMAT,
-        "commit": state.commit,
+        "tree": state.tree,
         "folders": sorted(state.shape.folders),
         "gitlinks": sorted(state.shape.gitlinks),
         "settled": state.settled,

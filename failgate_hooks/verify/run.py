@@ -126,6 +126,7 @@ def run_gate_verifier(
         pins=run.pins,
         entity_key=entity_key,
         environment=environment,
+        ledger_dir=ledger_dir,
         checkouts=checkouts,
         default_timeout_s=default_timeout_s,
         progress=progress,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from failgate_hooks.core.events import Verification
+from failgate_hooks.core.events import Verification, Workdir
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.keys import content_key, input_key
 from failgate_hooks.verify.localfiles import Pinned
@@ -30,13 +30,18 @@ DIGEST_VERSION = "vd2"  # the verifier digest: trust's fingerprint, versioned
 
 
 def run_content_key(
-    repo: GitRepo, commit: str, inputs: Sequence[str] | None, ledger_dir: str
+    repo: GitRepo,
+    commit: str,
+    inputs: Sequence[str] | None,
+    ledger_dir: str,
+    *,
+    whole: bool = False,
 ) -> str:
     """What of `commit` a verifier's verdict depends on: with `inputs`, the files they
-    match (the input key); else, or when a link is among them, the commit's tree
-    without the ledger (the content key)."""
+    match (the input key); else, or when a link is among them, the tree the verifier
+    is given (the content key): `whole` for one that may run in the work tree."""
     found = input_key(repo, commit, inputs) if inputs else None
-    return found if found is not None else content_key(repo, commit, ledger_dir)
+    return found if found is not None else content_key(repo, commit, ledger_dir, whole=whole)
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,11 @@ class GateRun:
     @cached_property
     def content(self) -> str:
         """The content key, or with `inputs` the input key, of `commit`."""
-        return run_content_key(self.repo, self.commit, self.verification.inputs, self.ledger_dir)
+        verification = self.verification
+        inplace = verification.workdir is Workdir.INPLACE  # the work tree holds the ledger
+        return run_content_key(
+            self.repo, self.commit, verification.inputs, self.ledger_dir, whole=inplace
+        )
 
     def pass_key(self, isolation: str | None) -> str:
         """What a pass of this run is cached under, run in the sandbox `isolation` names."""

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import Repo, git, make_repo
 from tests.e2e.test_pre_receive import install_pre_receive, push
-from tests.worlds import remote_ref, with_remote
+from tests.worlds import remote_ref, verified_tree, with_remote
 
 KEY = "ci:leftovers:clean-tree"
 
@@ -61,7 +61,7 @@ def test_what_one_run_leaves_never_clears_the_next(tmp_path: Path) -> None:
     assert "cleared by a leftover" not in second.out
     (slot,) = slots(Path(os.environ["XDG_CACHE_HOME"]))  # one checkout, used by both runs
     state = json.loads((slot / "state.json").read_text())
-    assert state["commit"] == repo.head()
+    assert state["tree"] == verified_tree(repo.path, repo.head())
     assert (slot / "tree" / "leftover.txt").exists()  # the second run's, left as it was
 
 
@@ -138,11 +138,11 @@ def test_pre_receive_moves_one_checkout_through_a_refused_push_and_its_fix(
     assert "CLEARED" in accepted.stderr
     assert remote_ref(remote, "refs/heads/main") == fixed
     (slot,) = slots(server_cache)
-    assert json.loads((slot / "state.json").read_text())["commit"] == fixed
+    assert json.loads((slot / "state.json").read_text())["tree"] == verified_tree(remote, fixed)
     listed = subprocess.run(
         ["ls", str(slot / "tree")], capture_output=True, text=True, check=True
     ).stdout.split()
-    assert listed == ["README", "checks", "fixed.txt", "ledger", "work.txt"]
+    assert listed == ["README", "checks", "fixed.txt", "work.txt"]  # no ledger: not content
 
 
 def test_a_verifier_that_makes_a_file_immutable_changes_no_decision(tmp_path: Path) -> None:

@@ -371,26 +371,53 @@ def test_a_relative_path_entry_cannot_run_the_commits_own_interpreter(tmp_path: 
 # --------------------------------------------------------------------------- the pass cache
 
 
-def test_what_the_verifier_reads_through_a_link_into_the_ledger_is_content(
-    tmp_path: Path,
-) -> None:
-    """The content key leaves the ledger folder out, and a dot-file there is never an
-    event, so nothing reads it. A link from deploy/budget.json into it lets a commit
-    change what the verifier reads without changing the key a pass is cached under."""
+def test_the_verifier_cannot_read_the_ledger_through_a_link(tmp_path: Path) -> None:
+    """The content key leaves the ledger folder out, so the verifier is given the commit
+    without it: a link from deploy/budget.json into it finds nothing, and no change
+    there can reach a verdict the key would let stand for another commit."""
     repo, remote = server(tmp_path, "--exec")
+    before = remote_ref(remote, "refs/heads/main")
     (repo.path / demo.BUDGET_PATH).unlink()
     (repo.path / demo.BUDGET_PATH).symlink_to("../ledger/.budget.json")
     repo.write("ledger/.budget.json", demo.budget_json(demo.FIXED_BUDGET))
-    fixed = repo.commit("the budget, kept beside the ledger")
-    first = push(repo, "main")
-    assert first.returncode == 0, first.stderr  # the reviewed check read a fixed budget
-    assert remote_ref(remote, "refs/heads/main") == fixed
-    repo.write("ledger/.budget.json", demo.budget_json(demo.BROKEN_BUDGET))
-    repo.commit("the budget for two and a half modules again")
+    kept = repo.commit("the budget, kept beside the ledger")
     refused = push(repo, "main")
     assert refused.returncode != 0, refused.stderr
-    assert HELD in refused.stderr
-    assert remote_ref(remote, "refs/heads/main") == fixed
+    assert "OPEN deploy:mainnet:gas-budget" in refused.stderr, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before != kept
+
+
+def test_an_event_path_behind_a_link_cannot_carry_a_pass_to_another_commit(
+    tmp_path: Path,
+) -> None:
+    """Two commits that differ only in the ledger share a content key. With
+    deploy/budget.json a link to an event path, the first holds the fixed budget there
+    and the second a valid event: had the verifier read the first, its pass would clear
+    the second, whose budget it cannot even read."""
+    repo, remote = server(tmp_path, "--exec")
+    base = repo.head()
+    event = repo.record(
+        "ops:scratch", "--status", "observed", "--title", "a note", "--trigger", "push",
+        "--ref", "refs/heads/nowhere", "--note", "scratch", "--no-probe",
+    )  # fmt: skip
+    valid = (repo.path / event).read_text()
+    depth = "../" * demo.BUDGET_PATH.count("/")
+    (repo.path / demo.BUDGET_PATH).unlink()
+    (repo.path / demo.BUDGET_PATH).symlink_to(depth + event)
+    (repo.path / event).write_text(demo.budget_json(demo.FIXED_BUDGET))  # no TOML: no event
+    repo.commit("the budget, kept where the ledger is")
+    first = push(repo, "main")
+    assert first.returncode != 0, first.stderr
+    assert "CLEARED deploy:mainnet:gas-budget" not in first.stderr, first.stderr
+    repo.git("switch", "-q", "-c", "again", base)
+    (repo.path / demo.BUDGET_PATH).unlink()
+    (repo.path / demo.BUDGET_PATH).symlink_to(depth + event)
+    repo.write(event, valid)
+    second = repo.commit("a valid event where the budget was")
+    refused = push(repo, "again:main")
+    assert refused.returncode != 0, refused.stderr
+    assert "OPEN deploy:mainnet:gas-budget" in refused.stderr, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") not in (second,)
 
 
 # A verifier that skips its check for one branch, as one might to spare a feature branch

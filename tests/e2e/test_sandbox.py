@@ -26,7 +26,7 @@ from tests.conftest import Repo, make_repo
 from tests.e2e.test_ci import run_ci
 from tests.e2e.test_pre_receive import install_pre_receive, push
 from tests.processes import kill_quietly
-from tests.worlds import remote_ref, with_remote
+from tests.worlds import remote_ref, verified_tree, with_remote
 
 KEY = "ops:sandbox"
 CHECK = ("check", "--trust-ledger", "--ref", "refs/heads/main", "--no-cache")
@@ -460,7 +460,8 @@ def test_a_sandboxed_run_moves_a_kept_checkout_and_sees_nothing_else_of_the_pool
     code, text = outcome(repo, "--sandbox", env=env)
     assert code == 0, text
     (slot,) = [p for p in pools.glob("*/*") if p.name.isdigit()]
-    assert json.loads((slot / "state.json").read_text())["commit"] == repo.head()  # moved
+    held = json.loads((slot / "state.json").read_text())["tree"]
+    assert held == verified_tree(repo.path, repo.head())  # moved
     code, text = outcome(repo, env=env)
     assert code == 1, text  # unsandboxed, the pool's git dir, index and lock are in sight
     assert "'git'" in text and "'index'" in text
