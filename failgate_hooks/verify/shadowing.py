@@ -8,9 +8,9 @@ source). Nor can it put a module of the standard library's name beside a pinned
 script, or one of a name the reviewed revision did not offer there: Python
 looks in the script's own folder first, so a `checks/json.py` is what the
 pinned `checks/check.py` loads for `import json`, a `checks/yaml.py` for
-`import yaml`. Judged on C's
-tree with the pinned files laid over it, which is what the checkout holds, so
-a pass cached for C cannot skip the judgement either.
+`import yaml`. Judged on C's tree with the pinned files laid over it, which is
+what the checkout holds, so a pass cached for C cannot skip the judgement
+either.
 """
 
 from __future__ import annotations
