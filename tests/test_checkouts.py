@@ -797,3 +797,24 @@ def test_a_checkout_holds_the_commit_without_its_ledger_folder(world: World) -> 
             assert os.lstat(Path(again) / "a/b/kept.txt").st_ino == kept.st_ino
         with checkouts.checkout(another_event, "ledger") as elsewhere:  # another name
             assert (Path(elsewhere) / "a/b/ledger/.budget.json").read_text() == "{}\n"
+
+
+def test_a_ledger_under_a_folder_of_a_raw_mode_is_left_out_too(tmp_path: Path) -> None:
+    """Git reads a tree entry of mode 40755 as the folder it is, and checks out what lies
+    under it; verified_tree takes it for a file "where a folder of the path would be"
+    and removes nothing, so the verifier is given a/ledger, which the docs, and the
+    key's reason for leaving it out, say it never is."""
+    from tests.worlds import with_raw_mode
+
+    repo = make_repo(tmp_path / "repo")
+    repo.write("a/ledger/k/20260101T000000Z-00000000.toml", "schema = 1\n")
+    repo.write("a/kept.txt", "beside the ledger\n")
+    repo.commit("a nested ledger")
+    commit = with_raw_mode(repo, "a", "40755")
+    with (
+        GitRepo.open(repo.path) as grepo,
+        Checkouts(grepo, parent_dir=str(tmp_path)) as checkouts,
+        checkouts.checkout(commit, "a/ledger") as root,
+    ):
+        assert (Path(root) / "a/kept.txt").is_file()
+        assert not (Path(root) / "a/ledger").exists()

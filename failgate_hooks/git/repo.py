@@ -352,6 +352,7 @@ class GitRepo:
         data = found[1]
         id_len = len(tree) // 2  # a tree's raw ids are as long as its own id
         entries = []
+        names: set[str] = set()
         pos = 0
         try:
             while pos < len(data):
@@ -360,9 +361,17 @@ class GitRepo:
                 raw = data[nul + 1 : nul + 1 + id_len]
                 if len(raw) != id_len:
                     raise ValueError("short id")
-                mode = data[pos:space].decode("ascii").zfill(6)
-                kind = {"040000": "tree", "160000": "commit"}.get(mode, "blob")
+                mode, kind = _as_git_reads(int(data[pos:space], 8))
                 name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+                if name in names:
+                    # git checks out one of them, which one its own rules say: a gate
+                    # that read the other would judge what is not there.
+                    raise GitError(
+                        f"tree {tree} holds two entries named {name!r} (git fsck: "
+                        "duplicateEntries): failgate cannot tell which one git would use",
+                        hint="rewrite the commit so that each name appears once",
+                    )
+                names.add(name)
                 entries.append(TreeEntry(mode, kind, raw.hex(), name))
                 pos = nul + 1 + id_len
         except (ValueError, UnicodeDecodeError):
@@ -430,6 +439,20 @@ class GitRepo:
 
 
 _path_of = operator.attrgetter("path")
+
+
+def _as_git_reads(mode: int) -> tuple[str, str]:
+    """A tree entry's mode and kind as git reads them, whatever the object stores: by
+    its file type alone, as git's canon_mode does. A commit may store `40755` for a
+    folder or `120644` for a link, and git checks out a folder and a link."""
+    file_type = mode & 0o170000
+    if file_type == 0o100000:
+        return ("100755" if mode & 0o100 else "100644"), "blob"
+    if file_type == 0o120000:
+        return "120000", "blob"
+    if file_type == 0o040000:
+        return "040000", "tree"
+    return "160000", "commit"
 
 
 def _parse_ls_tree(out: str, prefix: str = "") -> Iterator[TreeEntry]:

@@ -27,7 +27,15 @@ from failgate_hooks.core.events import (
 from tests.conftest import Repo
 from tests.e2e.test_ci import pr_world, pull_request
 from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive, push, server
-from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
+from tests.worlds import (
+    KEY,
+    budget_repo,
+    fix_budget,
+    record_failure,
+    remote_ref,
+    with_raw_mode,
+    with_remote,
+)
 
 GUTTED = "import sys\nsys.exit(0)\n"
 HELD = "budget 50M < required 120M"
@@ -344,6 +352,41 @@ def test_a_module_name_beside_a_pinned_script_is_pinned_whatever_its_name(
     assert refused.returncode != 0, refused.stderr
     assert "checks/simplejson.py is not pinned" in refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before != broken
+
+
+LENIENT_SIMPLEJSON = 'def load(handle):\n    return {"modules": 1, "gas_budget": 10**9}\n'
+
+
+@pytest.mark.parametrize("how", ["folder 40755", "link 120644"])
+def test_a_module_beside_a_pinned_script_under_a_raw_tree_mode_is_still_judged(
+    tmp_path: Path, how: str
+) -> None:
+    """Git checks out an entry of mode 40755 as a folder and one of 120644 as a link
+    (it reads every mode by its kind), but failgate's tree reader calls anything not
+    exactly 040000 or 160000 a blob: a checks/simplejson package under such a mode
+    is no module to the shadowing judgement, and is what the reviewed check loads."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write(demo.CHECK_PATH, PREFERS_SIMPLEJSON)
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("the check takes simplejson where it is installed")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    before = remote_ref(remote, "refs/heads/main")
+    if how.startswith("folder"):
+        repo.write("checks/simplejson/__init__.py", LENIENT_SIMPLEJSON)
+        repo.commit("a simplejson package beside the check")
+        broken = with_raw_mode(repo, "checks/simplejson", "40755")
+    else:
+        repo.write("vendor/simplejson/__init__.py", LENIENT_SIMPLEJSON)
+        os.symlink("../vendor/simplejson", repo.path / "checks/simplejson")
+        repo.commit("a link to a simplejson package beside the check")
+        broken = with_raw_mode(repo, "checks/simplejson", "120644")
+    refused = push(repo, "main")
+    assert remote_ref(remote, "refs/heads/main") == before != broken, refused.stderr
+    assert refused.returncode != 0
+    assert "checks/simplejson" in refused.stderr and "is not pinned" in refused.stderr
 
 
 # --------------------------------------------------------------------------- PATH

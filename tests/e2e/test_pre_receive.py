@@ -9,7 +9,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tests.conftest import Repo, git
-from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
+from tests.worlds import (
+    KEY,
+    budget_repo,
+    fix_budget,
+    record_failure,
+    remote_ref,
+    with_blob_first,
+    with_raw_mode,
+    with_remote,
+)
 
 RELAXERS = 'relaxers = ["alice"]\nidentity_env = "REMOTE_USER"\n'
 
@@ -150,3 +159,68 @@ def test_a_pending_deletion_names_the_pusher_seen(tmp_path: Path) -> None:
     assert refused.returncode != 0, refused.stderr
     assert "PENDING deletion of refs/heads/release/1" in refused.stderr
     assert "the pusher seen is bob (identity_env = REMOTE_USER); relaxers: alice" in refused.stderr
+
+
+# --------------------------------------------------------------------------- raw tree modes
+
+
+def test_a_folder_under_a_raw_mode_keeps_a_path_scoped_gate_in_scope(tmp_path: Path) -> None:
+    """The gate applies when the commit's tree has a file matching deploy/**. Git checks
+    out a `deploy` entry of mode 40755 as the folder it is, budget.json in it, but
+    failgate's tree reader calls it a blob: no file matches, the gate is out of scope,
+    and the broken budget lands without its verifier running."""
+    repo, remote = server(tmp_path, "--exec", record=("--path", "deploy/**"))
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("notes.txt", "more work on the broken budget\n")
+    repo.commit("more work")
+    assert push(repo, "main").returncode != 0  # in scope, held
+    broken = with_raw_mode(repo, "deploy", "40755")
+    refused = push(repo, "main")
+    assert remote_ref(remote, "refs/heads/main") == before != broken, refused.stderr
+    assert refused.returncode != 0
+    assert "budget 50M < required 120M" in refused.stderr
+
+
+def test_a_folder_under_a_raw_mode_cannot_give_two_budgets_one_input_key(tmp_path: Path) -> None:
+    """With inputs deploy/*.json the pass is keyed by the files they match. A `deploy`
+    of mode 40755 is a folder to git, a blob to failgate: no file matches, whatever
+    deploy/budget.json holds, so push 1 (the budget fixed) caches a pass under the key
+    of no inputs, and push 2 (the budget broken again) is cleared by it."""
+    repo, remote = server(tmp_path, "--exec", record=("--input", "deploy/*.json"))
+    fix_budget(repo)
+    fixed = with_raw_mode(repo, "deploy", "40755")
+    first = push(repo, "main")
+    assert first.returncode == 0, first.stderr  # the fix is real: the verifier read it
+    assert remote_ref(remote, "refs/heads/main") == fixed
+    repo.write("deploy/budget.json", _broken_budget())
+    repo.commit("the budget for two and a half modules again")
+    broken = with_raw_mode(repo, "deploy", "40755")
+    second = push(repo, "main")
+    assert remote_ref(remote, "refs/heads/main") == fixed != broken, second.stderr
+    assert second.returncode != 0
+    assert "budget 50M < required 120M" in second.stderr
+
+
+def _broken_budget() -> str:
+    from failgate_hooks.app import demo
+
+    return demo.budget_json(demo.BROKEN_BUDGET)
+
+
+def test_a_blob_named_like_the_folder_before_it_keeps_a_path_scoped_gate_in_scope(
+    tmp_path: Path,
+) -> None:
+    """A root tree holding a blob `deploy` and then the folder `deploy`: git checks out
+    the folder (deploy/budget.json, broken), GitRepo.tree_entry takes the first entry
+    of the name, a blob, so no file matched deploy/** and the gate did not apply. Such
+    a tree is refused whole: which entry git uses is git's to say, not failgate's."""
+    repo, remote = server(tmp_path, "--exec", record=("--path", "deploy/**"))
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("notes.txt", "more work on the broken budget\n")
+    repo.commit("more work")
+    broken = with_blob_first(repo, "deploy")
+    refused = push(repo, "main")
+    assert remote_ref(remote, "refs/heads/main") == before != broken, refused.stderr
+    assert refused.returncode != 0
+    assert "holds two entries named 'deploy' (git fsck: duplicateEntries)" in refused.stderr
+    assert "Traceback" not in refused.stderr
