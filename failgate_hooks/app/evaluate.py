@@ -251,12 +251,15 @@ class Evaluator:
         resolutions: Sequence[Resolution],
     ) -> tuple[Relaxation, ...]:
         """Each verifier whose pinned files C holds otherwise than the protected revision
-        they are pinned from: a relaxation. C's copy runs nowhere now, but once C is a
-        protected ref's tip its copy is the pinned one, whatever the gate's state today."""
+        they are pinned from, or beside which C puts a module that revision lacks: a
+        relaxation. C's copy runs nowhere now, but once C is a protected ref's tip its
+        copy is the pinned one, and what lies beside it what was reviewed, whatever the
+        gate's state today."""
         pinning = [r for r in resolutions if r.state.verification and r.state.verification.files]
         if not pinning:
             return ()
         from failgate_hooks.verify.pins import PinError, differs_from, resolve_pins
+        from failgate_hooks.verify.shadowing import shadowing
 
         accepted = policy.authority == "accept" or policy.pusher_is_relaxer
         kind = RelaxationKind.PINNED_FILES.value
@@ -274,7 +277,9 @@ class Evaluator:
                 # runs once C is a protected tip: a file brought back is a change too.
                 why = self._path_changed(pinned_from, request.commit, verification.files)
             else:
-                why = differs_from(self.repo, request.commit, pins)
+                why = differs_from(self.repo, request.commit, pins) or shadowing(
+                    self.repo, request.commit, pins, verification.command, pinned_from
+                )
             if why is not None:
                 what = f"{why}, pinned for {resolution.entity_key} from {pinned_from[:12]}"
                 found.append(Relaxation("", "", kind, accepted, what))

@@ -389,6 +389,36 @@ def test_a_module_beside_a_pinned_script_under_a_raw_tree_mode_is_still_judged(
     assert "checks/simplejson" in refused.stderr and "is not pinned" in refused.stderr
 
 
+def test_a_module_beside_a_pinned_script_cannot_land_where_its_gate_does_not_apply(
+    tmp_path: Path,
+) -> None:
+    """The gate applies to release branches. A checks/simplejson.py pushed to main, where
+    the gate does not apply, would be what main's tip offers beside the pinned script:
+    a later push of the broken budget to a release branch would load it, never
+    reviewed. So adding it is a relaxation whatever the gate's state, as a change to
+    the pinned file is: only a relaxer may push it to a protected branch."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write(demo.CHECK_PATH, PREFERS_SIMPLEJSON)
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("the check takes simplejson where it is installed")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push", "--ref", "refs/heads/release/*")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("checks/simplejson.py", LENIENT_SIMPLEJSON)
+    added = repo.commit("a simplejson beside the check")
+    first = push(repo, "main")
+    assert first.returncode != 0, first.stderr
+    assert "PENDING checks/simplejson.py is not pinned" in first.stderr
+    assert remote_ref(remote, "refs/heads/main") == before != added
+    second = push(repo, "HEAD:refs/heads/release/1.0")
+    assert second.returncode != 0, second.stderr
+    assert remote_ref(remote, "refs/heads/release/1.0") is None
+    assert push(repo, "main", user="alice").returncode == 0  # a relaxer reviewed it
+    assert remote_ref(remote, "refs/heads/main") == added
+
+
 # --------------------------------------------------------------------------- PATH
 
 
