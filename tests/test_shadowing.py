@@ -283,6 +283,7 @@ ROOT_FIRST = {
     "-Bm": lambda marker: (PY, "-Bm", "checks.gate", str(marker)),
     "-u -Em": lambda marker: (PY, "-u", "-Em", "checks.gate", str(marker)),
     "-qm": lambda marker: (PY, "-qm", "checks.gate", str(marker)),
+    "-mchecks.gate": lambda marker: (PY, "-mchecks.gate", str(marker)),
     "env": lambda marker: ("env", "LC_ALL=C", PY, "-m", "checks.gate", str(marker)),
 }
 
@@ -323,3 +324,25 @@ def test_a_verifier_that_pins_nothing_is_not_refused_for_a_root_package_of_a_sta
     result = verify(repo, Verification(command=(PY, "-c", code), files=()))
     assert result.outcome is VerifierOutcome.PASSED, result
     assert runs(marker) == ["ran"]
+
+
+@pytest.mark.parametrize("how", ["-m", "-mchecks.gate", "env"])
+@pytest.mark.parametrize("path", ["checks/__init__.py", "checks.py"])
+def test_the_package_python_m_imports_before_the_pinned_module_is_judged(
+    tmp_path: Path, path: str, how: str
+) -> None:
+    """`python -m checks.gate` imports `checks` before the pinned checks/gate.py: a
+    checks/__init__.py the reviewed revision did not have (checks/ was a namespace
+    folder), or a checks.py at the root, is unpinned code that runs first and may end
+    the process with 0. Neither is judged: `__init__` is taken for the folder's own
+    marker, and at the root only standard library names count."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    reviewed = repo.commit("a verifier run as a module")
+    repo.write(path, "import os\nos._exit(0)\n")
+    pushed = repo.commit("code that runs before the pinned module")
+    marker = tmp_path / "marker"
+    check = Verification(command=ROOT_FIRST[how](marker), files=("checks/gate.py",))
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.NO_VERDICT, result
+    assert result.detail.startswith(f"{path} is not pinned"), result.detail

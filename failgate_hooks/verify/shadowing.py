@@ -98,28 +98,40 @@ def _first_folder_shadow(
     script was meant to import, never add one that takes an import from elsewhere
     (`simplejson.py` for an optional `import simplejson`). The root under `python -m`
     and `-c` is first too, but it holds the project under test, the commit's by
-    design: there only the standard library's names are judged."""
-    folders: dict[str, str] = {}  # folder -> what Python runs from it
+    design: there only the standard library's names are judged, and the packages
+    `python -m a.b.c` imports before its module (`a.py` or `a/__init__.py` at the
+    root, `a/b/__init__.py`), which must not be new either."""
+    who: dict[str, str] = {}  # folder -> what Python runs from it, for the message
+    first: set[str] = set()  # folders where every name counts
     named = {posixpath.normpath(arg) for arg in argv}  # a script run by its path, any name
     for pin in pins:
         folder, _, filename = pin.path.rpartition("/")
         source = any(filename.endswith(s) for s in SOURCE_SUFFIXES) or pin.path in named
         if pin.folder is None and source:
-            folders.setdefault(folder, pin.path)
-    root_only = pins and _runs_from_root(argv) and "" not in folders
-    if root_only:  # with nothing pinned, nothing to stand in for
-        folders[""] = f"`{shlex.join(argv[:3])}`"
-    for folder, script in folders.items():
+            who.setdefault(folder, pin.path)
+            first.add(folder)
+    module = _run_from_root(argv) if pins else None  # with nothing pinned, nothing to stand in for
+    imported: dict[str, set[str]] = {}  # folder -> names `-m`'s packages are imported by
+    if module is not None:
+        packages = module.split(".")[:-1]
+        for depth, package in enumerate(packages):
+            imported.setdefault("/".join(packages[:depth]), set()).add(package)
+            imported.setdefault("/".join(packages[: depth + 1]), set()).add("__init__")
+        for folder in ("", *imported):
+            who.setdefault(folder, f"`{shlex.join(argv[:3])}`")
+    for folder, script in who.items():
+        standard = folder in first or folder == ""  # where Python looks first
         offered: set[str] | None = None  # None: only the standard library's names count
-        if reviewed is not None and not (root_only and folder == ""):
+        if reviewed is not None:
             offered = {name for _, name in _importable(repo, reviewed, folder)}
             since = short_id(reviewed)
         for path, name in _importable(repo, commit, folder):
             if path in pinned:
                 continue
-            if name in _STANDARD:
+            judged = name in imported.get(folder, ()) or (folder in first and name != "__init__")
+            if standard and name in _STANDARD:
                 what = f"the standard library's `{name}` for {script}"
-            elif offered is not None and name not in offered:
+            elif judged and offered is not None and name not in offered:
                 what = f"any other `{name}` for {script}, a module {since} had not there"
             else:
                 continue
@@ -132,22 +144,27 @@ def _first_folder_shadow(
     return None
 
 
-def _runs_from_root(argv: Sequence[str]) -> bool:
-    """Whether `argv` runs Python with `-m` or `-c`, which put the working folder (the
-    checkout's root) first on sys.path, alone or among other short options (`-Bm`). Any
-    python-named program counts, first or started by another (`env`): a false yes only
-    asks for the root's standard library names to be pinned."""
+def _run_from_root(argv: Sequence[str]) -> str | None:
+    """The module `argv` runs with Python's `-m` (`""` for `-c`, or when it cannot be
+    told), which put the working folder (the checkout's root) first on sys.path; None
+    for neither. Alone or among other short options (`-Bm`). Any python-named program
+    counts, first or started by another (`env`): a false answer only asks for more of
+    the root to be pinned."""
     # argv[0], or a program after it (`env python3 -m`, `uv run python -c`)
     starts = [at for at, arg in enumerate(argv) if _PYTHON.match(arg.rpartition("/")[2])]
-    for arg in argv[starts[0] + 1 :] if starts else ():
+    rest = list(argv[starts[0] + 1 :]) if starts else []
+    for at, arg in enumerate(rest):
         if not arg.startswith("-") or arg.startswith("--"):
             continue
-        for option in arg[1:]:  # short options go together: `-Bm` is `-B -m`
-            if option in "cm":
-                return True
+        for position, option in enumerate(arg[1:], 2):  # `-Bm` is `-B -m`
+            if option == "c":
+                return ""
+            if option == "m":  # its argument: the rest of this one, else the next
+                given = arg[position:] or (rest[at + 1] if at + 1 < len(rest) else "")
+                return given
             if option in "WX":  # the rest is its argument
                 break
-    return False
+    return None
 
 
 def _importable(repo: GitRepo, commit: str, folder: str) -> Iterator[tuple[str, str]]:
@@ -167,7 +184,7 @@ def _importable(repo: GitRepo, commit: str, folder: str) -> Iterator[tuple[str, 
             continue
         else:
             name = module_stem(entry.path)
-        if name is not None and name != "__init__":  # the folder's own marker: no rival
+        if name is not None:
             yield path, name
 
 
