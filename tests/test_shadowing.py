@@ -346,3 +346,28 @@ def test_the_package_python_m_imports_before_the_pinned_module_is_judged(
     result = verify(repo, check, pushed, pinned_from=reviewed)
     assert result.outcome is VerifierOutcome.NO_VERDICT, result
     assert result.detail.startswith(f"{path} is not pinned"), result.detail
+
+
+@pytest.mark.parametrize("path", ["conftest.py", "checks/conftest.py"])
+def test_an_unpinned_conftest_above_a_pinned_test_file_cannot_decide_its_verdict(
+    tmp_path: Path, path: str
+) -> None:
+    """`python -m pytest checks/test_budget.py` with the test file pinned: pytest loads
+    every conftest.py from the root down to the test's folder, and one the commit adds
+    can set the session's exit status to 0 over a failing pinned test. checks/ is
+    judged (a name its reviewed folder lacked); the root is not, for `conftest` is no
+    standard library name."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/test_budget.py", "def test_budget():\n    assert False\n")
+    reviewed = repo.commit("a pinned test that fails")
+    repo.write(
+        path,
+        "import pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
+        "def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n",
+    )
+    pushed = repo.commit("a conftest")
+    command = (PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "checks/test_budget.py")
+    check = Verification(command=command, files=("checks/test_budget.py",))
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is not VerifierOutcome.PASSED, result
+    assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED

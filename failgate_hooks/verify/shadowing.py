@@ -33,6 +33,7 @@ _SYMLINK = "120000"
 _CACHE = "__pycache__"
 _STANDARD = frozenset(sys.stdlib_module_names)
 _PYTHON = re.compile(r"(python|pypy)[0-9.]*\Z")
+_PYTEST = re.compile(r"(pytest|py\.test)\Z")
 
 
 def module_stem(filename: str) -> str | None:
@@ -100,7 +101,8 @@ def _first_folder_shadow(
     and `-c` is first too, but it holds the project under test, the commit's by
     design: there only the standard library's names are judged, and the packages
     `python -m a.b.c` imports before its module (`a.py` or `a/__init__.py` at the
-    root, `a/b/__init__.py`), which must not be new either."""
+    root, `a/b/__init__.py`), which must not be new either; nor, for pytest, a
+    `conftest.py` from the root down to a pinned file."""
     who: dict[str, str] = {}  # folder -> what Python runs from it, for the message
     first: set[str] = set()  # folders where every name counts
     named = {posixpath.normpath(arg) for arg in argv}  # a script run by its path, any name
@@ -119,6 +121,14 @@ def _first_folder_shadow(
             imported.setdefault("/".join(packages[: depth + 1]), set()).add("__init__")
         for folder in ("", *imported):
             who.setdefault(folder, f"`{shlex.join(argv[:3])}`")
+    if module == "pytest" or any(_PYTEST.match(arg.rpartition("/")[2]) for arg in argv):
+        # pytest runs every conftest.py from the root down to each test it is given
+        for pin in pins:
+            parts = pin.path.split("/")[:-1]
+            for depth in range(len(parts) + 1):
+                folder = "/".join(parts[:depth])
+                imported.setdefault(folder, set()).add("conftest")
+                who.setdefault(folder, f"`{shlex.join(argv[:3])}`")
     for folder, script in who.items():
         standard = folder in first or folder == ""  # where Python looks first
         offered: set[str] | None = None  # None: only the standard library's names count
