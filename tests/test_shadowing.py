@@ -12,7 +12,9 @@ import pytest
 
 from failgate_hooks.core.events import Verification
 from failgate_hooks.core.gates import VerifierOutcome
-from failgate_hooks.verify.shadowing import module_stem
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.verify.pins import resolve_pins
+from failgate_hooks.verify.shadowing import module_stem, shadowing
 from tests.conftest import Repo, make_repo
 from tests.test_verify import PY, runs, verify
 
@@ -238,6 +240,49 @@ def test_module_stem_knows_every_suffix_python_loads() -> None:
         assert module_stem(f"helper{suffix}") == "helper"
     assert module_stem("helper.txt") is None
     assert module_stem(".py") is None
+    # the verifier's Python need not be failgate's: every interpreter's names count
+    assert module_stem("helper.cpython-312-x86_64-linux-gnu.so") == "helper"
+    assert module_stem("helper.cpython-39-darwin.so") == "helper"
+    assert module_stem("helper.pypy310-pp73-x86_64-linux-gnu.so") == "helper"
+    assert module_stem("helper.cp312-win_amd64.pyd") == "helper"
+    assert module_stem("helper.pyd") == "helper"
+
+
+def test_a_namespace_folder_the_reviewed_revision_lacked_is_judged(
+    world: Repo, tmp_path: Path
+) -> None:
+    """A folder without `__init__` beside the script is a namespace portion: it extends
+    an installed namespace package of its name (`google.protobuf` from
+    checks/google/protobuf/), and is imported where none is installed."""
+    reviewed = world.head()
+    world.write("checks/google/protobuf/__init__.py", LENIENT)
+    world.write("checks/fixtures/budget.json", "{}\n")  # data, no module: no portion
+    pushed = world.commit("a portion of a namespace package, and data")
+    marker = tmp_path / "marker"
+    result = verify(world, verification(marker), pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.NO_VERDICT, result
+    assert result.detail.startswith("checks/google is not pinned and shadows any other"), (
+        result.detail
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("coverage", "run", "-m", "checks.gate"), ("uv", "run", "-m", "checks.gate")],
+)
+def test_another_launcher_of_python_m_is_judged_too(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """`coverage run -m` and `uv run -m` import as `python -m` does: the root first."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    reviewed = repo.commit("a verifier run as a module")
+    repo.write("checks/__init__.py", "import os\nos._exit(0)\n")
+    pushed = repo.commit("code that runs before the pinned module")
+    with GitRepo.open(repo.path) as grepo:
+        pins = resolve_pins(grepo, reviewed, ("checks/gate.py",))
+        why = shadowing(grepo, pushed, pins, command, reviewed)
+    assert why is not None and why.startswith("checks/__init__.py is not pinned"), why
 
 
 def test_a_pass_cached_for_the_same_inputs_answers_as_a_run_would(

@@ -20,24 +20,28 @@ import re
 import shlex
 import sys
 from collections.abc import Iterator, Sequence
-from importlib.machinery import BYTECODE_SUFFIXES, EXTENSION_SUFFIXES, SOURCE_SUFFIXES
+from importlib.machinery import BYTECODE_SUFFIXES, SOURCE_SUFFIXES
 
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo, TreeEntry
 from failgate_hooks.verify.pins import Pin, pinned_folders
 
-# Every suffix under which Python's path finder loads a module, longest first so
-# that `helper.abi3.so` is read as `helper`, not `helper.abi3`.
-_SUFFIXES = sorted({*EXTENSION_SUFFIXES, *SOURCE_SUFFIXES, *BYTECODE_SUFFIXES}, key=len)[::-1]
+# The suffixes of a module's source and compiled file; and an extension module of any
+# interpreter, not only of the one failgate runs on, as the verifier's Python may be
+# another (`helper.cpython-312-x86_64-linux-gnu.so`, `helper.abi3.so`, `.pyd`).
+_SUFFIXES = sorted({*SOURCE_SUFFIXES, *BYTECODE_SUFFIXES}, key=len)[::-1]
+_EXTENSION = re.compile(r"([^.]+)(?:\.[^.]+)?\.(?:so|pyd)\Z")
 _SYMLINK = "120000"
 _CACHE = "__pycache__"
 _STANDARD = frozenset(sys.stdlib_module_names)
-_PYTHON = re.compile(r"(python|pypy)[0-9.]*\Z")
 _PYTEST = re.compile(r"(pytest|py\.test)\Z")
 
 
 def module_stem(filename: str) -> str | None:
     """`helper` for `helper.py`, `helper.pyc` or `helper.cpython-311-x86_64-linux-gnu.so`."""
+    extension = _EXTENSION.match(filename)
+    if extension is not None:
+        return extension.group(1)
     for suffix in _SUFFIXES:
         if filename.endswith(suffix) and len(filename) > len(suffix):
             return filename[: -len(suffix)]
@@ -131,17 +135,23 @@ def _first_folder_shadow(
                 who.setdefault(folder, f"`{shlex.join(argv[:3])}`")
     for folder, script in who.items():
         standard = folder in first or folder == ""  # where Python looks first
-        offered: set[str] | None = None  # None: only the standard library's names count
+        # What the reviewed folder offers, by name: a portion stands in for a portion
+        # only, as a module of the name beats one (a root `checks.py` beats `checks/`).
+        offered: dict[bool, set[str]] | None = None  # None: only the library's names count
         if reviewed is not None:
-            offered = {name for _, name in _importable(repo, reviewed, folder)}
+            offered = {True: set(), False: set()}
+            for _, name, portion in _importable(repo, reviewed, folder):
+                offered[True].add(name)
+                if not portion:
+                    offered[False].add(name)
             since = short_id(reviewed)
-        for path, name in _importable(repo, commit, folder):
+        for path, name, portion in _importable(repo, commit, folder):
             if path in pinned:
                 continue
             judged = name in imported.get(folder, ()) or (folder in first and name != "__init__")
-            if standard and name in _STANDARD:
+            if standard and name in _STANDARD and not portion:  # the library's own wins
                 what = f"the standard library's `{name}` for {script}"
-            elif judged and offered is not None and name not in offered:
+            elif judged and offered is not None and name not in offered[portion]:
                 what = f"any other `{name}` for {script}, a module {since} had not there"
             else:
                 continue
@@ -155,14 +165,12 @@ def _first_folder_shadow(
 
 
 def _run_from_root(argv: Sequence[str]) -> str | None:
-    """The module `argv` runs with Python's `-m` (`""` for `-c`, or when it cannot be
-    told), which put the working folder (the checkout's root) first on sys.path; None
-    for neither. Alone or among other short options (`-Bm`). Any python-named program
-    counts, first or started by another (`env`): a false answer only asks for more of
-    the root to be pinned."""
-    # argv[0], or a program after it (`env python3 -m`, `uv run python -c`)
-    starts = [at for at, arg in enumerate(argv) if _PYTHON.match(arg.rpartition("/")[2])]
-    rest = list(argv[starts[0] + 1 :]) if starts else []
+    """The module `argv` runs with `-m` (`""` for `-c`, or when it cannot be told): Python
+    then puts the working folder (the checkout's root) first on sys.path, and so do
+    launchers that take the same options (`coverage run -m`, `uv run -m`); None for
+    neither. Alone or among other short options (`-Bm`), after any program (`env`). A
+    false answer (`pytest -m slow`) only asks for more of the root to be pinned."""
+    rest = list(argv[1:])
     for at, arg in enumerate(rest):
         if not arg.startswith("-") or arg.startswith("--"):
             continue
@@ -170,17 +178,18 @@ def _run_from_root(argv: Sequence[str]) -> str | None:
             if option == "c":
                 return ""
             if option == "m":  # its argument: the rest of this one, else the next
-                given = arg[position:] or (rest[at + 1] if at + 1 < len(rest) else "")
-                return given
+                return arg[position:] or (rest[at + 1] if at + 1 < len(rest) else "")
             if option in "WX":  # the rest is its argument
                 break
     return None
 
 
-def _importable(repo: GitRepo, commit: str, folder: str) -> Iterator[tuple[str, str]]:
-    """(path, module name) of what Python could import from `folder`: a module of any
-    suffix, a link, or a package's `__init__` (a folder without one is a namespace
-    portion, which a module of its name anywhere beats)."""
+def _importable(repo: GitRepo, commit: str, folder: str) -> Iterator[tuple[str, str, bool]]:
+    """(path, module name, whether a namespace portion) of what Python could import from
+    `folder`: a module of any suffix, a link, a package's `__init__`, or a folder
+    without one that holds a module or a folder: a namespace portion, which extends
+    an installed namespace package (`google`) and stands for a missing one, though a
+    module of its name anywhere beats it."""
     prefix = f"{folder}/" if folder else ""
     for entry in _entries(repo, commit, folder):
         path = prefix + entry.path
@@ -190,12 +199,14 @@ def _importable(repo: GitRepo, commit: str, folder: str) -> Iterator[tuple[str, 
             inner = repo.tree_entries(entry.oid) if entry.path != _CACHE else []
             inits = [e.path for e in inner if module_stem(e.path) == "__init__"]
             if inits:
-                yield f"{path}/{inits[0]}", entry.path
+                yield f"{path}/{inits[0]}", entry.path, False
+            elif any(e.type == "tree" or module_stem(e.path) for e in inner):
+                yield path, entry.path, True
             continue
         else:
             name = module_stem(entry.path)
         if name is not None:
-            yield path, name
+            yield path, name, False
 
 
 def _rivals(repo: GitRepo, commit: str, folder: str, stem: str) -> Iterator[str]:
