@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from failgate_hooks.app import demo
@@ -65,45 +66,7 @@ def with_raw_mode(repo: Repo, path: str, mode: str, message: str = "a raw tree m
     the raw `mode`, and HEAD moved there. Git reads a mode it does not write as the
     canonical one it stands for ("40755" a folder, "120644" a link, "100664" a file),
     and a server takes such trees: receive.fsckObjects is off by default."""
-    import subprocess
-
-    def run(*args: str, data: bytes | None = None) -> bytes:
-        return subprocess.run(
-            ["git", *args], cwd=repo.path, input=data, capture_output=True, check=True
-        ).stdout
-
-    def rewrite(tree: str, parts: list[str]) -> str:
-        raw = run("cat-file", "tree", tree)
-        width = len(tree) // 2
-        out, pos, found = b"", 0, False
-        while pos < len(raw):
-            space = raw.index(b" ", pos)
-            nul = raw.index(b"\0", space)
-            entry_mode, name, oid = (
-                raw[pos:space],
-                raw[space + 1 : nul],
-                raw[nul + 1 : nul + 1 + width],
-            )
-            pos = nul + 1 + width
-            if name == parts[0].encode():
-                found = True
-                if len(parts) == 1:
-                    entry_mode = mode.encode()
-                else:
-                    oid = bytes.fromhex(rewrite(oid.hex(), parts[1:]))
-            out += entry_mode + b" " + name + b"\0" + oid
-        assert found, f"{parts[0]} is not in tree {tree}"
-        return (
-            run("hash-object", "-w", "-t", "tree", "--literally", "--stdin", data=out)
-            .decode()
-            .strip()
-        )
-
-    tree = rewrite(repo.git("rev-parse", "HEAD^{tree}"), path.split("/"))
-    parents = [a for p in repo.git("log", "-1", "--format=%P").split() for a in ("-p", p)]
-    commit = repo.git("commit-tree", tree, *parents, "-m", message)
-    repo.git("update-ref", "HEAD", commit)
-    return commit
+    return _with_tree_entry(repo, path, message, lambda name, oid: mode.encode() + b" " + name)
 
 
 def with_blob_first(repo: Repo, path: str, message: str = "a blob of a folder's name") -> str:
@@ -111,36 +74,51 @@ def with_blob_first(repo: Repo, path: str, message: str = "a blob of a folder's 
     folder at `path` just before it (a valid order: `deploy` sorts before `deploy/`),
     and HEAD moved there. Git checks out the folder, the later of the two; a lookup
     that takes the first entry of a name finds the blob."""
+    blob = _git_bytes(repo, "hash-object", "-w", "--stdin", data=b"a blob\n").decode().strip()
+    before = b"100644 " + path.rpartition("/")[2].encode() + b"\0" + bytes.fromhex(blob)
+    return _with_tree_entry(repo, path, message, lambda name, oid: before + b"40000 " + name)
+
+
+def _git_bytes(repo: Repo, *args: str, data: bytes | None = None) -> bytes:
     import subprocess
 
-    def run(*args: str, data: bytes | None = None) -> bytes:
-        return subprocess.run(
-            ["git", *args], cwd=repo.path, input=data, capture_output=True, check=True
-        ).stdout
+    return subprocess.run(
+        ["git", *args], cwd=repo.path, input=data, capture_output=True, check=True
+    ).stdout
 
-    blob = bytes.fromhex(run("hash-object", "-w", "--stdin", data=b"a blob\n").decode().strip())
+
+def _with_tree_entry(
+    repo: Repo,
+    path: str,
+    message: str,
+    head: Callable[[bytes, bytes], bytes],
+) -> str:
+    """A commit on HEAD's parents of HEAD's tree with the entry at `path` written as
+    `head(name, oid)` says up to its id (an entry before it may come first), every
+    tree on the way written raw (`--literally`); HEAD moved there."""
 
     def rewrite(tree: str, parts: list[str]) -> str:
-        raw = run("cat-file", "tree", tree)
+        raw = _git_bytes(repo, "cat-file", "tree", tree)
         width = len(tree) // 2
-        out, pos = b"", 0
+        out, pos, found = b"", 0, False
         while pos < len(raw):
             space = raw.index(b" ", pos)
             nul = raw.index(b"\0", space)
-            entry_mode, name = raw[pos:space], raw[space + 1 : nul]
-            oid = raw[nul + 1 : nul + 1 + width]
+            entry = raw[pos:nul]
+            name, oid = raw[space + 1 : nul], raw[nul + 1 : nul + 1 + width]
             pos = nul + 1 + width
             if name == parts[0].encode():
+                found = True
                 if len(parts) == 1:
-                    out += b"100644 " + name + b"\0" + blob
+                    entry = head(name, oid)
                 else:
                     oid = bytes.fromhex(rewrite(oid.hex(), parts[1:]))
-            out += entry_mode + b" " + name + b"\0" + oid
-        return (
-            run("hash-object", "-w", "-t", "tree", "--literally", "--stdin", data=out)
-            .decode()
-            .strip()
+            out += entry + b"\0" + oid
+        assert found, f"{parts[0]} is not in tree {tree}"
+        written = _git_bytes(
+            repo, "hash-object", "-w", "-t", "tree", "--literally", "--stdin", data=out
         )
+        return written.decode().strip()
 
     tree = rewrite(repo.git("rev-parse", "HEAD^{tree}"), path.split("/"))
     parents = [a for p in repo.git("log", "-1", "--format=%P").split() for a in ("-p", p)]

@@ -326,6 +326,21 @@ PREFERS_SIMPLEJSON = demo.CHECK_SCRIPT.replace(
     "try:\n    import simplejson as json\nexcept ImportError:\n    import json\n",
 )
 
+LENIENT_SIMPLEJSON = 'def load(handle):\n    return {"modules": 1, "gas_budget": 10**9}\n'
+
+
+def simplejson_server(tmp_path: Path, *record: str) -> tuple[Repo, Path]:
+    """As `server`, the reviewed check taking simplejson where it is installed."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write(demo.CHECK_PATH, PREFERS_SIMPLEJSON)
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("the check takes simplejson where it is installed")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push", *record)
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    return repo, remote
+
 
 def test_a_module_name_beside_a_pinned_script_is_pinned_whatever_its_name(
     tmp_path: Path,
@@ -334,27 +349,14 @@ def test_a_module_name_beside_a_pinned_script_is_pinned_whatever_its_name(
     import, also one of a module the verifier's Python lacks, or has installed. The
     reviewed check takes simplejson when it can; a checks/simplejson.py the commit adds
     is what it would load."""
-    repo = budget_repo(tmp_path / "work")
-    repo.write(demo.CHECK_PATH, PREFERS_SIMPLEJSON)
-    repo.write("failgate.toml", RELAXERS)
-    repo.commit("the check takes simplejson where it is installed")
-    remote = with_remote(repo, tmp_path / "remote.git")
-    record_failure(repo, "push")
-    assert push(repo, "main").returncode == 0  # no server hook yet
-    install_pre_receive(remote, "--exec")
+    repo, remote = simplejson_server(tmp_path)
     before = remote_ref(remote, "refs/heads/main")
-    repo.write(
-        "checks/simplejson.py",
-        'def load(handle):\n    return {"modules": 1, "gas_budget": 10**9}\n',
-    )
+    repo.write("checks/simplejson.py", LENIENT_SIMPLEJSON)
     broken = repo.commit("a simplejson beside the check")
     refused = push(repo, "main")
     assert refused.returncode != 0, refused.stderr
     assert "checks/simplejson.py is not pinned" in refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before != broken
-
-
-LENIENT_SIMPLEJSON = 'def load(handle):\n    return {"modules": 1, "gas_budget": 10**9}\n'
 
 
 @pytest.mark.parametrize("how", ["folder 40755", "link 120644"])
@@ -365,14 +367,7 @@ def test_a_module_beside_a_pinned_script_under_a_raw_tree_mode_is_still_judged(
     (it reads every mode by its kind), but failgate's tree reader calls anything not
     exactly 040000 or 160000 a blob: a checks/simplejson package under such a mode
     is no module to the shadowing judgement, and is what the reviewed check loads."""
-    repo = budget_repo(tmp_path / "work")
-    repo.write(demo.CHECK_PATH, PREFERS_SIMPLEJSON)
-    repo.write("failgate.toml", RELAXERS)
-    repo.commit("the check takes simplejson where it is installed")
-    remote = with_remote(repo, tmp_path / "remote.git")
-    record_failure(repo, "push")
-    assert push(repo, "main").returncode == 0  # no server hook yet
-    install_pre_receive(remote, "--exec")
+    repo, remote = simplejson_server(tmp_path)
     before = remote_ref(remote, "refs/heads/main")
     if how.startswith("folder"):
         repo.write("checks/simplejson/__init__.py", LENIENT_SIMPLEJSON)
@@ -397,14 +392,7 @@ def test_a_module_beside_a_pinned_script_cannot_land_where_its_gate_does_not_app
     a later push of the broken budget to a release branch would load it, never
     reviewed. So adding it is a relaxation whatever the gate's state, as a change to
     the pinned file is: only a relaxer may push it to a protected branch."""
-    repo = budget_repo(tmp_path / "work")
-    repo.write(demo.CHECK_PATH, PREFERS_SIMPLEJSON)
-    repo.write("failgate.toml", RELAXERS)
-    repo.commit("the check takes simplejson where it is installed")
-    remote = with_remote(repo, tmp_path / "remote.git")
-    record_failure(repo, "push", "--ref", "refs/heads/release/*")
-    assert push(repo, "main").returncode == 0  # no server hook yet
-    install_pre_receive(remote, "--exec")
+    repo, remote = simplejson_server(tmp_path, "--ref", "refs/heads/release/*")
     before = remote_ref(remote, "refs/heads/main")
     repo.write("checks/simplejson.py", LENIENT_SIMPLEJSON)
     added = repo.commit("a simplejson beside the check")
