@@ -331,15 +331,8 @@ LENIENT_SIMPLEJSON = 'def load(handle):\n    return {"modules": 1, "gas_budget":
 
 def simplejson_server(tmp_path: Path, *record: str) -> tuple[Repo, Path]:
     """As `server`, the reviewed check taking simplejson where it is installed."""
-    repo = budget_repo(tmp_path / "work")
-    repo.write(demo.CHECK_PATH, PREFERS_SIMPLEJSON)
-    repo.write("failgate.toml", RELAXERS)
-    repo.commit("the check takes simplejson where it is installed")
-    remote = with_remote(repo, tmp_path / "remote.git")
-    record_failure(repo, "push", *record)
-    assert push(repo, "main").returncode == 0  # no server hook yet
-    install_pre_receive(remote, "--exec")
-    return repo, remote
+    command = f"python3 {demo.CHECK_PATH}"
+    return server_with_check_at(tmp_path, demo.CHECK_PATH, command, PREFERS_SIMPLEJSON, *record)
 
 
 def test_a_module_name_beside_a_pinned_script_is_pinned_whatever_its_name(
@@ -522,17 +515,20 @@ def test_a_verifier_is_not_told_the_ref_so_a_pass_elsewhere_cannot_clear_main(
 # --------------------------------------------------------------------------- review: gaps left
 
 
-def server_with_check_at(tmp_path: Path, check_path: str, command: str) -> tuple[Repo, Path]:
-    """As `server`, but the gate's verifier is `command`, pinning the one file `check_path`."""
+def server_with_check_at(
+    tmp_path: Path, check_path: str, command: str, script: str = demo.CHECK_SCRIPT, *record: str
+) -> tuple[Repo, Path]:
+    """As `server`, but the gate's verifier is `command`, pinning the one file `check_path`
+    that holds `script`; `record`: more arguments for the event."""
     repo = budget_repo(tmp_path / "work")
-    repo.write(check_path, demo.CHECK_SCRIPT)
+    repo.write(check_path, script)
     repo.write("failgate.toml", RELAXERS)
     repo.commit("the check where the team keeps its scripts; who may relax gates")
     remote = with_remote(repo, tmp_path / "remote.git")
     repo.record(
         KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
         "--verify", command, "--verify-file", check_path,
-        "--note", "six modules, budget sized for two and a half", "--no-probe",
+        "--note", "six modules, budget sized for two and a half", "--no-probe", *record,
     )  # fmt: skip
     repo.commit("record the gas budget failure")
     assert push(repo, "main").returncode == 0  # no server hook yet
