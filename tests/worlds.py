@@ -125,3 +125,28 @@ def _with_tree_entry(
     commit = repo.git("commit-tree", tree, *parents, "-m", message)
     repo.git("update-ref", "HEAD", commit)
     return commit
+
+
+def with_slash_name(
+    repo: Repo, name: str, data: bytes, message: str = "a name with a slash"
+) -> str:
+    """A new commit on HEAD's parents: HEAD's root tree with one more blob entry whose
+    name holds a slash (`checks/json.py`), last, and HEAD moved there. git fsck calls
+    that fullPathname, but a server takes it (receive.fsckObjects is off by default),
+    and git's read-tree puts the blob at that path of the checkout, over what the
+    folder of the same name holds there."""
+    import subprocess
+
+    def run(*args: str, data: bytes | None = None) -> bytes:
+        return subprocess.run(
+            ["git", *args], cwd=repo.path, input=data, capture_output=True, check=True
+        ).stdout
+
+    blob = bytes.fromhex(run("hash-object", "-w", "--stdin", data=data).decode().strip())
+    raw = run("cat-file", "tree", repo.git("rev-parse", "HEAD^{tree}"))
+    raw += b"100644 " + name.encode() + b"\0" + blob
+    tree = run("hash-object", "-w", "-t", "tree", "--literally", "--stdin", data=raw)
+    parents = [a for p in repo.git("log", "-1", "--format=%P").split() for a in ("-p", p)]
+    commit = repo.git("commit-tree", tree.decode().strip(), *parents, "-m", message)
+    repo.git("update-ref", "HEAD", commit)
+    return commit

@@ -363,6 +363,14 @@ class GitRepo:
                     raise ValueError("short id")
                 mode, kind = _as_git_reads(int(data[pos:space], 8))
                 name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+                if "/" in name or name in ("", ".", "..") or name.lower() == ".git":
+                    # git checks `a/b` out as a path, where a reader of trees sees no folder
+                    raise GitError(
+                        f"tree {tree} holds an entry named {name!r}, which git fsck refuses "
+                        "(fullPathname, emptyName, hasDot, hasDotgit): failgate cannot "
+                        "tell where git would write it",
+                        hint="rewrite the commit so that each entry is one path component",
+                    )
                 if name in names:
                     # git checks out one of them, which one its own rules say: a gate
                     # that read the other would judge what is not there.

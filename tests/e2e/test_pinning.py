@@ -35,6 +35,7 @@ from tests.worlds import (
     remote_ref,
     with_raw_mode,
     with_remote,
+    with_slash_name,
 )
 
 GUTTED = "import sys\nsys.exit(0)\n"
@@ -398,6 +399,25 @@ def test_a_module_beside_a_pinned_script_cannot_land_where_its_gate_does_not_app
     assert remote_ref(remote, "refs/heads/release/1.0") is None
     assert push(repo, "main", user="alice").returncode == 0  # a relaxer reviewed it
     assert remote_ref(remote, "refs/heads/main") == added
+
+
+def test_a_module_beside_a_pinned_script_under_a_slashed_root_name_is_still_judged(
+    tmp_path: Path,
+) -> None:
+    """A root tree entry named `checks/json.py` is, to git's read-tree, the file
+    checks/json.py of the checkout, beside the pinned check, which then imports it for
+    `json`. failgate reads checks/ through the folder entry only, so the rule never
+    sees it, and the broken budget is accepted."""
+    repo, remote = server(tmp_path, "--exec")
+    before = remote_ref(remote, "refs/heads/main")
+    lenient = b'def load(handle):\n    return {"modules": 1, "gas_budget": 10**9}\n'
+    repo.write("notes.txt", "more work on the broken budget\n")
+    repo.commit("more work")
+    pushed = with_slash_name(repo, "checks/json.py", lenient)
+    assert "checks/json.py" in repo.git("ls-tree", "--name-only", pushed).splitlines()
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before != pushed
 
 
 # --------------------------------------------------------------------------- PATH

@@ -18,6 +18,7 @@ from tests.worlds import (
     with_blob_first,
     with_raw_mode,
     with_remote,
+    with_slash_name,
 )
 
 RELAXERS = 'relaxers = ["alice"]\nidentity_env = "REMOTE_USER"\n'
@@ -199,6 +200,40 @@ def test_a_folder_under_a_raw_mode_cannot_give_two_budgets_one_input_key(tmp_pat
     assert remote_ref(remote, "refs/heads/main") == fixed != broken, second.stderr
     assert second.returncode != 0
     assert "budget 50M < required 120M" in second.stderr
+
+
+def test_a_root_name_with_a_slash_keeps_a_path_scoped_gate_in_scope(tmp_path: Path) -> None:
+    """The commit drops the deploy folder and holds a root entry named
+    `deploy/budget.json` instead: git's read-tree checks it out at deploy/budget.json,
+    the broken budget, but failgate lists deploy/ through a folder entry, finds none, so
+    no file matches deploy/** and the gate does not apply."""
+    repo, remote = server(tmp_path, "--exec", record=("--path", "deploy/**"))
+    before = remote_ref(remote, "refs/heads/main")
+    repo.git("rm", "-q", "deploy/budget.json")
+    repo.commit("the budget moves")
+    broken = with_slash_name(repo, "deploy/budget.json", _broken_budget().encode())
+    refused = push(repo, "main")
+    assert remote_ref(remote, "refs/heads/main") == before != broken, refused.stderr
+    assert refused.returncode != 0
+    assert "Traceback" not in refused.stderr
+
+
+def test_a_root_name_with_a_slash_cannot_give_two_budgets_one_input_key(tmp_path: Path) -> None:
+    """With inputs deploy/*.json, push 1 (the budget fixed) caches a pass under the key
+    of deploy/'s files. Push 2 keeps that folder and adds a root entry named
+    `deploy/budget.json`, the broken budget, after it: git's checkout holds the broken
+    one at that path, the input key is push 1's, and its cached pass clears it."""
+    repo, remote = server(tmp_path, "--exec", record=("--input", "deploy/*.json"))
+    fixed = fix_budget(repo)
+    first = push(repo, "main")
+    assert first.returncode == 0, first.stderr
+    assert remote_ref(remote, "refs/heads/main") == fixed
+    repo.write("notes.txt", "more work\n")
+    repo.commit("more work")
+    broken = with_slash_name(repo, "deploy/budget.json", _broken_budget().encode())
+    second = push(repo, "main")
+    assert remote_ref(remote, "refs/heads/main") == fixed != broken, second.stderr
+    assert second.returncode != 0
 
 
 def _broken_budget() -> str:
