@@ -192,7 +192,8 @@ class Bench:
         self.timed("replay", self.failgate("replay", "HEAD~9..HEAD", "--entity", KEY, "--json"))
 
     def status(self, checkout: Path, commit: str) -> None:
-        """`git status` of the pool's checkout, as a person would run it there (HEAD at C)."""
+        """`git status` of the pool's checkout, as a person would run it there: HEAD at a
+        commit of the tree the checkout holds, C's without its ledger folder."""
         slot = checkout.parent
         pool = slot.parent
         env = {
@@ -201,7 +202,11 @@ class Bench:
             "GIT_INDEX_FILE": str(slot / "index"),
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.work / ".git" / "objects"),
         }
-        self.run(["git", "update-ref", "refs/heads/main", commit], checkout, **env)
+        tree = json.loads((slot / "state.json").read_text())["tree"]
+        held = self.run(
+            ["git", "commit-tree", tree, "-m", f"{commit} less its ledger"], checkout, **env
+        )
+        self.run(["git", "update-ref", "refs/heads/main", held.strip()], checkout, **env)
         out = self.timed(
             "status",
             ["git", "-c", "core.bare=false", "--no-optional-locks", "status", "--porcelain",
