@@ -51,11 +51,12 @@ def shadowed(
     *,
     check: Verification | None = None,
     marker_runs: list[str] | None = None,
+    pinned_from: str | None = None,
 ) -> None:
     """The commit's `path` refuses the run before anything runs, and names itself."""
-    result = verify(world, check or verification(marker))
+    result = verify(world, check or verification(marker), pinned_from=pinned_from)
     assert result.outcome is VerifierOutcome.NO_VERDICT, result
-    assert result.detail.startswith(f"{path} is not pinned and shadows "), result.detail
+    assert result.detail.startswith(f"{path} is not pinned"), result.detail
     assert "pin it too" in result.detail
     assert runs(marker) == (marker_runs or [])
 
@@ -179,9 +180,10 @@ def test_a_standard_library_name_beside_a_pinned_script_shadows_it(
     world: Repo, tmp_path: Path, path: str
 ) -> None:
     """Python looks in the script's folder before the standard library."""
+    reviewed = world.head()
     world.write(path, LENIENT)
     world.commit("a module named as the standard library's")
-    shadowed(world, tmp_path / "marker", path)
+    shadowed(world, tmp_path / "marker", path, pinned_from=reviewed)
 
 
 def test_a_standard_library_name_pinned_or_without_init_is_no_shadow(
@@ -208,7 +210,7 @@ def test_a_module_the_reviewed_folder_did_not_offer_shadows_whatever_its_name(
     marker = tmp_path / "marker"
     result = verify(world, verification(marker), pushed, pinned_from=reviewed)
     assert result.outcome is VerifierOutcome.NO_VERDICT, result
-    assert result.detail.startswith(f"{path} is not pinned and shadows any other "), result.detail
+    assert result.detail.startswith(f"{path} is not pinned, and "), result.detail
     assert runs(marker) == []
 
 
@@ -261,7 +263,7 @@ def test_a_namespace_folder_the_reviewed_revision_lacked_is_judged(
     marker = tmp_path / "marker"
     result = verify(world, verification(marker), pushed, pinned_from=reviewed)
     assert result.outcome is VerifierOutcome.NO_VERDICT, result
-    assert result.detail.startswith("checks/google is not pinned and shadows any other"), (
+    assert result.detail.startswith("checks/google is not pinned, and "), (
         result.detail
     )
 
@@ -342,14 +344,15 @@ def test_a_standard_library_name_at_the_root_shadows_it_when_python_looks_there_
     imports."""
     repo = make_repo(tmp_path / "repo")
     repo.write("checks/gate.py", GATE)
-    repo.commit("a verifier run as a module")
+    reviewed = repo.commit("a verifier run as a module")
     repo.write("json.py", "def loads(_text):\n    return {'ok': True}\n")
     repo.commit("a json of the commit's own, at the root")
     marker = tmp_path / "marker"
     command = ROOT_FIRST[how](marker)
-    result = verify(repo, Verification(command=command, files=("checks/gate.py",)))
+    check = Verification(command=command, files=("checks/gate.py",))
+    result = verify(repo, check, pinned_from=reviewed)
     assert result.outcome is VerifierOutcome.NO_VERDICT, (result, runs(marker))
-    assert result.detail.startswith("json.py is not pinned and shadows the standard library's")
+    assert result.detail.startswith("json.py is not pinned, and "), result.detail
     assert "the checkout's root folder" in result.detail
     assert runs(marker) == []
 
@@ -416,3 +419,279 @@ def test_an_unpinned_conftest_above_a_pinned_test_file_cannot_decide_its_verdict
     result = verify(repo, check, pushed, pinned_from=reviewed)
     assert result.outcome is not VerifierOutcome.PASSED, result
     assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED
+
+
+MAIN = """\
+import sys
+with open(sys.argv[1], "a") as marker:
+    marker.write("ran\\n")
+sys.exit(1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("module", "main", "path"),
+    [
+        ("checks", "checks/__main__.py", "checks/__init__.py"),
+        ("checks", "checks/__main__.py", "checks.py"),
+        ("checks.gate", "checks/gate/__main__.py", "checks/gate/__init__.py"),
+    ],
+)
+def test_python_m_of_a_package_judges_the_package_it_runs_too(
+    tmp_path: Path, module: str, main: str, path: str
+) -> None:
+    """`python -m checks` runs the package checks: Python imports checks/__init__.py
+    (or, checks/ being a namespace folder, a root checks.py in its place) before the
+    pinned checks/__main__.py. The rule takes the last part of the -m name for a module
+    and judges only the packages before it, so a new checks/__init__.py (or checks.py,
+    or checks/gate/__init__.py for `-m checks.gate`) that ends the process with 0 is
+    never judged, and the pass stands over the pinned __main__ that fails."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write(main, MAIN)
+    reviewed = repo.commit("a verifier run as a package's __main__")
+    marker = tmp_path / "marker"
+    check = Verification(command=(PY, "-m", module, str(marker)), files=(main,))
+    assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED
+    repo.write(path, "import os\nos._exit(0)\n")
+    pushed = repo.commit("code that runs before the pinned __main__")
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is not VerifierOutcome.PASSED, (result, runs(marker))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        lambda marker: ("sh", "-c", f"{PY} -m checks.gate {marker} && echo passed"),
+        lambda marker: ("env", "-S", f"{PY} -m checks.gate {marker}"),
+        lambda marker: (PY, "-m", "runpy", "checks.gate", str(marker)),
+    ],
+    ids=["sh -c", "env -S", "-m runpy"],
+)
+def test_python_m_inside_a_shell_string_judges_the_package_it_imports_first(
+    tmp_path: Path, command: object
+) -> None:
+    """`record` asks for `sh -c '…'` when a command needs a shell operator. Inside that
+    string `python -m checks.gate` imports checks/__init__.py before the pinned module,
+    but the rule reads `-c` as `python -c` (the root, standard library names only) and
+    never sees the -m module, so a new checks/__init__.py that exits 0 decides the
+    verdict. The same for `env -S`, whose one argument is the whole command, and for
+    `python -m runpy checks.gate` (as `python -m coverage run -m checks.gate`): only
+    the first -m is read, and it names a module with no package on its way."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    reviewed = repo.commit("a verifier run as a module")
+    marker = tmp_path / "marker"
+    assert callable(command)
+    check = Verification(command=command(marker), files=("checks/gate.py",))
+    assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED
+    repo.write("checks/__init__.py", "import os\nos._exit(0)\n")
+    pushed = repo.commit("code that runs before the pinned module")
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is not VerifierOutcome.PASSED, (result, runs(marker))
+
+
+def test_an_unpinned_package_init_above_a_pinned_test_file_cannot_decide_its_verdict(
+    tmp_path: Path,
+) -> None:
+    """`python -m pytest checks/test_budget.py` with the test file pinned: with a
+    checks/__init__.py, pytest imports the test as `checks.test_budget`, running that
+    __init__ first. One the reviewed revision lacked (checks/ was a plain folder) can
+    end the process with 0 during collection: conftest is judged on the way, the
+    package's own __init__ is not."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/test_budget.py", "def test_budget():\n    assert False\n")
+    reviewed = repo.commit("a pinned test that fails")
+    command = (PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "checks/test_budget.py")
+    check = Verification(command=command, files=("checks/test_budget.py",))
+    assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED
+    repo.write("checks/__init__.py", "import os\nos._exit(0)\n")
+    pushed = repo.commit("the checks folder becomes a package")
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is not VerifierOutcome.PASSED, result
+
+
+# --------------------------------------------------------------------------- review 3
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        lambda marker: ("bash", "-o", "pipefail", "-c", f"{PY} -m checks.gate {marker}"),
+        lambda marker: ("sh", "-e", "-c", f"{PY} -m checks.gate {marker}"),
+        lambda marker: ("bash", "--norc", "-c", f"{PY} -m checks.gate {marker}"),
+        lambda marker: ("sh", "-c", "--", f"{PY} -m checks.gate {marker}"),
+        lambda marker: ("env", f"--split-string={PY} -m checks.gate {marker}"),
+        lambda marker: ("env", "-i", "-S", f"{PY} -m checks.gate {marker}"),
+    ],
+    ids=["bash -o pipefail -c", "sh -e -c", "bash --norc -c", "sh -c --", "env --split-string=",
+         "env -i -S"],
+)  # fmt: skip
+def test_python_m_in_a_shell_string_after_another_option_judges_its_package(
+    tmp_path: Path, command: object
+) -> None:
+    """`_tokens` reads a shell's command string only when the word just before `-c` is
+    the shell itself, and env's only for `-S` right after `env`. `bash -o pipefail -c
+    '…'`, `sh -e -c '…'`, `bash --norc -c '…'`, `sh -c -- '…'`, `env -i -S '…'` and
+    `env --split-string=…` are as ordinary (the first is what strict CI scripts use),
+    and run the same `python -m checks.gate`: its new checks/__init__.py ends the run
+    with 0 before the pinned module is imported, and nothing judges it."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    reviewed = repo.commit("a verifier run as a module")
+    marker = tmp_path / "marker"
+    assert callable(command)
+    check = Verification(command=command(marker), files=("checks/gate.py",))
+    assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED
+    repo.write("checks/__init__.py", "import os\nos._exit(0)\n")
+    pushed = repo.commit("code that runs before the pinned module")
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is not VerifierOutcome.PASSED, (result, runs(marker))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("coverage", "run", "--module", "checks.gate"),
+        ("uv", "run", "--module", "checks.gate"),
+        ("ash", "-c", "python3 -m checks.gate"),
+        ("fish", "-c", "python3 -m checks.gate"),
+    ],
+    ids=["coverage run --module", "uv run --module", "ash -c", "fish -c"],
+)
+def test_a_long_module_option_or_another_shell_is_judged_too(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """`coverage run -m` and `uv run -m` are judged, but their long spelling `--module`
+    is skipped with every `--` option; and busybox's `ash` (Alpine's /bin/sh) and
+    `fish` are no shell to `_SHELL`, so the `python3 -m` in their `-c` string is never
+    read. Each imports checks/__init__.py before the pinned checks/gate.py."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    reviewed = repo.commit("a verifier run as a module")
+    repo.write("checks/__init__.py", "import os\nos._exit(0)\n")
+    pushed = repo.commit("code that runs before the pinned module")
+    with GitRepo.open(repo.path) as grepo:
+        pins = resolve_pins(grepo, reviewed, ("checks/gate.py",))
+        why = shadowing(grepo, pushed, pins, command, reviewed)
+    assert why is not None and why.startswith("checks/__init__.py is not pinned"), why
+
+
+@pytest.mark.parametrize(
+    ("command", "path"),
+    [
+        (lambda marker: ("env", "PYTHONPATH=.", PY, "checks/gate.py", str(marker)), "json.py"),
+        (lambda marker: ("sh", "-c", f"PYTHONPATH=. {PY} checks/gate.py {marker}"), "json.py"),
+        (
+            lambda marker: ("env", "PYTHONPATH=.", PY, "checks/gate.py", str(marker)),
+            "sitecustomize.py",
+        ),
+    ],
+    ids=["env PYTHONPATH=. json.py", "sh -c PYTHONPATH=. json.py", "sitecustomize.py"],
+)
+def test_pythonpath_in_the_command_puts_the_root_before_the_standard_library(
+    tmp_path: Path, command: object, path: str
+) -> None:
+    """`PYTHONPATH=. python3 checks/gate.py` (to import the project's own code) puts the
+    checkout's root on sys.path before the standard library, and Python imports a root
+    sitecustomize.py at start-up from it. The root is judged only under `-m` and `-c`,
+    so a json.py (or sitecustomize.py) the commit adds there decides the verdict of the
+    pinned gate.py."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    reviewed = repo.commit("a verifier that can import the project")
+    marker = tmp_path / "marker"
+    assert callable(command)
+    check = Verification(command=command(marker), files=("checks/gate.py",))
+    assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED
+    lenient = (
+        "import os\nos._exit(0)\n"
+        if path == "sitecustomize.py"
+        else "def loads(_text):\n    return {'ok': True}\n"
+    )
+    repo.write(path, lenient)
+    pushed = repo.commit("a module of the commit's own, at the root")
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is not VerifierOutcome.PASSED, (result, runs(marker))
+
+
+def test_a_shell_script_named_in_the_command_makes_its_folder_no_python_folder(
+    tmp_path: Path,
+) -> None:
+    """`sh checks/check.sh`, the shell script pinned: no Python runs, yet a pinned file
+    the command names is taken for a script Python runs, its folder for one Python looks
+    in first, and every new name there counts. The team's new checks/plot.py, which the
+    check never runs, gives the reviewed shell check no verdict."""
+    repo = make_repo(tmp_path / "repo")
+    marker = tmp_path / "marker"
+    repo.write("checks/check.sh", 'echo ran >> "$1"\nexit 1\n')
+    reviewed = repo.commit("a shell check")
+    repo.write("checks/plot.py", "print('a chart of the budget')\n")
+    pushed = repo.commit("a chart script beside the check")
+    check = Verification(command=("sh", "checks/check.sh", str(marker)), files=("checks/check.sh",))
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED, result
+    assert runs(marker) == ["ran"]
+
+
+@pytest.mark.parametrize("path", ["checks/fixtures/eu/budget.json", "checks/.cases/eu/a.json"])
+def test_a_data_folder_with_subfolders_beside_a_pinned_script_is_no_module(
+    world: Repo, tmp_path: Path, path: str
+) -> None:
+    """checks/fixtures/budget.json is data, no portion (as the namespace test says), but
+    once the team sorts its fixtures into checks/fixtures/eu/ the folder holds a folder
+    and is taken for a namespace portion of a new name: no verdict, and on a push a
+    pinned-files relaxation. No module lies anywhere beneath it; `.cases` cannot even
+    be named by an import."""
+    reviewed = world.head()
+    world.write(path, "{}\n")
+    pushed = world.commit("fixtures sorted by region")
+    marker = tmp_path / "marker"
+    result = verify(world, verification(marker), pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED, result
+    assert runs(marker) == ["ran"]
+
+
+def test_a_conftest_added_inside_a_folder_pinned_whole_is_not_what_runs(tmp_path: Path) -> None:
+    """`python -m pytest checks` with checks/ pinned whole: the checkout's checks/ is the
+    reviewed revision's, so a checks/conftest.py the commit adds there is removed
+    before pytest starts. The first-folder rule does not know pinned folders (the
+    rival rule does) and refuses the run for a file that is not there."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/test_budget.py", "def test_budget():\n    assert False\n")
+    reviewed = repo.commit("a pinned test folder")
+    repo.write("checks/conftest.py", "import os\nos._exit(0)\n")
+    pushed = repo.commit("a conftest in the pinned folder")
+    command = (PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "checks")
+    check = Verification(command=command, files=("checks",))
+    assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED, result
+
+
+@pytest.mark.parametrize(
+    ("wrapper", "command"),
+    [
+        ("Makefile", ("make", "-s", "check")),
+        ("checks/run.sh", ("sh", "checks/run.sh")),
+    ],
+    ids=["make check", "sh checks/run.sh"],
+)
+def test_python_m_in_a_pinned_wrapper_judges_the_package_it_imports_first(
+    tmp_path: Path, wrapper: str, command: tuple[str, ...]
+) -> None:
+    """`make check`, its Makefile pinned with the module, runs `python -m checks.gate`
+    from its recipe; a pinned checks/run.sh the same. The rule reads the command and
+    never the pinned file that starts Python, so checks/ is judged as a script's folder,
+    where `__init__` is no import, and a new checks/__init__.py that exits 0 decides."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    marker = tmp_path / "marker"
+    line = f"{PY} -m checks.gate {marker}"
+    repo.write(wrapper, f"check:\n\t{line}\n" if wrapper == "Makefile" else f"{line}\n")
+    reviewed = repo.commit("a verifier run as a module by a wrapper")
+    check = Verification(command=command, files=(wrapper, "checks/gate.py"))
+    assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED
+    repo.write("checks/__init__.py", "import os\nos._exit(0)\n")
+    pushed = repo.commit("code that runs before the pinned module")
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is not VerifierOutcome.PASSED, (result, runs(marker))

@@ -258,7 +258,7 @@ class Evaluator:
         pinning = [r for r in resolutions if r.state.verification and r.state.verification.files]
         if not pinning:
             return ()
-        from failgate_hooks.verify.pins import PinError, differs_from, resolve_pins
+        from failgate_hooks.verify.pins import Pin, PinError, differs_from, resolve_pins
         from failgate_hooks.verify.shadowing import shadowing
 
         accepted = policy.authority == "accept" or policy.pusher_is_relaxer
@@ -272,14 +272,18 @@ class Evaluator:
                 continue
             try:
                 pins = resolve_pins(self.repo, pinned_from, verification.files)
+                why = differs_from(self.repo, request.commit, pins)
             except PinError:
                 # The gate cannot start today, but what C puts at a pinned path is what
-                # runs once C is a protected tip: a file brought back is a change too.
+                # runs once C is a protected tip: a file brought back is a change too,
+                # and so is what C puts beside it.
                 why = self._path_changed(pinned_from, request.commit, verification.files)
-            else:
-                why = differs_from(self.repo, request.commit, pins) or shadowing(
-                    self.repo, request.commit, pins, verification.command, pinned_from
-                )
+                try:
+                    pins = resolve_pins(self.repo, request.commit, verification.files)
+                except PinError:  # C lacks them too: what lands beside their paths counts
+                    pins = [Pin(p, "100644", "") for p in verification.files if p.endswith(".py")]
+            if why is None and pins:
+                why = shadowing(self.repo, request.commit, pins, verification.command, pinned_from)
             if why is not None:
                 what = f"{why}, pinned for {resolution.entity_key} from {pinned_from[:12]}"
                 found.append(Relaxation("", "", kind, accepted, what))

@@ -35,6 +35,9 @@ _SYMLINK = "120000"
 _CACHE = "__pycache__"
 _STANDARD = frozenset(sys.stdlib_module_names)
 _PYTEST = re.compile(r"(pytest|py\.test)\Z")
+_PYTHON = re.compile(r"(python|pypy)[0-9.]*\Z")
+_PORTION_DEPTH = 3  # how far below a folder a module makes it a namespace portion
+_WRAPPER_BYTES = 65536  # of a pinned Makefile or shell script, read for what it starts
 
 
 def module_stem(filename: str) -> str | None:
@@ -80,133 +83,167 @@ def shadowing(
                 f"for `{name or stem}`): pin it too in the verifier's files, pin {where} "
                 "whole, or remove it"
             )
-    reviewed = pinned_from if pinned_from not in (None, commit) else None
-    return _first_folder_shadow(repo, commit, pins, pinned, argv, reviewed)
+    # What the pins come from was reviewed (with nothing protected, C itself: then no
+    # module of C stands in for one reviewed, as none was).
+    return _first_folder_shadow(repo, commit, pins, argv, pinned_from or commit)
 
 
 def _first_folder_shadow(
-    repo: GitRepo,
-    commit: str,
-    pins: Sequence[Pin],
-    pinned: set[str],
-    argv: Sequence[str],
-    reviewed: str | None,
+    repo: GitRepo, commit: str, pins: Sequence[Pin], argv: Sequence[str], reviewed: str
 ) -> str | None:
-    """Why an unpinned module would be imported from a folder Python looks in first;
-    None when there is none.
+    """Why an unpinned module the `reviewed` revision lacked would be imported ahead of
+    what the pinned files meant to import; None when there is none.
 
-    A pinned Python source's folder, or a pinned script's the command names (a script
-    need not end in `.py`), is first on `sys.path` for every import: the script's own,
-    and those of every module it loads, installed or not. There an unpinned module
-    is refused when it has a standard library name, or a name the `reviewed`
-    revision's folder does not offer: the commit may change the modules the reviewed
-    script was meant to import, never add one that takes an import from elsewhere
-    (`simplejson.py` for an optional `import simplejson`). The root under `python -m`
-    and `-c` is first too, but it holds the project under test, the commit's by
-    design: there only the standard library's names are judged, and the packages
-    `python -m a.b.c` imports before its module (`a.py` or `a/__init__.py` at the
-    root, `a/b/__init__.py`), which must not be new either; nor, for pytest, a
-    `conftest.py` from the root down to a pinned file."""
-    who: dict[str, str] = {}  # folder -> what Python runs from it, for the message
-    first: set[str] = set()  # folders where every name counts
-    named = {posixpath.normpath(arg) for arg in argv}  # a script run by its path, any name
+    What the reviewed revision held where it is was reviewed, and the commit may change
+    it as it changes every unpinned file; a module it adds may take an import from
+    elsewhere, whoever starts Python (the command, `make`, a shell script). Judged:
+    - in the folder of a pinned Python source or script, and in each `PYTHONPATH` folder
+      the command or a pinned wrapper names: first on sys.path for every import
+      (`simplejson.py` for an optional `import simplejson`, `yaml.py`), any name;
+    - on the way from the root to a pinned module, the packages `-m`, pytest or an
+      import reach it through: `checks.py` or `checks/__init__.py` for checks/gate.py;
+    - at the root, which `-m` and `-c` put first, the standard library's names only:
+      it holds the project under test, the commit's by design;
+    - for pytest, a `conftest.py` from the root down to a pinned file."""
+    pinned = {pin.path for pin in pins}
+    folders_pinned = pinned_folders(pins)
+    words = _words(repo, argv, pins)
+    names: dict[str, set[str] | None] = {}  # folder -> the names judged there (None: any)
     for pin in pins:
-        folder, _, filename = pin.path.rpartition("/")
-        source = any(filename.endswith(s) for s in SOURCE_SUFFIXES) or pin.path in named
-        if pin.folder is None and source:
-            who.setdefault(folder, pin.path)
-            first.add(folder)
-    module = _run_from_root(argv) if pins else None  # with nothing pinned, nothing to stand in for
-    imported: dict[str, set[str]] = {}  # folder -> names `-m`'s packages are imported by
-    if module is not None:
-        packages = module.split(".")[:-1]
-        for depth, package in enumerate(packages):
-            imported.setdefault("/".join(packages[:depth]), set()).add(package)
-            imported.setdefault("/".join(packages[: depth + 1]), set()).add("__init__")
-        for folder in ("", *imported):
-            who.setdefault(folder, f"`{shlex.join(argv[:3])}`")
-    if module == "pytest" or any(_PYTEST.match(arg.rpartition("/")[2]) for arg in argv):
-        # pytest runs every conftest.py from the root down to each test it is given
-        for pin in pins:
+        if pin.folder is not None or not _is_python(repo, pin, words):
+            continue
+        names[pin.path.rpartition("/")[0]] = None
+        parts = pin.path.split("/")[:-1]
+        for depth, part in enumerate(parts):  # the packages on its way
+            _judge(names, "/".join(parts[:depth]), part)
+            _judge(names, "/".join(parts[: depth + 1]), "__init__")
+    for folder in _pythonpath(words):
+        names[folder] = None
+    if any(_PYTHON.match(w.rpartition("/")[2]) for w in words):
+        _judge(names, "", *_STANDARD)
+    if any(_PYTEST.match(w.rpartition("/")[2]) for w in words):
+        for pin in pins:  # pytest runs every conftest.py on the way to a test
             parts = pin.path.split("/")[:-1]
             for depth in range(len(parts) + 1):
-                folder = "/".join(parts[:depth])
-                imported.setdefault(folder, set()).add("conftest")
-                who.setdefault(folder, f"`{shlex.join(argv[:3])}`")
-    for folder, script in who.items():
-        standard = folder in first or folder == ""  # where Python looks first
-        # What the reviewed folder offers, by name: a portion stands in for a portion
-        # only, as a module of the name beats one (a root `checks.py` beats `checks/`).
-        offered: dict[bool, set[str]] | None = None  # None: only the library's names count
-        if reviewed is not None:
-            offered = {True: set(), False: set()}
-            for _, name, portion in _importable(repo, reviewed, folder):
-                offered[True].add(name)
-                if not portion:
-                    offered[False].add(name)
-            since = short_id(reviewed)
+                _judge(names, "/".join(parts[:depth]), "conftest", "__init__")
+    since = short_id(reviewed)
+    for folder, judged in names.items():
+        if any(folder == f or folder.startswith(f"{f}/") for f in folders_pinned):
+            continue  # a folder pinned whole is the reviewed one
+        offered: dict[bool, set[str]] = {True: set(), False: set()}  # portion or not: reviewed
+        for _, name, portion in _importable(repo, reviewed, folder):
+            offered[True].add(name)
+            if not portion:  # a module of a name beats a portion of it (checks.py, checks/)
+                offered[False].add(name)
         for path, name, portion in _importable(repo, commit, folder):
-            if path in pinned:
+            if path in pinned or name in offered[portion]:
                 continue
-            judged = name in imported.get(folder, ()) or (folder in first and name != "__init__")
-            if standard and name in _STANDARD and not portion:  # the library's own wins
-                what = f"the standard library's `{name}` for {script}"
-            elif judged and offered is not None and name not in offered[portion]:
-                what = f"any other `{name}` for {script}, a module {since} had not there"
-            else:
+            if judged is not None and name not in judged:
                 continue
+            if portion and name in _STANDARD:
+                continue  # the library's own module beats a namespace portion
             where = f"{folder}/" if folder else "the checkout's root folder"
             return (
-                f"{path} is not pinned and shadows {what} (Python looks in {where} "
-                f"first): pin it too in the verifier's files, pin {where} whole, or move it "
-                "to a folder of its own"
+                f"{path} is not pinned, and {since} had no module `{name}` in {where}: "
+                "Python would import it there ahead of what the pinned verifier meant to "
+                f"import; pin it too in the verifier's files, pin {where} whole, or move "
+                "it to a folder of its own"
             )
     return None
 
 
-def _run_from_root(argv: Sequence[str]) -> str | None:
-    """The module `argv` runs with `-m` (`""` for `-c`, or when it cannot be told): Python
-    then puts the working folder (the checkout's root) first on sys.path, and so do
-    launchers that take the same options (`coverage run -m`, `uv run -m`); None for
-    neither. Alone or among other short options (`-Bm`), after any program (`env`). A
-    false answer (`pytest -m slow`) only asks for more of the root to be pinned."""
-    rest = list(argv[1:])
-    for at, arg in enumerate(rest):
-        if not arg.startswith("-") or arg.startswith("--"):
+def _judge(names: dict[str, set[str] | None], folder: str, *judged: str) -> None:
+    """Judge `judged` in `folder` too, unless every name there is judged already."""
+    if folder not in names:
+        names[folder] = set()
+    found = names[folder]
+    if found is not None:
+        found.update(judged)
+
+
+def _words(repo: GitRepo, argv: Sequence[str], pins: Sequence[Pin]) -> list[str]:
+    """The command's words, with those of each string in it that holds a space (`sh -c
+    '…'`, `env -S '…'`) and of each pinned file that is no Python source (a Makefile, a
+    shell script): what starts Python may be any of them."""
+    texts = [arg for arg in argv if " " in arg]
+    for pin in pins:
+        if pin.folder is None and not pin.path.endswith(tuple(SOURCE_SUFFIXES)):
+            texts.append(repo.read_blob(pin.oid)[:_WRAPPER_BYTES].decode("utf-8", "replace"))
+    words = list(argv)
+    for text in texts:
+        for line in text.splitlines():
+            try:
+                words += shlex.split(line, comments=True)
+            except ValueError:  # an unclosed quote: read it word by word
+                words += line.split()
+    return words
+
+
+def _is_python(repo: GitRepo, pin: Pin, words: Sequence[str]) -> bool:
+    """Whether Python runs or imports pinned `pin`: a Python source, or a file named after
+    a python-named word, or with a `#!` line naming python."""
+    if pin.path.endswith(tuple(SOURCE_SUFFIXES)):
+        return True
+    for at, word in enumerate(words):
+        if posixpath.normpath(word) == pin.path:
+            before = words[at - 1].rpartition("/")[2] if at else ""
+            if _PYTHON.match(before):
+                return True
+            head = repo.read_blob(pin.oid)[:128].split(b"\n", 1)[0]
+            return head.startswith(b"#!") and b"python" in head
+    return False
+
+
+def _pythonpath(words: Sequence[str]) -> list[str]:
+    """The folders of the checkout that a `PYTHONPATH=…` among `words` puts on sys.path."""
+    found = []
+    for word in words:
+        _, assigned, value = word.partition("PYTHONPATH=")
+        if not assigned:
             continue
-        for position, option in enumerate(arg[1:], 2):  # `-Bm` is `-B -m`
-            if option == "c":
-                return ""
-            if option == "m":  # its argument: the rest of this one, else the next
-                return arg[position:] or (rest[at + 1] if at + 1 < len(rest) else "")
-            if option in "WX":  # the rest is its argument
-                break
-    return None
+        for entry in value.split(":"):
+            folder = posixpath.normpath(entry or ".").strip("/")
+            if not folder.startswith("..") and not entry.startswith("/"):
+                found.append("" if folder == "." else folder)
+    return found
 
 
 def _importable(repo: GitRepo, commit: str, folder: str) -> Iterator[tuple[str, str, bool]]:
     """(path, module name, whether a namespace portion) of what Python could import from
-    `folder`: a module of any suffix, a link, a package's `__init__`, or a folder
-    without one that holds a module or a folder: a namespace portion, which extends
-    an installed namespace package (`google`) and stands for a missing one, though a
-    module of its name anywhere beats it."""
+    `folder` by a name (an identifier): a module of any suffix, a link, a package's
+    `__init__`, or a folder without one that holds a module: a namespace portion, which
+    extends an installed namespace package (`google`) and stands for a missing one,
+    though a module of its name anywhere beats it."""
     prefix = f"{folder}/" if folder else ""
     for entry in _entries(repo, commit, folder):
         path = prefix + entry.path
         if entry.mode.lstrip("0") == _SYMLINK:  # Python follows it: it counts as is
             name: str | None = module_stem(entry.path) or entry.path
         elif entry.type == "tree":
-            inner = repo.tree_entries(entry.oid) if entry.path != _CACHE else []
+            if not entry.path.isidentifier():
+                continue
+            inner = repo.tree_entries(entry.oid)
             inits = [e.path for e in inner if module_stem(e.path) == "__init__"]
             if inits:
                 yield f"{path}/{inits[0]}", entry.path, False
-            elif any(e.type == "tree" or module_stem(e.path) for e in inner):
+            elif _holds_a_module(repo, inner, _PORTION_DEPTH):
                 yield path, entry.path, True
             continue
         else:
             name = module_stem(entry.path)
-        if name is not None:
+        if name is not None and name.isidentifier():
             yield path, name, False
+
+
+def _holds_a_module(repo: GitRepo, entries: Sequence[TreeEntry], depth: int) -> bool:
+    """Whether a module lies among `entries`, or in a folder of them, `depth` levels down."""
+    if any(e.type != "tree" and module_stem(e.path) for e in entries):
+        return True
+    return depth > 0 and any(
+        _holds_a_module(repo, repo.tree_entries(e.oid), depth - 1)
+        for e in entries
+        if e.type == "tree" and e.path.isidentifier()
+    )
 
 
 def _rivals(repo: GitRepo, commit: str, folder: str, stem: str) -> Iterator[str]:

@@ -315,7 +315,7 @@ def test_an_unpinned_neighbour_cannot_stand_in_for_a_module_a_pinned_script_impo
     refused = push(repo, "main")
     assert refused.returncode != 0, refused.stderr
     assert "gave no verdict" in refused.stderr
-    assert "checks/json.py is not pinned and shadows the standard library's `json`" in (
+    assert "checks/json.py is not pinned, and " in (
         refused.stderr
     )
     assert remote_ref(remote, "refs/heads/main") == before
@@ -418,6 +418,34 @@ def test_a_module_beside_a_pinned_script_under_a_slashed_root_name_is_still_judg
     refused = push(repo, "main")
     assert refused.returncode != 0, refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before != pushed
+
+
+def test_a_shell_verifier_is_not_refused_for_a_reviewed_root_module_python_never_sees(
+    tmp_path: Path,
+) -> None:
+    """`record` asks for `sh -c '…'` when a command needs a shell operator. The check
+    runs as `python3 checks/…py`: its folder is first on sys.path, never the root. The
+    rule now takes any program's `-c` for `python -c`, so the project's own, reviewed
+    root calendar/ package "shadows the standard library's calendar": the fix gets no verdict,
+    and every push, the fix too, is a pinned-files relaxation only a relaxer may push."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    repo.write("calendar/__init__.py", "")  # the project's own app
+    repo.write("calendar/views.py", "SLOTS = 3\n")
+    repo.commit("who may relax gates, and the project's settings")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.record(
+        KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
+        "--verify", f"sh -c 'python3 {demo.CHECK_PATH} && echo checked'",
+        "--verify-file", demo.CHECK_PATH, "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the gas budget failure")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    fixed = fix_budget(repo)
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == fixed
 
 
 # --------------------------------------------------------------------------- PATH
@@ -572,7 +600,7 @@ def test_a_standard_library_name_beside_a_pinned_script_without_a_py_suffix_is_r
     broken = repo.commit("a json beside the check")
     refused = push(repo, "main")
     assert remote_ref(remote, "refs/heads/main") == before != broken, refused.stderr
-    assert "checks/json.py is not pinned and shadows the standard library's `json`" in (
+    assert "checks/json.py is not pinned, and " in (
         refused.stderr
     )
 
@@ -619,3 +647,111 @@ def test_an_input_that_links_outside_the_inputs_keys_its_target(tmp_path: Path) 
     assert refused.returncode != 0, refused.stderr
     assert HELD in refused.stderr
     assert remote_ref(remote, "refs/heads/main") == fixed != broken
+
+
+# --------------------------------------------------------------------------- review 3
+
+
+def test_python_m_in_a_strict_shell_string_cannot_clear_the_budget_on_the_server(
+    tmp_path: Path,
+) -> None:
+    """`bash -o pipefail -c '…'` is how strict CI scripts run a command. The rule reads a
+    shell's string only when the shell is the word just before `-c`, so the
+    `python3 -m checks.check_gas_budget` in it is never seen: a checks/__init__.py the
+    commit adds, which Python imports before the pinned check and which ends the
+    process with 0, lands the broken budget on main."""
+    module = demo.CHECK_PATH.removesuffix(".py").replace("/", ".")
+    command = f"bash -o pipefail -c 'python3 -m {module}'"
+    repo, remote = server_with_check_at(tmp_path, demo.CHECK_PATH, command)
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("checks/__init__.py", "import os\nos._exit(0)\n")
+    broken = repo.commit("the checks folder becomes a package")
+    refused = push(repo, "main")
+    assert remote_ref(remote, "refs/heads/main") == before != broken, refused.stderr
+    assert refused.returncode != 0
+
+
+def test_a_ci_workflow_folder_beside_a_root_script_is_no_module_to_refuse(
+    tmp_path: Path,
+) -> None:
+    """A team keeps its check at the repository's root (`python3 check_gas_budget.py`),
+    fixes the budget, then adds a GitHub workflow. .github/ holds a folder, so the rule
+    takes it for a namespace portion of a new name beside the pinned script, though no
+    import can name it (a module name holds no dot): the push is a PENDING pinned-files
+    relaxation, and every later push that adds a top-level folder would be too."""
+    repo, remote = server_with_check_at(
+        tmp_path, "check_gas_budget.py", "python3 check_gas_budget.py"
+    )
+    fixed = fix_budget(repo)
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == fixed
+    repo.write(".github/workflows/ci.yml", "on: push\njobs: {}\n")
+    workflow = repo.commit("run the tests on every push")
+    plain = push(repo, "main")
+    assert plain.returncode == 0, plain.stderr
+    assert "PENDING" not in plain.stderr
+    assert remote_ref(remote, "refs/heads/main") == workflow
+
+
+def test_a_module_added_beside_a_pinned_path_main_lost_is_a_relaxation_too(
+    tmp_path: Path,
+) -> None:
+    """Main lost the release gate's pinned check (alice moved it). While the pins cannot
+    be taken, the pin comparison looks at the pinned paths only, never at what lands
+    beside them: bob's checks/json.py reaches main unlisted. When alice brings the
+    reviewed check back, her push lists the file she restored, and json.py, now main's,
+    is what was reviewed: bob's broken budget then clears the release gate."""
+    repo, remote = server(tmp_path, "--exec", record=("--ref", "refs/heads/release/*"))
+    repo.git("rm", "-q", demo.CHECK_PATH)
+    repo.commit("move the checks out (the gate's file with them)")
+    assert push(repo, "main", user="alice").returncode == 0
+    repo.write(
+        "checks/json.py", 'def load(handle):\n    return {"modules": 1, "gas_budget": 10**9}\n'
+    )
+    added = repo.commit("a json helper for the checks folder")
+    beside = push(repo, "main")
+    if beside.returncode == 0:  # what that opens, once the reviewed check is back
+        repo.write(demo.CHECK_PATH, demo.CHECK_SCRIPT)
+        repo.commit("bring the reviewed gas budget check back")
+        back = push(repo, "main", user="alice")
+        assert back.returncode == 0, back.stderr
+        assert "checks/json.py" not in back.stderr  # alice is shown her own file only
+        repo.write("notes.txt", "release the broken budget\n")
+        repo.commit("release notes")
+        released = push(repo, "HEAD:refs/heads/release/1.0")
+        assert released.returncode != 0, released.stderr
+    assert beside.returncode != 0, beside.stderr
+    assert "PENDING" in beside.stderr
+    assert remote_ref(remote, "refs/heads/main") != added
+
+
+def test_main_s_own_tip_pushed_to_a_release_branch_keeps_its_reviewed_root_package(
+    tmp_path: Path,
+) -> None:
+    """The project's own, reviewed calendar/ app sits at the root and the check runs as
+    `python3 -m checks.check_gas_budget`. A commit on top of main keeps it (main's tip,
+    where the pins come from, offered it), but main's tip itself pushed to a release
+    branch is its own pinned-from revision: then nothing counts as reviewed, and the
+    app "shadows the standard library's calendar". The ordinary release push, a fast
+    forward to what main holds, gets no verdict."""
+    module = demo.CHECK_PATH.removesuffix(".py").replace("/", ".")
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    repo.write("calendar/__init__.py", "")  # the project's own app
+    repo.write("calendar/views.py", "SLOTS = 3\n")
+    repo.commit("who may relax gates, and the project's calendar app")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.record(
+        KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
+        "--verify", f"python3 -m {module}", "--verify-file", demo.CHECK_PATH,
+        "--ref", "refs/heads/release/*", "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the gas budget failure")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    fixed = fix_budget(repo)
+    assert push(repo, "main").returncode == 0  # the gate does not apply on main
+    released = push(repo, "main:refs/heads/release/1.0")
+    assert released.returncode == 0, released.stderr
+    assert remote_ref(remote, "refs/heads/release/1.0") == fixed
