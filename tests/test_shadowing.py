@@ -263,9 +263,7 @@ def test_a_namespace_folder_the_reviewed_revision_lacked_is_judged(
     marker = tmp_path / "marker"
     result = verify(world, verification(marker), pushed, pinned_from=reviewed)
     assert result.outcome is VerifierOutcome.NO_VERDICT, result
-    assert result.detail.startswith("checks/google is not pinned, and "), (
-        result.detail
-    )
+    assert result.detail.startswith("checks/google is not pinned, and "), result.detail
 
 
 @pytest.mark.parametrize(

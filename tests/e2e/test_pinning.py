@@ -315,9 +315,7 @@ def test_an_unpinned_neighbour_cannot_stand_in_for_a_module_a_pinned_script_impo
     refused = push(repo, "main")
     assert refused.returncode != 0, refused.stderr
     assert "gave no verdict" in refused.stderr
-    assert "checks/json.py is not pinned, and " in (
-        refused.stderr
-    )
+    assert "checks/json.py is not pinned, and " in (refused.stderr)
     assert remote_ref(remote, "refs/heads/main") == before
 
 
@@ -600,9 +598,7 @@ def test_a_standard_library_name_beside_a_pinned_script_without_a_py_suffix_is_r
     broken = repo.commit("a json beside the check")
     refused = push(repo, "main")
     assert remote_ref(remote, "refs/heads/main") == before != broken, refused.stderr
-    assert "checks/json.py is not pinned, and " in (
-        refused.stderr
-    )
+    assert "checks/json.py is not pinned, and " in (refused.stderr)
 
 
 def test_a_pinned_file_main_lost_cannot_be_restored_unreviewed(tmp_path: Path) -> None:
