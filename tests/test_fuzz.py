@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from failgate_hooks.core.events import Event, Problem, Status, event_to_toml
@@ -265,6 +265,7 @@ IN_PLACE = f"{FOLDER}/{FIRST_ID}.toml"
 
 
 @given(mutations())
+@example(damage=("cut", SIBLING_BYTES))  # cut at the end: no damage at all
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_a_protected_event_damaged_in_place_is_refused_by_check_and_the_hook(
     held: Held, damage: tuple[str, bytes]
@@ -272,10 +273,11 @@ def test_a_protected_event_damaged_in_place_is_refused_by_check_and_the_hook(
     """The same id with other bytes than the protected revision's: always an integrity error."""
     _, data = damage
     original = event_to_toml(FIRST)
+    # damage the protected event instead of the sibling, in the same way; a damage that
+    # changed nothing (a cut at the very end) leaves it whole: no case
+    data = data.replace(SIBLING_BYTES, original)
     if data == original:
         return
-    # damage the protected event instead of the sibling, in the same way
-    data = data.replace(SIBLING_BYTES, original)
     commit = commit_with(held, {IN_PLACE: data})
     check_code, check_out = check(held, commit)
     hook_code, hook_out = pre_push(held, commit)
