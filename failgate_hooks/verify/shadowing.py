@@ -138,6 +138,8 @@ def _first_folder_shadow(
         for path, name, portion in _importable(repo, commit, folder):
             if path in pinned or name in offered[portion]:
                 continue
+            if any(p.startswith(f"{path}/") for p in pinned):
+                continue  # a folder on a pinned path's way: the pin is written into it
             if judged is not None and name not in judged:
                 continue
             if portion and name in _STANDARD:
