@@ -50,6 +50,7 @@ class GitRepo:
         self._listings: dict[tuple[str, str | None], list[TreeEntry]] = {}
         self._folders: dict[tuple[str, str], list[TreeEntry]] = {}  # by tree id and path
         self._trees: dict[str, tuple[TreeEntry, ...]] = {}  # parsed tree objects, by id
+        self._roots: dict[str, str] = {}  # the root tree of an object named by its full id
         self._sorted: dict[str, tuple[Sequence[TreeEntry], Sequence[str]]] = {}
         self._remotes: tuple[str, ...] | None = None
 
@@ -323,6 +324,15 @@ class GitRepo:
 
     def _root_tree(self, treeish: str) -> str:
         """The tree a commit, a tag of one, or a tree itself names, as ls-tree takes them."""
+        # An object id names its tree forever; a name like HEAD may move, so is not kept.
+        if treeish not in self._roots:
+            tree = self._read_root_tree(treeish)
+            if not HEX_ID_RE.match(treeish):
+                return tree
+            self._roots[treeish] = tree
+        return self._roots[treeish]
+
+    def _read_root_tree(self, treeish: str) -> str:
         for _ in range(16):  # a tag of a tag of …, within reason
             found = self.read_object(treeish)
             if found is None:
