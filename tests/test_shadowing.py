@@ -693,3 +693,142 @@ def test_python_m_in_a_pinned_wrapper_judges_the_package_it_imports_first(
     pushed = repo.commit("code that runs before the pinned module")
     result = verify(repo, check, pushed, pinned_from=reviewed)
     assert result.outcome is not VerifierOutcome.PASSED, (result, runs(marker))
+
+
+# --------------------------------------------------------------------------- review 6
+
+
+def _why(
+    repo: Repo, reviewed: str, pushed: str, files: tuple[str, ...], command: tuple[str, ...]
+) -> str | None:
+    with GitRepo.open(repo.path) as grepo:
+        pins = resolve_pins(grepo, reviewed, files)
+        return shadowing(grepo, pushed, pins, command, reviewed)
+
+
+@pytest.mark.parametrize("path", ["types/__init__.py", "code/__init__.py", "secrets.py"])
+def test_a_root_module_of_a_standard_name_is_no_shadow_for_a_script_run_by_path(
+    world: Repo, tmp_path: Path, path: str
+) -> None:
+    """`python3 checks/check.py` puts checks/ first on sys.path, never the checkout's
+    root: a root types/ package (the project's type stubs), a code/ package or a
+    secrets.py the commit adds cannot be imported by the pinned script under that name.
+    The root is judged for the standard library's names whenever the command starts
+    Python at all, not only under `-m`/`-c`, so the honest push gets no verdict (and a
+    pinned-files relaxation on a server)."""
+    reviewed = world.head()
+    world.write(path, "x = 1\n")
+    pushed = world.commit("a root module of the project's own")
+    marker = tmp_path / "marker"
+    result = verify(world, verification(marker), pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED, result
+    assert runs(marker) == ["ran"]
+
+
+def test_a_new_module_in_the_package_of_a_pinned_module_run_with_m_is_no_shadow(
+    tmp_path: Path,
+) -> None:
+    """`python -m checks.gate`, checks/ a package: sys.path gets the root, not checks/,
+    so a new checks/other_gate.py (another gate's script) can be imported only as
+    `checks.other_gate`, which the pinned module never names. The folder of every
+    pinned Python file is judged for any name, as if it were a script's folder."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/__init__.py", "")
+    repo.write("checks/gate.py", GATE)
+    reviewed = repo.commit("a verifier package run as a module")
+    repo.write("checks/other_gate.py", "x = 1\n")
+    pushed = repo.commit("another gate's script in the package")
+    marker = tmp_path / "marker"
+    check = Verification(
+        command=(PY, "-m", "checks.gate", str(marker)),
+        files=("checks/__init__.py", "checks/gate.py"),
+    )
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED, result
+    assert runs(marker) == ["ran"]
+
+
+@pytest.mark.parametrize("package", [True, False], ids=["tests package", "plain tests folder"])
+def test_a_new_test_module_beside_a_pinned_test_file_is_no_shadow(
+    tmp_path: Path, package: bool
+) -> None:
+    """`python -m pytest tests/test_budget.py`, that file pinned: the team adds
+    tests/test_api.py, which pytest never collects (it was given one file) and no
+    pinned test imports. With tests/ a package, tests/ is not even on sys.path (pytest
+    puts the root there); as a plain folder it is, but a new test_*.py module is what
+    every push of a tested project brings. Each is refused as a first-folder shadow."""
+    repo = make_repo(tmp_path / "repo")
+    if package:
+        repo.write("tests/__init__.py", "")
+    repo.write("tests/test_budget.py", "def test_budget():\n    assert True\n")
+    reviewed = repo.commit("a pinned test")
+    repo.write("tests/test_api.py", "def test_api():\n    assert True\n")
+    pushed = repo.commit("a new test of the api")
+    command = (PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_budget.py")
+    files = ("tests/__init__.py", "tests/test_budget.py") if package else ("tests/test_budget.py",)
+    check = Verification(command=command, files=files)
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.PASSED, result
+
+
+@pytest.mark.parametrize(
+    ("command", "path"),
+    [
+        (("env", "PYTHONPATH=src", PY, "checks/check.py"), "src/reports.py"),
+        (("env", "PYTHONPATH=.", PY, "checks/check.py"), "noxfile.py"),
+        (("env", "PYTHONPATH=src:tests", PY, "checks/check.py"), "tests/test_api.py"),
+    ],
+    ids=["src/reports.py", "noxfile.py", "tests/test_api.py"],
+)
+def test_a_new_module_of_the_project_under_test_on_pythonpath_is_no_shadow(
+    world: Repo, command: tuple[str, ...], path: str
+) -> None:
+    """`PYTHONPATH=src python3 checks/check.py` is how a check imports the project under
+    test, which is the commit's by design (as the root is under `-m`, judged for the
+    standard library's names only). Every PYTHONPATH folder is judged for any name, so
+    every new module of the project (src/reports.py, a new root noxfile.py under
+    `PYTHONPATH=.`, a new test module under `PYTHONPATH=src:tests`) refuses the run. The
+    rule blocks the ordinary growth of a src layout."""
+    world.write("src/budget/__init__.py", "")
+    world.write("tests/test_budget.py", "def test_budget():\n    pass\n")
+    reviewed = world.commit("a src layout")
+    world.write(path, "x = 1\n")
+    pushed = world.commit("the project grows")
+    why = _why(world, reviewed, pushed, ("checks/check.py", "checks/helper.py"), command)
+    assert why is None, why
+
+
+def test_an_empty_pythonpath_puts_no_folder_on_sys_path(world: Repo) -> None:
+    """`PYTHONPATH= python3 checks/check.py` clears an inherited PYTHONPATH; Python ignores
+    an empty one (no folder is added). `_pythonpath` reads the empty value as `.` and
+    judges the root for any name: a new root module refuses the run."""
+    reviewed = world.head()
+    world.write("setup.py", "x = 1\n")
+    pushed = world.commit("a setup.py at the root")
+    command = ("env", "PYTHONPATH=", PY, "checks/check.py")
+    why = _why(world, reviewed, pushed, ("checks/check.py", "checks/helper.py"), command)
+    assert why is None, why
+
+
+@pytest.mark.parametrize(
+    "path", ["checks/__init__.py", "tools/__init__.py", "tools/ci/__init__.py"]
+)
+def test_a_package_init_on_the_way_to_a_script_run_by_path_is_no_shadow(
+    tmp_path: Path, path: str
+) -> None:
+    """`python3 tools/ci/check.py` (or checks/check.py) runs the pinned file as a script:
+    Python imports no package on its way, so a tools/__init__.py the team adds (to let
+    its unit tests import `tools.ci.check`) never runs in the gate. The packages on the
+    way are judged for every pinned Python file, however Python reaches it, and
+    `__init__` counts as a new name in the script's own folder."""
+    repo = make_repo(tmp_path / "repo")
+    script = "checks/check.py" if path.startswith("checks/") else "tools/ci/check.py"
+    repo.write(script, "import sys\nopen(sys.argv[1], 'a').write('ran\\n')\nsys.exit(1)\n")
+    reviewed = repo.commit("a pinned script")
+    repo.write(path, "")
+    pushed = repo.commit("the folder becomes a package for the unit tests")
+    marker = tmp_path / "marker"
+    check = Verification(command=(PY, script, str(marker)), files=(script,))
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED, result
+    assert runs(marker) == ["ran"]
