@@ -446,14 +446,8 @@ class GitRepo:
         return parents
 
     def commit_tree(self, oid: str) -> str:
-        """The root tree id of commit `oid`."""
-        found = self.read_object(oid)
-        if found is None or found[0] != "commit":
-            raise GitError(f"commit {oid} is missing from the object database")
-        first = found[1].split(b"\n", 1)[0]
-        if not first.startswith(b"tree "):
-            raise GitError(f"commit {oid} has no tree line")
-        return first[5:].decode("ascii")
+        """The root tree id of commit `oid` (of a tag of one, or of a tree: itself)."""
+        return self._root_tree(oid)
 
 
 _path_of = operator.attrgetter("path")
