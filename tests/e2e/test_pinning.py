@@ -418,6 +418,25 @@ def test_a_module_beside_a_pinned_script_under_a_slashed_root_name_is_still_judg
     assert remote_ref(remote, "refs/heads/main") == before != pushed
 
 
+def calendar_server(tmp_path: Path, command: str, *record: str) -> tuple[Repo, Path]:
+    """As `server`, with the project's own, reviewed calendar/ app at the root (named as
+    the standard library's calendar) and the gate's verifier `command`."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    repo.write("calendar/__init__.py", "")  # the project's own app
+    repo.write("calendar/views.py", "SLOTS = 3\n")
+    repo.commit("who may relax gates, and the project's calendar app")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.record(
+        KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
+        "--verify", command, "--verify-file", demo.CHECK_PATH, "--no-probe", *record,
+    )  # fmt: skip
+    repo.commit("record the gas budget failure")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    return repo, remote
+
+
 def test_a_shell_verifier_is_not_refused_for_a_reviewed_root_module_python_never_sees(
     tmp_path: Path,
 ) -> None:
@@ -426,20 +445,7 @@ def test_a_shell_verifier_is_not_refused_for_a_reviewed_root_module_python_never
     rule now takes any program's `-c` for `python -c`, so the project's own, reviewed
     root calendar/ package "shadows the standard library's calendar": the fix gets no verdict,
     and every push, the fix too, is a pinned-files relaxation only a relaxer may push."""
-    repo = budget_repo(tmp_path / "work")
-    repo.write("failgate.toml", RELAXERS)
-    repo.write("calendar/__init__.py", "")  # the project's own app
-    repo.write("calendar/views.py", "SLOTS = 3\n")
-    repo.commit("who may relax gates, and the project's settings")
-    remote = with_remote(repo, tmp_path / "remote.git")
-    repo.record(
-        KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
-        "--verify", f"sh -c 'python3 {demo.CHECK_PATH} && echo checked'",
-        "--verify-file", demo.CHECK_PATH, "--no-probe",
-    )  # fmt: skip
-    repo.commit("record the gas budget failure")
-    assert push(repo, "main").returncode == 0  # no server hook yet
-    install_pre_receive(remote, "--exec")
+    repo, remote = calendar_server(tmp_path, f"sh -c 'python3 {demo.CHECK_PATH} && echo checked'")
     fixed = fix_budget(repo)
     accepted = push(repo, "main")
     assert accepted.returncode == 0, accepted.stderr
@@ -732,20 +738,9 @@ def test_main_s_own_tip_pushed_to_a_release_branch_keeps_its_reviewed_root_packa
     app "shadows the standard library's calendar". The ordinary release push, a fast
     forward to what main holds, gets no verdict."""
     module = demo.CHECK_PATH.removesuffix(".py").replace("/", ".")
-    repo = budget_repo(tmp_path / "work")
-    repo.write("failgate.toml", RELAXERS)
-    repo.write("calendar/__init__.py", "")  # the project's own app
-    repo.write("calendar/views.py", "SLOTS = 3\n")
-    repo.commit("who may relax gates, and the project's calendar app")
-    remote = with_remote(repo, tmp_path / "remote.git")
-    repo.record(
-        KEY, "--status", "observed", "--title", demo.TITLE, "--trigger", "push",
-        "--verify", f"python3 -m {module}", "--verify-file", demo.CHECK_PATH,
-        "--ref", "refs/heads/release/*", "--no-probe",
-    )  # fmt: skip
-    repo.commit("record the gas budget failure")
-    assert push(repo, "main").returncode == 0  # no server hook yet
-    install_pre_receive(remote, "--exec")
+    repo, remote = calendar_server(
+        tmp_path, f"python3 -m {module}", "--ref", "refs/heads/release/*"
+    )
     fixed = fix_budget(repo)
     assert push(repo, "main").returncode == 0  # the gate does not apply on main
     released = push(repo, "main:refs/heads/release/1.0")
