@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import py_compile
+from collections.abc import Callable
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
@@ -268,12 +269,20 @@ def test_a_namespace_folder_the_reviewed_revision_lacked_is_judged(
 
 @pytest.mark.parametrize(
     "command",
-    [("coverage", "run", "-m", "checks.gate"), ("uv", "run", "-m", "checks.gate")],
+    [
+        ("coverage", "run", "-m", "checks.gate"),
+        ("uv", "run", "-m", "checks.gate"),
+        ("coverage", "run", "--module", "checks.gate"),
+        ("uv", "run", "--module", "checks.gate"),
+        ("ash", "-c", "python3 -m checks.gate"),
+        ("fish", "-c", "python3 -m checks.gate"),
+    ],
 )
 def test_another_launcher_of_python_m_is_judged_too(
     tmp_path: Path, command: tuple[str, ...]
 ) -> None:
-    """`coverage run -m` and `uv run -m` import as `python -m` does: the root first."""
+    """`coverage run -m`, `uv run --module`, and a `python3 -m` inside any shell's `-c`
+    (busybox `ash`, `fish`) import as `python -m` does: checks/__init__.py first."""
     repo = make_repo(tmp_path / "repo")
     repo.write("checks/gate.py", GATE)
     reviewed = repo.commit("a verifier run as a module")
@@ -456,6 +465,21 @@ def test_python_m_of_a_package_judges_the_package_it_runs_too(
     assert result.outcome is not VerifierOutcome.PASSED, (result, runs(marker))
 
 
+def a_new_init_cannot_decide(tmp_path: Path, command: Callable[[Path], tuple[str, ...]]) -> None:
+    """checks/gate.py, pinned, fails under `command`; a checks/__init__.py the commit adds
+    that ends the process with 0 first must not turn that into a pass."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    reviewed = repo.commit("a verifier run as a module")
+    marker = tmp_path / "marker"
+    check = Verification(command=command(marker), files=("checks/gate.py",))
+    assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED
+    repo.write("checks/__init__.py", "import os\nos._exit(0)\n")
+    pushed = repo.commit("code that runs before the pinned module")
+    result = verify(repo, check, pushed, pinned_from=reviewed)
+    assert result.outcome is not VerifierOutcome.PASSED, (result, runs(marker))
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -475,17 +499,8 @@ def test_python_m_inside_a_shell_string_judges_the_package_it_imports_first(
     verdict. The same for `env -S`, whose one argument is the whole command, and for
     `python -m runpy checks.gate` (as `python -m coverage run -m checks.gate`): only
     the first -m is read, and it names a module with no package on its way."""
-    repo = make_repo(tmp_path / "repo")
-    repo.write("checks/gate.py", GATE)
-    reviewed = repo.commit("a verifier run as a module")
-    marker = tmp_path / "marker"
     assert callable(command)
-    check = Verification(command=command(marker), files=("checks/gate.py",))
-    assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED
-    repo.write("checks/__init__.py", "import os\nos._exit(0)\n")
-    pushed = repo.commit("code that runs before the pinned module")
-    result = verify(repo, check, pushed, pinned_from=reviewed)
-    assert result.outcome is not VerifierOutcome.PASSED, (result, runs(marker))
+    a_new_init_cannot_decide(tmp_path, command)
 
 
 def test_an_unpinned_package_init_above_a_pinned_test_file_cannot_decide_its_verdict(
@@ -533,45 +548,8 @@ def test_python_m_in_a_shell_string_after_another_option_judges_its_package(
     `env --split-string=…` are as ordinary (the first is what strict CI scripts use),
     and run the same `python -m checks.gate`: its new checks/__init__.py ends the run
     with 0 before the pinned module is imported, and nothing judges it."""
-    repo = make_repo(tmp_path / "repo")
-    repo.write("checks/gate.py", GATE)
-    reviewed = repo.commit("a verifier run as a module")
-    marker = tmp_path / "marker"
     assert callable(command)
-    check = Verification(command=command(marker), files=("checks/gate.py",))
-    assert verify(repo, check, reviewed).outcome is VerifierOutcome.FAILED
-    repo.write("checks/__init__.py", "import os\nos._exit(0)\n")
-    pushed = repo.commit("code that runs before the pinned module")
-    result = verify(repo, check, pushed, pinned_from=reviewed)
-    assert result.outcome is not VerifierOutcome.PASSED, (result, runs(marker))
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        ("coverage", "run", "--module", "checks.gate"),
-        ("uv", "run", "--module", "checks.gate"),
-        ("ash", "-c", "python3 -m checks.gate"),
-        ("fish", "-c", "python3 -m checks.gate"),
-    ],
-    ids=["coverage run --module", "uv run --module", "ash -c", "fish -c"],
-)
-def test_a_long_module_option_or_another_shell_is_judged_too(
-    tmp_path: Path, command: tuple[str, ...]
-) -> None:
-    """`coverage run -m` and `uv run -m` are judged, but their long spelling `--module`
-    is skipped with every `--` option; and busybox's `ash` (Alpine's /bin/sh) and
-    `fish` are no shell to `_SHELL`, so the `python3 -m` in their `-c` string is never
-    read. Each imports checks/__init__.py before the pinned checks/gate.py."""
-    repo = make_repo(tmp_path / "repo")
-    repo.write("checks/gate.py", GATE)
-    reviewed = repo.commit("a verifier run as a module")
-    repo.write("checks/__init__.py", "import os\nos._exit(0)\n")
-    pushed = repo.commit("code that runs before the pinned module")
-    with GitRepo.open(repo.path) as grepo:
-        pins = resolve_pins(grepo, reviewed, ("checks/gate.py",))
-        why = shadowing(grepo, pushed, pins, command, reviewed)
-    assert why is not None and why.startswith("checks/__init__.py is not pinned"), why
+    a_new_init_cannot_decide(tmp_path, command)
 
 
 @pytest.mark.parametrize(

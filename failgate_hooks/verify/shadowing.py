@@ -36,6 +36,7 @@ _SYMLINK = "120000"
 _CACHE = "__pycache__"
 _STANDARD = frozenset(sys.stdlib_module_names)
 _PYTEST = re.compile(r"(pytest|py\.test)\Z")
+_TEST_NAME = re.compile(r"test_|.*_test\Z")  # what pytest collects, not what anyone imports
 _PYTHON = re.compile(r"(python|pypy)[0-9.]*\Z")
 _PORTION_DEPTH = 3  # how far below a folder a module makes it a namespace portion
 _WRAPPER_BYTES = 65536  # of a pinned Makefile or shell script, read for what it starts
@@ -98,35 +99,48 @@ def _first_folder_shadow(
     What the reviewed revision held where it is was reviewed, and the commit may change
     it as it changes every unpinned file; a module it adds may take an import from
     elsewhere, whoever starts Python (the command, `make`, a shell script). Judged:
-    - in the folder of a pinned Python source or script, and in each `PYTHONPATH` folder
-      the command or a pinned wrapper names: first on sys.path for every import
-      (`simplejson.py` for an optional `import simplejson`, `yaml.py`), any name;
-    - on the way from the root to a pinned module, the packages `-m`, pytest or an
-      import reach it through: `checks.py` or `checks/__init__.py` for checks/gate.py;
-    - at the root, which `-m` and `-c` put first, the standard library's names only:
-      it holds the project under test, the commit's by design;
-    - for pytest, a `conftest.py` from the root down to a pinned file."""
+    - in the folder of a pinned script Python runs by its path, first on sys.path for
+      every import: any name (`simplejson.py`, `yaml.py`), and so in the folder pytest
+      puts first for a pinned test, but for the tests beside it (`test_*`, `*_test`);
+    - on the way from the root to a module Python imports (a `-m` module, a pinned
+      module no command runs by its path, a pinned test), the packages it is reached
+      through: `checks.py` or `checks/__init__.py` for checks/gate.py; for pytest, each
+      `conftest.py` on the way too;
+    - in the root when `-m` or `-c` puts it first, and in each `PYTHONPATH` folder named,
+      the standard library's names only: those hold the project under test, the
+      commit's by design."""
     pinned = {pin.path for pin in pins}
     folders_pinned = pinned_folders(pins)
     words = _words(repo, argv, pins)
     names: dict[str, set[str] | None] = {}  # folder -> the names judged there (None: any)
+    modules = _modules(words)
+    ways = [[part for part in m.split(".") if part] for m in modules]
+    pytest = any(_PYTEST.match(w.rpartition("/")[2]) for w in words)
     for pin in pins:
-        if pin.folder is not None or not _is_python(repo, pin, words):
+        if pin.folder is not None:
             continue
-        names[pin.path.rpartition("/")[0]] = None
-        parts = pin.path.split("/")[:-1]
-        for depth, part in enumerate(parts):  # the packages on its way
+        folder, _, _ = pin.path.rpartition("/")
+        if _runs_as_script(repo, pin, words):
+            names[folder] = None
+        elif pin.path.endswith(tuple(SOURCE_SUFFIXES)) or pytest:
+            ways.append(folder.split("/") if folder else [])
+        if pytest:  # pytest runs every conftest.py on the way, and puts a folder first
+            parts = folder.split("/") if folder else []
+            for depth in range(len(parts) + 1):
+                _judge(names, "/".join(parts[:depth]), "conftest")
+            first = _pytest_first(repo, commit, parts)
+            if first:
+                names.setdefault(first, None)
+            else:
+                _judge(names, "", *_STANDARD)
+    for parts in ways:
+        for depth, part in enumerate(parts):  # the packages on the way
             _judge(names, "/".join(parts[:depth]), part)
             _judge(names, "/".join(parts[: depth + 1]), "__init__")
-    for folder in _pythonpath(words):
-        names[folder] = None
-    if any(_PYTHON.match(w.rpartition("/")[2]) for w in words):
+    if modules or _runs_code(words):  # the working folder, the root, first on sys.path
         _judge(names, "", *_STANDARD)
-    if any(_PYTEST.match(w.rpartition("/")[2]) for w in words):
-        for pin in pins:  # pytest runs every conftest.py on the way to a test
-            parts = pin.path.split("/")[:-1]
-            for depth in range(len(parts) + 1):
-                _judge(names, "/".join(parts[:depth]), "conftest", "__init__")
+    for folder in _pythonpath(words):  # on sys.path as Python starts: its site hooks too
+        _judge(names, folder, *_STANDARD, "sitecustomize", "usercustomize")
     since = short_id(reviewed)
     for folder, judged in names.items():
         if any(folder == f or folder.startswith(f"{f}/") for f in folders_pinned):
@@ -143,6 +157,8 @@ def _first_folder_shadow(
                 continue  # a folder on a pinned path's way: the pin is written into it
             if judged is not None and name not in judged:
                 continue
+            if judged is None and (name == "__init__" or _TEST_NAME.match(name)):
+                continue  # a folder's own marker; a test beside a test
             if portion and name in _STANDARD:
                 continue  # the library's own module beats a namespace portion
             where = f"{folder}/" if folder else "the checkout's root folder"
@@ -182,19 +198,64 @@ def _words(repo: GitRepo, argv: Sequence[str], pins: Sequence[Pin]) -> list[str]
     return words
 
 
-def _is_python(repo: GitRepo, pin: Pin, words: Sequence[str]) -> bool:
-    """Whether Python runs or imports pinned `pin`: a Python source, or a file named after
-    a python-named word, or with a `#!` line naming python."""
-    if pin.path.endswith(tuple(SOURCE_SUFFIXES)):
-        return True
+def _runs_as_script(repo: GitRepo, pin: Pin, words: Sequence[str]) -> bool:
+    """Whether Python runs pinned `pin` by its path: named after a python-named program
+    (and its options), or named at all with a `#!` line naming python."""
     for at, word in enumerate(words):
-        if posixpath.normpath(word) == pin.path:
-            before = words[at - 1].rpartition("/")[2] if at else ""
-            if _PYTHON.match(before):
-                return True
-            head = repo.read_blob(pin.oid)[:128].split(b"\n", 1)[0]
-            return head.startswith(b"#!") and b"python" in head
+        if posixpath.normpath(word) != pin.path:
+            continue
+        if _python_before(words, at):
+            return True
+        head = repo.read_blob(pin.oid)[:128].split(b"\n", 1)[0]
+        if head.startswith(b"#!") and b"python" in head:
+            return True
     return False
+
+
+def _python_before(words: Sequence[str], at: int) -> bool:
+    """Whether the word before `words[at]`, its options aside, is a python-named program."""
+    at -= 1
+    while at >= 0 and (words[at].startswith("-") or words[at - 1] in ("-X", "-W")):
+        at -= 1
+    return at >= 0 and bool(_PYTHON.match(words[at].rpartition("/")[2]))
+
+
+def _modules(words: Sequence[str]) -> list[str]:
+    """Each module run with `-m` or `--module` (any program's: `coverage run -m`), with
+    `-m runpy M`'s M: Python imports it from the working folder, the checkout's root."""
+    found = []
+    for at, word in enumerate(words):
+        following = words[at + 1] if at + 1 < len(words) else ""
+        if word == "--module":
+            found.append(following)
+        elif word.startswith("--module="):
+            found.append(word.partition("=")[2])
+        elif word.startswith("-") and not word.startswith("--") and "m" in word[1:]:
+            given = word[word.index("m", 1) + 1 :] or following
+            found.append(given)
+            if given == "runpy" and at + 2 < len(words):
+                found.append(words[at + 2])
+    return [module for module in found if module and not module.startswith("-")]
+
+
+def _runs_code(words: Sequence[str]) -> bool:
+    """Whether a python-named program among `words` runs `-c` (the root first too)."""
+    return any(
+        word.startswith("-") and not word.startswith("--") and "c" in word[1:]
+        and _python_before(words, at + 1)
+        for at, word in enumerate(words)
+    )  # fmt: skip
+
+
+def _pytest_first(repo: GitRepo, commit: str, parts: Sequence[str]) -> str:
+    """The folder pytest puts first on sys.path for a test in folder `parts`: the first
+    one up without an `__init__.py` (`""`: the root)."""
+    while parts:
+        folder = "/".join(parts)
+        if not any(name == "__init__" for _, name, _ in _importable(repo, commit, folder)):
+            return folder
+        parts = parts[:-1]
+    return ""
 
 
 def _pythonpath(words: Sequence[str]) -> list[str]:
@@ -202,7 +263,7 @@ def _pythonpath(words: Sequence[str]) -> list[str]:
     found = []
     for word in words:
         _, assigned, value = word.partition("PYTHONPATH=")
-        if not assigned:
+        if not assigned or not value:  # an empty one puts nothing there
             continue
         for entry in value.split(":"):
             folder = posixpath.normpath(entry or ".").strip("/")
