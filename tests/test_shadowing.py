@@ -14,7 +14,7 @@ import pytest
 from failgate_hooks.core.events import Verification
 from failgate_hooks.core.gates import VerifierOutcome
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.verify.pins import resolve_pins
+from failgate_hooks.verify.pins import Pin, resolve_pins
 from failgate_hooks.verify.shadowing import module_stem, shadowing
 from tests.conftest import Repo, make_repo
 from tests.test_verify import PY, runs, verify
@@ -810,3 +810,19 @@ def test_a_package_init_on_the_way_to_a_script_run_by_path_is_no_shadow(
     result = verify(repo, check, pushed, pinned_from=reviewed)
     assert result.outcome is VerifierOutcome.FAILED, result
     assert runs(marker) == ["ran"]
+
+
+def test_a_pinned_path_no_revision_holds_is_judged_without_reading_its_blob(
+    tmp_path: Path,
+) -> None:
+    """The pinned-file relaxation asks about a pinned path neither the protected revision
+    nor the commit holds (main lost it): there is no blob to read a `#!` line from, and a
+    command naming the path directly must not make the question fail."""
+    repo = make_repo(tmp_path / "repo")
+    reviewed = repo.commit("the check is gone")
+    repo.write("checks/json.py", LENIENT)
+    pushed = repo.commit("a module where the check was")
+    lost = Pin("checks/check.py", "100644", "")
+    with GitRepo.open(repo.path) as grepo:
+        why = shadowing(grepo, pushed, [lost], ("checks/check.py",), reviewed)
+    assert why is None or why.startswith("checks/json.py is not pinned"), why

@@ -206,6 +206,8 @@ def _runs_as_script(repo: GitRepo, pin: Pin, words: Sequence[str]) -> bool:
             continue
         if _python_before(words, at):
             return True
+        if not pin.oid:
+            continue  # a path no revision holds (main lost it): no `#!` line to read
         head = repo.read_blob(pin.oid)[:128].split(b"\n", 1)[0]
         if head.startswith(b"#!") and b"python" in head:
             return True
@@ -215,7 +217,7 @@ def _runs_as_script(repo: GitRepo, pin: Pin, words: Sequence[str]) -> bool:
 def _python_before(words: Sequence[str], at: int) -> bool:
     """Whether the word before `words[at]`, its options aside, is a python-named program."""
     at -= 1
-    while at >= 0 and (words[at].startswith("-") or words[at - 1] in ("-X", "-W")):
+    while at >= 0 and (words[at].startswith("-") or (at > 0 and words[at - 1] in ("-X", "-W"))):
         at -= 1
     return at >= 0 and bool(_PYTHON.match(words[at].rpartition("/")[2]))
 
