@@ -826,3 +826,18 @@ def test_a_pinned_path_no_revision_holds_is_judged_without_reading_its_blob(
     with GitRepo.open(repo.path) as grepo:
         why = shadowing(grepo, pushed, [lost], ("checks/check.py",), reviewed)
     assert why is None or why.startswith("checks/json.py is not pinned"), why
+
+
+def test_a_bytecode_cache_folder_beside_a_pinned_script_is_no_module(
+    world: Repo, tmp_path: Path
+) -> None:
+    """`__pycache__` holds compiled files Python finds through their sources, never a
+    package or namespace of that name: a cached file of an unpinned neighbour is no
+    new module (one for a pinned module is a rival, judged above)."""
+    reviewed = world.head()
+    world.write("checks/__pycache__/other.cpython-311.pyc", "not really bytecode\n")
+    pushed = world.commit("a committed bytecode cache")
+    marker = tmp_path / "marker"
+    result = verify(world, verification(marker), pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED, result
+    assert runs(marker) == ["ran"]

@@ -297,8 +297,8 @@ def _importable_in(repo: GitRepo, tree: str) -> tuple[tuple[str, str, bool], ...
         if entry.mode.lstrip("0") == _SYMLINK:  # Python follows it: it counts as is
             name: str | None = module_stem(entry.path) or entry.path
         elif entry.type == "tree":
-            if not entry.path.isidentifier():
-                continue
+            if not entry.path.isidentifier() or entry.path == _CACHE:
+                continue  # no module name; compiled files Python finds by their sources
             inner = repo.tree_entries(entry.oid)
             inits = [e.path for e in inner if module_stem(e.path) == "__init__"]
             if inits:
