@@ -4,11 +4,11 @@ Pinning a module is worth nothing if the commit can put something beside it
 that Python finds first under the same name: a package folder (`helper/` beats
 `helper.py`), an extension module (`helper.*.so` beats both), a compiled file
 (an unchecked-hash `__pycache__/helper.*.pyc` is used without reading the
-source). Nor can it put a module of the standard library's name beside a pinned
-script, or one of a name the reviewed revision did not offer there: Python
-looks in the script's own folder first, so a `checks/json.py` is what the
-pinned `checks/check.py` loads for `import json`, a `checks/yaml.py` for
-`import yaml`. Judged on C's tree with the pinned files laid over it, which is
+source). Nor can it add, where Python looks first, a module the reviewed
+revision did not hold there: Python looks in a script's own folder first, so a
+`checks/json.py` is what the pinned `checks/check.py` loads for `import json`,
+a `checks/yaml.py` for `import yaml` (`_first_folder_shadow` says which folders
+and names). Judged on C's tree with the pinned files laid over it, which is
 what the checkout holds, so a pass cached for C cannot skip the judgement
 either.
 """
@@ -62,9 +62,8 @@ def shadowing(
 ) -> str | None:
     """Why an unpinned path in `commit` shadows a pinned module, or None when none does.
 
-    `argv` is the verifier's command: run as `python -m` or `python -c`, Python looks
-    in the checkout's root folder first too. `pinned_from` is the revision the pins
-    come from (None: `commit`): what it offers beside a pinned script is what was
+    `argv` is the verifier's command, read for how Python is started. `pinned_from` is
+    the revision the pins come from (None: `commit`): what it holds is what was
     reviewed."""
     pinned = {pin.path for pin in pins}
     for pin in pins:
