@@ -256,6 +256,10 @@ def pre_receive(
         commit = peel(repo, update.new, update.remote_ref)
         revisions = [Revision("new tip", commit), *known, *base]
         history = check_update(repo, old, commit, config.ledger, exclude=["--all"])
+        takeover = _default_takeover(repo, default, update, relaxer)
+        protected_here: tuple[str, ...] = (default[0],) if default else ()
+        if takeover:
+            protected_here += (update.remote_ref,)  # blocks whatever protected_refs says
         request = Request(
             commit=commit,
             context=Context(trigger="push", ref=update.remote_ref),
@@ -266,8 +270,9 @@ def pre_receive(
             trust_ledger=True,
             pusher_is_relaxer=relaxer,
             pusher=pusher,
-            extra_protected_refs=(default[0],) if default else (),
+            extra_protected_refs=protected_here,
             history_errors=tuple(history),
+            other_relaxations=takeover,
         )
         # With require_evidence an open gate is held where no verifier runs: only
         # evidence clears it, and nothing pushed is executed.
@@ -306,6 +311,27 @@ def server_default_branch(repo: GitRepo) -> tuple[str, str] | None:
     A stock `git init --bare` points HEAD at master; a repository whose default
     branch is main must still protect main and read its ledger and configuration."""
     return default_branch(repo, "HEAD", "refs/heads/")
+
+
+def _default_takeover(
+    repo: GitRepo, default: tuple[str, str] | None, update: RefUpdate, relaxer: bool
+) -> tuple[Relaxation, ...]:
+    """The creation of the branch the server's HEAD names while it is missing and another
+    branch is the default in force (a stock `git init --bare` names master, the team
+    pushes main): from then on it would be the default branch, whose ledger and
+    configuration decide every new ref, so what it holds is the pusher's choice."""
+    if default is None or not update.is_create:
+        return ()
+    named = repo.symbolic_ref("HEAD")
+    if named != update.remote_ref or named == default[0]:
+        return ()
+    what = (
+        f"creating {named} makes it the server's default branch (HEAD names it) in place "
+        f"of {default[0]}: its ledger and configuration would decide every new ref; "
+        f"on the server, point HEAD at {default[0]} (git symbolic-ref HEAD {default[0]})"
+    )
+    kind = RelaxationKind.DEFAULT_BRANCH.value
+    return (Relaxation("", "", kind, relaxer, what),)
 
 
 def _deletion(

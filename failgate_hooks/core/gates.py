@@ -52,13 +52,16 @@ class RelaxationKind(enum.StrEnum):
     VERIFICATION = "verification"
     TRIGGERS = "triggers"
     APPLIES_TO = "applies_to"
-    # Three that are not events: what loosens the configuration in force, the
+    # Four that are not events: what loosens the configuration in force, the
     # deletion of a protected ref whose ledger holds events the default branch lacks,
-    # and a pushed commit whose copy of a verifier's pinned files is not the pinned one
-    # (once landed on a protected ref, its copy is what later pushes run).
+    # a pushed commit whose copy of a verifier's pinned files is not the pinned one
+    # (once landed on a protected ref, its copy is what later pushes run), and the
+    # creation of the missing branch a server's HEAD names, which would take over
+    # from the default branch in force.
     CONFIG = "config"
     REF_DELETION = "ref_deletion"
     PINNED_FILES = "pinned_files"
+    DEFAULT_BRANCH = "default_branch"
 
 
 class VerifierOutcome(enum.StrEnum):

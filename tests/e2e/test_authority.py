@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.conftest import Repo, git
 from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive, push, server
-from tests.worlds import budget_repo, record_failure, remote_ref, with_remote
+from tests.worlds import budget_repo, fix_budget, record_failure, remote_ref, with_remote
 
 
 def record_release_gate(repo: Repo) -> str:
@@ -245,3 +245,35 @@ def test_fsck_lists_a_gitlink_in_an_entity_folder_and_goes_on(tmp_path: Path) ->
     assert fsck.code == 4, fsck
     assert "Traceback" not in fsck.output and "is missing" not in fsck.output
     assert "must be regular files (mode 160000)" in fsck.out
+
+
+def test_creating_the_branch_head_names_cannot_replace_the_servers_default(
+    tmp_path: Path,
+) -> None:
+    # A stock `git init --bare` names master in HEAD while the team pushes main. Once
+    # master exists it is the server's default branch: its ledger and configuration
+    # decide every new ref. A pusher must not choose what that branch holds.
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    before_the_failure = repo.commit("who may relax gates")  # broken, and no ledger yet
+    remote = with_remote(repo, tmp_path / "remote.git")
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/master")
+    record_failure(repo, "push")
+    assert push(repo, "main").returncode == 0
+    install_pre_receive(remote, "--exec")
+
+    # master: a fixed budget on a commit whose ledger predates the failure.
+    repo.git("checkout", "-q", "-b", "old", before_the_failure)
+    fixed_without_ledger = fix_budget(repo)
+    created = push(repo, f"{fixed_without_ledger}:refs/heads/master")
+    assert created.returncode != 0, created.stderr
+    assert "PENDING" in created.stderr and "git symbolic-ref HEAD refs/heads/main" in created.stderr
+    assert remote_ref(remote, "refs/heads/master") is None
+
+    # Main's gate still holds a tag of the broken commit.
+    tagged = push(repo, f"{before_the_failure}:refs/tags/v1")
+    assert tagged.returncode != 0, tagged.stderr
+    assert remote_ref(remote, "refs/tags/v1") is None
+
+    allowed = push(repo, f"{fixed_without_ledger}:refs/heads/master", user="alice")
+    assert allowed.returncode == 0, allowed.stderr
