@@ -135,7 +135,7 @@ def test_statements_by_a_listed_key_are_checked_before_any_number_of_others(
         append_lines(opened, {path: lines})
         check = EvidenceCheck(opened, Config(), [str(resolve(opened))], signers(f"ci {public}"))
         try:
-            found = check._lookup(("true",), subject, check._checker(signers(f"ci {public}")))
+            found = check._lookup(("true",), subject, [check._checker(signers(f"ci {public}"))])
         finally:
             check.close()
     assert found.evidence, found

@@ -1,8 +1,9 @@
 """Deciding with evidence: a gate that a valid signed statement covers clears without its run.
 
 Who may attest is the allowed-signers file `evidence_signers` names, read
-from the first protected revision of the request (where the configuration
-is read), or given to the server directly. Statements are read from the
+at every protected revision of the request (a statement counts only when each
+of them lists its signer: one revoked on the default branch is revoked for a
+release branch too), or given to the server directly. Statements are read from the
 local evidence ref and every remote's tracking copy (on a server: its own ref
 and the one being pushed, by object id). A statement counts only after its
 signature verifies for a listed principal, and only when it says what the
@@ -63,7 +64,7 @@ class EvidenceCheck:
 
         command = verification.command
         signers, why = self._signers(request)
-        if signers is None:
+        if not signers:
             return _not_covered(command, [why])
         try:
             subject = gate_run(
@@ -77,10 +78,10 @@ class EvidenceCheck:
             ).subject()
         except PinError as exc:
             return _not_covered(command, [f"the gate's verifier cannot be pinned: {exc}"])
-        return self._lookup(command, subject, self._checker(signers))
+        return self._lookup(command, subject, [self._checker(each) for each in signers])
 
     def _lookup(
-        self, command: tuple[str, ...], subject: Subject, checker: SignatureChecker
+        self, command: tuple[str, ...], subject: Subject, checkers: Sequence[SignatureChecker]
     ) -> VerifierResult:
         path = evidence_path(subject.content)
         lines: list[str] = []
@@ -92,12 +93,12 @@ class EvidenceCheck:
         skipped = []
         # Statements by a key the signers file names are checked first: lines anyone
         # may add cannot push them past the limit.
-        ordered = sorted(dict.fromkeys(lines), key=lambda line: not _listed(line, checker))
+        ordered = sorted(dict.fromkeys(lines), key=lambda line: not _listed(line, checkers[0]))
         for number, line in enumerate(ordered, 1):
             if number > MAX_CHECKED:
                 skipped.append(f"statements after the first {MAX_CHECKED} were not checked")
                 break
-            found = _judge(line, subject, checker)
+            found = _judge(line, subject, checkers)
             if isinstance(found, str):
                 skipped.append(f"statement {number} skipped: {found}")
                 continue
@@ -116,23 +117,30 @@ class EvidenceCheck:
             )
         return _not_covered(command, skipped)
 
-    def _signers(self, request: Request) -> tuple[bytes | None, str]:
-        """The allowed-signers bytes in force, or None and why there are none."""
+    def _signers(self, request: Request) -> tuple[list[bytes], str]:
+        """The allowed-signers files in force, each of which must accept a statement, or
+        none and why there are none.
+
+        The file is read at every protected revision of the request: a signer revoked on
+        the default branch is revoked for a release branch whose tip still lists it."""
         if self.signers is not None:
-            return self.signers, ""
+            return [self.signers], ""
         path = self.config.evidence_signers
         if path is None:
-            return None, "no evidence_signers is configured"
-        protected = next((rev for rev in request.revisions if rev.protected), None)
-        if protected is None:
-            return None, (
+            return [], "no evidence_signers is configured"
+        protected = [rev for rev in request.revisions if rev.protected]
+        if not protected:
+            return [], (
                 f"evidence_signers ({path}) is read only from a protected revision, and none "
                 "was read (--ledger-rev origin/main)"
             )
-        found = store.read_file(self.repo, protected.commit, path)
-        if found is None:
-            return None, f"the signers file {path} is missing at {protected.commit[:12]}"
-        return found, ""
+        found: dict[bytes, None] = {}
+        for rev in protected:
+            held = store.read_file(self.repo, rev.commit, path)
+            if held is None:
+                return [], f"the signers file {path} is missing at {rev.label} {rev.commit[:12]}"
+            found[held] = None
+        return list(found), ""
 
     def _checker(self, signers: bytes) -> SignatureChecker:
         from failgate_hooks.verify.signing import SignatureChecker
@@ -155,16 +163,20 @@ def _listed(line: str, checker: SignatureChecker) -> bool:
 
 
 def _judge(
-    line: str, subject: Subject, checker: SignatureChecker
+    line: str, subject: Subject, checkers: Sequence[SignatureChecker]
 ) -> tuple[Signer, Statement] | str:
-    """The signer and statement of a line that covers `subject`, or why it does not."""
+    """The signer and statement of a line that covers `subject`, or why it does not:
+    every signers file in force must accept its signature."""
     try:
         data, signature = split_line(line)
     except EvidenceFormatError as exc:
         return f"unparsable line: {exc}"
-    signer = checker.check(data, signature)
-    if isinstance(signer, str):
-        return signer
+    found = [checker.check(data, signature) for checker in checkers]
+    refused = next((why for why in found if isinstance(why, str)), None)
+    if refused is not None:
+        return refused
+    signer = found[0]
+    assert not isinstance(signer, str)
     try:
         statement = parse_payload(data)  # only now: its signature verified
     except EvidenceFormatError as exc:

@@ -247,7 +247,7 @@ def pre_receive(
         config = config_for(repo, [*known, *base]) if known or base else Config()
         uncommitted.start(config)
         pusher = pusher_identity(config.identity_env, environ)
-        relaxer = pusher is not None and pusher in config.relaxers
+        relaxer = _may_relax(repo, config, known, base, environ)
         if update.is_delete:
             outcomes.append(
                 _deletion(repo, run, config, update, old, default, "protected", relaxer, pusher)
@@ -387,6 +387,27 @@ def _deletion(
         other_relaxations=(relaxation,),
     )
     return RefOutcome(update, run.evaluator(config).evaluate(request), [])
+
+
+def _may_relax(
+    repo: GitRepo,
+    config: Config,
+    known: Sequence[Revision],
+    base: Sequence[Revision],
+    environ: Mapping[str, str],
+) -> bool:
+    """Whether the pusher is a relaxer for this ref: in the configuration in force (the
+    ref's old tip's), and in the default branch's too when that is another commit. A
+    relaxer revoked on the default branch must not keep relaxing every other protected
+    ref whose tip still lists them."""
+    configs = [config]
+    if known and base and known[0].commit != base[0].commit:
+        configs.append(config_for(repo, base))
+    for each in configs:
+        pusher = pusher_identity(each.identity_env, environ)
+        if pusher is None or pusher not in each.relaxers:
+            return False
+    return True
 
 
 def pusher_identity(config_env: str | None, environ: Mapping[str, str] = os.environ) -> str | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.conftest import Repo, git
 from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive, push, server
-from tests.worlds import budget_repo, fix_budget, record_failure, remote_ref, with_remote
+from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
 
 
 def record_release_gate(repo: Repo) -> str:
@@ -277,3 +277,28 @@ def test_creating_the_branch_head_names_cannot_replace_the_servers_default(
 
     allowed = push(repo, f"{fixed_without_ledger}:refs/heads/master", user="alice")
     assert allowed.returncode == 0, allowed.stderr
+
+
+def test_a_relaxer_revoked_on_main_cannot_relax_a_release_branch(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", 'relaxers = ["alice", "mallory"]\nidentity_env = "REMOTE_USER"\n')
+    repo.commit("alice and mallory may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert push(repo, "main").returncode == 0
+    install_pre_receive(remote)
+    assert push(repo, "main:refs/heads/release/1").returncode == 0
+
+    repo.write("failgate.toml", RELAXERS)  # mallory is no longer trusted
+    repo.commit("mallory may no longer relax gates")
+    assert push(repo, "main", user="alice").returncode == 0
+
+    repo.git("checkout", "-q", "-b", "release/1", "origin/release/1")
+    assert repo.failgate("expire", KEY, "--note", "no longer needed").code == 0
+    repo.commit("expire the gas budget gate on the release")
+    before = remote_ref(remote, "refs/heads/release/1")
+    refused = push(repo, "release/1", user="mallory")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(remote, "refs/heads/release/1") == before
+    accepted = push(repo, "release/1", user="alice")
+    assert accepted.returncode == 0, accepted.stderr

@@ -319,3 +319,39 @@ def test_gates_and_the_agent_read_the_destinations_tip_as_the_hook_does(tmp_path
     assert other.failgate("check", "--ref", ref).code == 1
     told = json.loads(other.failgate("agent", "gates").out)
     assert told["ref"] == ref and told["held_count"] == 1, told
+
+
+def test_a_signer_revoked_on_main_cannot_clear_a_release_branch(tmp_path: Path) -> None:
+    from failgate_hooks.app import demo
+    from failgate_hooks.verify.keys import content_key
+
+    keys = tmp_path / "more-keys"
+    keys.mkdir()
+    leaked, leaked_public = make_key(keys, "leaked")
+    w = world(tmp_path, extra_signers=f'old@example.org namespaces="failgate" {leaked_public}\n')
+    fix_budget(w.repo)
+    attest(w, "--key", str(w.key))
+    good = parse_payload(split_line(the_line(w))[0])
+    assert push(w.repo, EVIDENCE_REF, "main").returncode == 0
+    assert push(w.repo, "main:refs/heads/release/1").returncode == 0
+
+    # The old key leaked: main revokes it.
+    signers = w.repo.path / SIGNERS
+    signers.write_text(signers.read_text().splitlines()[0] + "\n")
+    w.repo.commit("revoke the leaked key")
+    attest(w, "--key", str(w.key))
+    assert push(w.repo, EVIDENCE_REF, "main").returncode == 0
+
+    # Whoever holds the leaked key signs a pass for a broken release.
+    w.repo.git("checkout", "-q", "-b", "release/1", "origin/release/1")
+    w.repo.write(demo.BUDGET_PATH, demo.budget_json(demo.BROKEN_BUDGET))
+    broken = w.repo.commit("break the release's budget")
+    with GitRepo.open(w.repo.path) as opened:
+        forged = dataclasses.replace(good, content=content_key(opened, broken, "ledger"))
+        data = payload(forged)
+        line = encode_line(data, sign(data, key_file=str(leaked), key_text=None)[0])
+        append_lines(opened, {evidence_path(forged.content): [line]})
+    before = remote_ref(w.remote, "refs/heads/release/1")
+    refused = push(w.repo, EVIDENCE_REF, "release/1")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(w.remote, "refs/heads/release/1") == before
