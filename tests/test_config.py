@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from failgate_hooks.core import wildmatch
@@ -155,3 +157,20 @@ def test_a_pyproject_without_failgate_settings_means_defaults() -> None:
 def test_an_unreadable_file_is_a_usage_error_naming_it(raw: bytes) -> None:
     with pytest.raises(UsageError, match=r"^failgate\.toml \(HEAD\): not valid TOML: "):
         parse_config({"failgate.toml": raw}, "HEAD")
+
+
+def test_strictest_keeps_what_the_default_branch_enforces() -> None:
+    from failgate_hooks.ledger.config import strictest
+
+    tip = Config(protected_refs=("refs/heads/main",), mode="warn", source="tip")
+    main = Config(
+        protected_refs=("refs/heads/main", "refs/heads/staging"),
+        evidence_signers="signers",
+        sandbox="bwrap",
+        source="main",
+    )
+    merged = strictest(tip, main)
+    assert merged.protected_refs == ("refs/heads/main", "refs/heads/staging")
+    assert (merged.mode, merged.sandbox, merged.requires_evidence) == ("enforce", "bwrap", True)
+    assert merged.source != tip.source
+    assert strictest(main, replace(main, source="again")) is main

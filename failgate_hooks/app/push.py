@@ -28,7 +28,7 @@ from failgate_hooks.git.evidence import EVIDENCE_REF
 from failgate_hooks.git.remotes import default_branch, remote_default_branch, remote_ref_of
 from failgate_hooks.git.repo import GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
-from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.config import Config, strictest
 from failgate_hooks.ledger.union import Revision, config_for, config_revision
 
 SEVERITY = {
@@ -235,19 +235,22 @@ def pre_receive(
     outcomes = []
     # A server's repository is bare: nothing is uncommitted, this warns only in a non-bare one.
     uncommitted = _UncommittedLedger(repo)
+    base = [Revision(default[0], default[1], protected=True)] if default else []
+    default_config = config_for(repo, base) if base else None
     for update in updates:
         if update.remote_ref == EVIDENCE_REF:
             outcomes.append(RefOutcome(update, judge_evidence_update(repo, update.old, update.new)))
             continue
         old = None if update.is_create else repo.resolve_commit(update.old)
         known = [] if old is None else [Revision(f"old tip of {update.remote_ref}", old, True)]
-        base = [Revision(default[0], default[1], protected=True)] if default else []
         # Never the pushed commit's own configuration: with no protected revision at all,
         # the built-in defaults decide, and the pushed one is judged against them.
         config = config_for(repo, [*known, *base]) if known or base else Config()
+        if default_config is not None:
+            config = strictest(config, default_config)
         uncommitted.start(config)
         pusher = pusher_identity(config.identity_env, environ)
-        relaxer = _may_relax(repo, config, known, base, environ)
+        relaxer = _may_relax(config, default_config, environ)
         if update.is_delete:
             outcomes.append(
                 _deletion(repo, run, config, update, old, default, "protected", relaxer, pusher)
@@ -389,21 +392,11 @@ def _deletion(
     return RefOutcome(update, run.evaluator(config).evaluate(request), [])
 
 
-def _may_relax(
-    repo: GitRepo,
-    config: Config,
-    known: Sequence[Revision],
-    base: Sequence[Revision],
-    environ: Mapping[str, str],
-) -> bool:
+def _may_relax(config: Config, default_config: Config | None, environ: Mapping[str, str]) -> bool:
     """Whether the pusher is a relaxer for this ref: in the configuration in force (the
-    ref's old tip's), and in the default branch's too when that is another commit. A
-    relaxer revoked on the default branch must not keep relaxing every other protected
-    ref whose tip still lists them."""
-    configs = [config]
-    if known and base and known[0].commit != base[0].commit:
-        configs.append(config_for(repo, base))
-    for each in configs:
+    ref's old tip's), and in the default branch's too. A relaxer revoked on the default
+    branch must not keep relaxing every other protected ref whose tip still lists them."""
+    for each in (config, *((default_config,) if default_config is not None else ())):
         pusher = pusher_identity(each.identity_env, environ)
         if pusher is None or pusher not in each.relaxers:
             return False

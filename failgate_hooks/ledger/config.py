@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from failgate_hooks.core.errors import UsageError
@@ -176,6 +176,34 @@ def _parse_toml(raw: bytes, where: str) -> dict[str, Any]:
         return tomllib.loads(raw.decode("utf-8"))
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError, TOMLDecodeError too
         raise UsageError(f"{where}: not valid TOML: {exc}") from None
+
+
+def strictest(config: Config, other: Config) -> Config:
+    """`config` (the one in force) never laxer than `other` (the default branch's) in
+    what it enforces: the refs either protects, enforce and block_on "all" and the
+    sandbox and evidence if either asks for them. A ref's tip that predates a rule the
+    default branch added later (a newly protected ref, require_evidence) must not keep
+    that ref out of it. Who may relax is asked of both apart (their identity_env may
+    differ); the ledger and everything else stay `config`'s."""
+    if config == replace(other, source=config.source):
+        return config
+    refs = (
+        *config.protected_refs,
+        *(r for r in other.protected_refs if r not in config.protected_refs),
+    )
+    evidence = config.requires_evidence or other.requires_evidence
+    return replace(
+        config,
+        protected_refs=refs,
+        mode="enforce" if "enforce" in (config.mode, other.mode) else config.mode,
+        block_on="all" if "all" in (config.block_on, other.block_on) else config.block_on,
+        sandbox="bwrap" if "bwrap" in (config.sandbox, other.sandbox) else config.sandbox,
+        sandbox_network=config.sandbox_network and other.sandbox_network,
+        max_event_bytes=min(config.max_event_bytes, other.max_event_bytes),
+        evidence_signers=config.evidence_signers or other.evidence_signers,
+        require_evidence=evidence,
+        source=f"{config.source}, no laxer than {other.source}",
+    )
 
 
 def loosened(before: Config, after: Config) -> list[str]:

@@ -302,3 +302,28 @@ def test_a_relaxer_revoked_on_main_cannot_relax_a_release_branch(tmp_path: Path)
     assert remote_ref(remote, "refs/heads/release/1") == before
     accepted = push(repo, "release/1", user="alice")
     assert accepted.returncode == 0, accepted.stderr
+
+
+def test_a_ref_main_now_protects_is_protected_whatever_its_own_tip_says(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS + 'protected_refs = ["refs/heads/main"]\n')
+    repo.commit("only main is protected")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert push(repo, "main").returncode == 0
+    install_pre_receive(remote)
+    assert push(repo, "main:refs/heads/staging").returncode == 0  # not protected yet
+
+    repo.write(
+        "failgate.toml", RELAXERS + 'protected_refs = ["refs/heads/main", "refs/heads/staging"]\n'
+    )
+    repo.commit("staging ships too")
+    assert push(repo, "main", user="alice").returncode == 0
+
+    repo.git("checkout", "-q", "-b", "staging", "origin/staging")
+    assert repo.failgate("expire", KEY, "--note", "no longer needed").code == 0
+    repo.commit("expire the gas budget gate on staging")
+    before = remote_ref(remote, "refs/heads/staging")
+    refused = push(repo, "staging")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(remote, "refs/heads/staging") == before
