@@ -237,7 +237,8 @@ def pre_receive(
     uncommitted = _UncommittedLedger(repo)
     base = [Revision(default[0], default[1], protected=True)] if default else []
     default_config = config_for(repo, base) if base else None
-    for update in updates:
+    for pushed in updates:
+        update = _through_symref(repo, pushed)
         if update.remote_ref == EVIDENCE_REF:
             outcomes.append(RefOutcome(update, judge_evidence_update(repo, update.old, update.new)))
             continue
@@ -314,6 +315,27 @@ def server_default_branch(repo: GitRepo) -> tuple[str, str] | None:
     A stock `git init --bare` points HEAD at master; a repository whose default
     branch is main must still protect main and read its ledger and configuration."""
     return default_branch(repo, "HEAD", "refs/heads/")
+
+
+def _through_symref(repo: GitRepo, update: RefUpdate) -> RefUpdate:
+    """The update as the ref it moves: git updates (and deletes) the target of a symbolic
+    ref pushed to, an alias a server may keep, and tells the hook only the alias's name.
+    A chain is followed as git follows it."""
+    ref = update.remote_ref
+    for _ in range(_MAX_SYMREF_DEPTH):
+        target = repo.symbolic_ref(ref)
+        if target is None or target == ref:
+            break
+        ref = target
+    else:
+        raise GitError(
+            f"{update.remote_ref} is a chain of more than {_MAX_SYMREF_DEPTH} symbolic refs: "
+            "failgate cannot tell which branch the push moves, so it is refused"
+        )
+    return update if ref == update.remote_ref else update._replace(remote_ref=ref)
+
+
+_MAX_SYMREF_DEPTH = 5  # git's own limit (SYMREF_MAXDEPTH)
 
 
 def _default_takeover(

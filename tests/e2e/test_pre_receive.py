@@ -259,3 +259,19 @@ def test_a_blob_named_like_the_folder_before_it_keeps_a_path_scoped_gate_in_scop
     assert refused.returncode != 0
     assert "holds two entries named 'deploy' (git fsck: duplicateEntries)" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_a_push_to_a_symbolic_ref_is_judged_as_the_branch_it_moves(tmp_path: Path) -> None:
+    # An alias a server keeps for old clones: a push to it moves main, and git gives
+    # the hook only the alias's name.
+    repo, remote = server(tmp_path, "--exec")
+    git(remote, "symbolic-ref", "refs/heads/trunk", "refs/heads/main")
+    repo.write("notes.txt", "more work on the broken budget\n")
+    repo.commit("more work")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "HEAD:refs/heads/trunk")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+    deleted = push(repo, ":refs/heads/trunk")  # deletes main through the alias
+    assert deleted.returncode != 0, deleted.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
