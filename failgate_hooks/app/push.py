@@ -341,19 +341,22 @@ _MAX_SYMREF_DEPTH = 5  # git's own limit (SYMREF_MAXDEPTH)
 def _default_takeover(
     repo: GitRepo, default: tuple[str, str] | None, update: RefUpdate, relaxer: bool
 ) -> tuple[Relaxation, ...]:
-    """The creation of the branch the server's HEAD names while it is missing and another
-    branch is the default in force (a stock `git init --bare` names master, the team
-    pushes main): from then on it would be the default branch, whose ledger and
-    configuration decide every new ref, so what it holds is the pusher's choice."""
+    """The creation of a branch that would take over as the server's default from the one
+    in force (`server_default_branch` takes HEAD's branch, else main, else master: a stock
+    `git init --bare` names master, the team pushes main). From then on its ledger and
+    configuration would decide every new ref, so what it holds is the pusher's choice."""
     if default is None or not update.is_create:
         return ()
-    named = repo.symbolic_ref("HEAD")
-    if named != update.remote_ref or named == default[0]:
+    order = [r for r in (repo.symbolic_ref("HEAD"), "refs/heads/main", "refs/heads/master") if r]
+    named = update.remote_ref
+    if named not in order or default[0] not in order:
+        return ()
+    if order.index(named) >= order.index(default[0]):
         return ()
     what = (
-        f"creating {named} makes it the server's default branch (HEAD names it) in place "
-        f"of {default[0]}: its ledger and configuration would decide every new ref; "
-        f"on the server, point HEAD at {default[0]} (git symbolic-ref HEAD {default[0]})"
+        f"creating {named} makes it the server's default branch in place of {default[0]}: "
+        "its ledger and configuration would decide every new ref; on the server, point "
+        f"HEAD at {default[0]} (git symbolic-ref HEAD {default[0]})"
     )
     kind = RelaxationKind.DEFAULT_BRANCH.value
     return (Relaxation("", "", kind, relaxer, what),)

@@ -327,3 +327,26 @@ def test_a_ref_main_now_protects_is_protected_whatever_its_own_tip_says(tmp_path
     refused = push(repo, "staging")
     assert refused.returncode != 0, refused.stderr
     assert remote_ref(remote, "refs/heads/staging") == before
+
+
+def test_creating_main_cannot_replace_master_as_the_servers_default(tmp_path: Path) -> None:
+    # HEAD names a branch nobody pushed (trunk): master is the default, and a main,
+    # once it exists, would come before it.
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    before_the_failure = repo.commit("who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    repo.git("push", "-q", "--no-verify", "origin", "main:master")
+    git(remote, "symbolic-ref", "HEAD", "refs/heads/trunk")
+    git(remote, "update-ref", "-d", "refs/heads/main")
+    install_pre_receive(remote, "--exec")
+
+    repo.git("checkout", "-q", "-b", "old", before_the_failure)
+    fixed_without_ledger = fix_budget(repo)
+    created = push(repo, f"{fixed_without_ledger}:refs/heads/main")
+    assert created.returncode != 0, created.stderr
+    assert remote_ref(remote, "refs/heads/main") is None
+    tagged = push(repo, f"{before_the_failure}:refs/tags/v1")
+    assert tagged.returncode != 0, tagged.stderr
+    assert remote_ref(remote, "refs/tags/v1") is None
