@@ -174,3 +174,14 @@ def test_strictest_keeps_what_the_default_branch_enforces() -> None:
     assert (merged.mode, merged.sandbox, merged.requires_evidence) == ("enforce", "bwrap", True)
     assert merged.source != tip.source
     assert strictest(main, replace(main, source="again")) is main
+
+
+@pytest.mark.parametrize(
+    "name", ["HTTP_X_REMOTE_USER", "HTTP_AUTHORIZATION", "QUERY_STRING", "PATH_INFO",
+             "CONTENT_TYPE", "REMOTE_IDENT"],
+)  # fmt: skip
+def test_identity_env_may_not_name_what_an_http_pusher_sends(name: str) -> None:
+    # Behind git-http-backend every request header reaches the hook as HTTP_*, and the
+    # request's own parts as the other CGI variables: the pusher writes them.
+    with pytest.raises(UsageError, match="identity_env"):
+        config(f'identity_env = "{name}"\n')

@@ -31,11 +31,16 @@ DEFAULT_PROTECTED_REFS = (
     "refs/tags/**",
 )
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-# Variables a pusher can set: git's own (push options arrive as GIT_PUSH_OPTION_*), and
+# Variables a pusher can set: git's own (push options arrive as GIT_PUSH_OPTION_*),
 # those sshd accepts from a client by default (AcceptEnv LANG LC_*), or that a client
-# names in its command. An identity read from one of them is whatever the pusher says.
-_PUSHER_CONTROLLED = ("LANG", "LANGUAGE", "TZ", "TERM", "SSH_ORIGINAL_COMMAND")
-_PUSHER_CONTROLLED_PREFIXES = ("GIT_", "LC_")
+# names in its command, and over HTTP the CGI variables git-http-backend's web server
+# makes from the request (every header as HTTP_*, its query and path, identd's answer).
+# An identity read from one of them is whatever the pusher says.
+_PUSHER_CONTROLLED = (
+    "LANG", "LANGUAGE", "TZ", "TERM", "SSH_ORIGINAL_COMMAND",
+    "QUERY_STRING", "PATH_INFO", "PATH_TRANSLATED", "CONTENT_TYPE", "REMOTE_IDENT",
+)  # fmt: skip
+_PUSHER_CONTROLLED_PREFIXES = ("GIT_", "LC_", "HTTP_")
 
 
 @dataclass(frozen=True)
