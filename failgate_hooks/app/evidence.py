@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from failgate_hooks.app.evaluate import Request
+from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Verification
 from failgate_hooks.core.evidence import (
     EvidenceFormatError,
@@ -33,6 +34,7 @@ from failgate_hooks.core.gates import Assessment, VerifierOutcome, VerifierResul
 from failgate_hooks.git import evidence as store
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.union import Revision, config_at
 
 if TYPE_CHECKING:
     from failgate_hooks.verify.signing import SignatureChecker, Signer
@@ -53,6 +55,7 @@ class EvidenceCheck:
     tips: Sequence[str]  # the evidence commits read, as a union
     signers: bytes | None = None  # given directly (the server's flag): wins over the repository's
     _checkers: dict[bytes, SignatureChecker] = field(default_factory=dict)
+    _signer_files: dict[tuple[Revision, ...], tuple[list[bytes], str]] = field(default_factory=dict)
 
     def __call__(
         self, request: Request, item: Assessment, verification: Verification, pinned_from: str
@@ -121,21 +124,35 @@ class EvidenceCheck:
         """The allowed-signers files in force, each of which must accept a statement, or
         none and why there are none.
 
-        The file is read at every protected revision of the request: a signer revoked on
-        the default branch is revoked for a release branch whose tip still lists it."""
+        The file is read at the first protected revision of the request (where the
+        configuration is read), and at every other protected revision whose own
+        configuration names it too: a signer revoked on the default branch is revoked
+        for a release branch whose tip still lists it."""
         if self.signers is not None:
             return [self.signers], ""
         path = self.config.evidence_signers
         if path is None:
             return [], "no evidence_signers is configured"
-        protected = [rev for rev in request.revisions if rev.protected]
+        protected = tuple(rev for rev in request.revisions if rev.protected)
         if not protected:
             return [], (
                 f"evidence_signers ({path}) is read only from a protected revision, and none "
                 "was read (--ledger-rev origin/main)"
             )
+        if protected not in self._signer_files:
+            self._signer_files[protected] = self._read_signers(path, protected)
+        return self._signer_files[protected]
+
+    def _read_signers(self, path: str, protected: Sequence[Revision]) -> tuple[list[bytes], str]:
         found: dict[bytes, None] = {}
-        for rev in protected:
+        for number, rev in enumerate(protected):
+            if number and rev.commit != protected[0].commit:
+                try:
+                    names = config_at(self.repo, rev.commit, rev.label).evidence_signers
+                except UsageError as error:
+                    return [], f"who may attest at {rev.label} is unknown: {error.message}"
+                if names != path:
+                    continue  # it says nothing of who may attest (a ledger-only ref)
             held = store.read_file(self.repo, rev.commit, path)
             if held is None:
                 return [], f"the signers file {path} is missing at {rev.label} {rev.commit[:12]}"
