@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from failgate_hooks.core import wildmatch
-from failgate_hooks.core.events import EvidenceKind, Problem, Status, Verification
+from failgate_hooks.core.events import Event, EvidenceKind, Problem, Status, Verification
 from failgate_hooks.core.gates import (
     _DROP_DEPENDENT,
     Assessment,
@@ -246,23 +246,27 @@ def _authority(
 def _relaxing(
     resolution: Resolution, protected_ids: frozenset[str], known: bool
 ) -> list[tuple[str, tuple[RelaxationKind, ...]]]:
-    """The remaining, unprotected relaxing events, in resolution order, with kinds.
+    """The unprotected relaxing events, in resolution order, with kinds.
 
-    A superseded event changes nothing, so it relaxes nothing."""
+    A superseded event changes nothing but what it supersedes or retracts: those
+    stay dropped with it (resolution's rule 1), so two new events that supersede
+    each other would drop a protected event and leave no remaining event to name."""
     found: list[tuple[str, tuple[RelaxationKind, ...]]] = []
     for event_id in resolution.order:
-        if event_id in resolution.dropped or event_id in protected_ids:
+        if event_id in protected_ids:
             continue
         event = resolution.events[event_id]
+        if event_id in resolution.dropped:
+            replacing = _replacing(event)
+            if replacing:
+                found.append((event_id, replacing))
+            continue
         kinds: list[RelaxationKind] = []
         if event.status is Status.EXPIRED:
             kinds.append(RelaxationKind.EXPIRED)
         if event.evidence is not None and event.evidence.kind is EvidenceKind.HUMAN:
             kinds.append(RelaxationKind.HUMAN)
-        if event.supersedes:
-            kinds.append(RelaxationKind.SUPERSEDES)
-        if event.retracts:
-            kinds.append(RelaxationKind.RETRACTS)
+        kinds += _replacing(event)
         if known:
             # Only a change counts: re-stating what its ancestors already say relaxes
             # nothing. On an entity no protected revision knows, every key is new and
@@ -277,6 +281,12 @@ def _relaxing(
         if kinds:
             found.append((event_id, tuple(kinds)))
     return found
+
+
+def _replacing(event: Event) -> tuple[RelaxationKind, ...]:
+    """The kinds of the events `event` drops: its supersedes and its retracts."""
+    kinds = (RelaxationKind.SUPERSEDES,) if event.supersedes else ()
+    return kinds + ((RelaxationKind.RETRACTS,) if event.retracts else ())
 
 
 def _fold_before(resolution: Resolution, event_id: str) -> EntityState:

@@ -1,0 +1,59 @@
+"""Pushes that try to route around a held gate through the ledger's own rules.
+
+Each test pushes through a real server hook (pre-receive, authority `protected`)
+from a pusher who is not a relaxer, and asserts on the remote ref.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from failgate_hooks.core.events import entity_folder
+from tests.conftest import Repo
+from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive, push
+from tests.worlds import KEY, budget_repo, record_failure, remote_ref, with_remote
+
+
+def _event(event_id: str, follows: str, **keys: str) -> str:
+    extra = "".join(f"{k} = {v}\n" for k, v in keys.items())
+    return (
+        f'schema = 1\nid = "{event_id}"\nentity_key = "{KEY}"\nstatus = "observed"\n'
+        f'follows = ["{follows}"]\neffective_at = 2026-11-30T00:00:00Z\n{extra}'
+    )
+
+
+def _write_event(repo: Repo, event_id: str, text: str) -> None:
+    repo.write(f"ledger/{entity_folder(KEY)}/{event_id}.toml", text)
+
+
+def _id_of(path: str) -> str:
+    return Path(path).stem
+
+
+def test_a_supersedes_cycle_of_new_events_cannot_drop_a_protected_event(tmp_path: Path) -> None:
+    """Two new events that supersede each other are both dropped, and a dropped event's
+    own `supersedes` still drops what it names: the pair must count as a relaxation."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "deploy")
+    # the gate, widened later (reviewed, protected): it now holds pushes too
+    widened = _id_of(repo.record(KEY, "--status", "observed", "--trigger", "push", "--trigger", "deploy",
+                "--note", "pushes too", "--no-probe"))  # fmt: skip
+    repo.commit("the gate holds pushes")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    repo.write("notes.txt", "more work\n")
+    repo.commit("more work")
+    held = push(repo, "main", user="bob")
+    assert held.returncode != 0, held.stderr  # the gate holds a plain push
+    x, y = "20261130T000000Z-0000000a", "20261130T000000Z-0000000b"
+    _write_event(repo, x, _event(x, widened, supersedes=f'["{widened}", "{y}"]'))
+    _write_event(repo, y, _event(y, widened, supersedes=f'["{x}"]'))
+    repo.write("notes.txt", "more work on the broken budget\n")
+    repo.commit("two notes")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
