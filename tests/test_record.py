@@ -242,6 +242,34 @@ def test_twelve_concurrent_records_all_land(repo: Repo) -> None:
     assert repo.failgate("fsck").code == 0
 
 
+@pytest.mark.parametrize("link", ["ledger/deploy/mainnet", "ledger"])
+def test_record_never_writes_through_a_symlinked_folder(repo: Repo, link: str) -> None:
+    """git holds a link as a link: an event written through one is in no ledger, and the
+    failure recorded would gate nothing while record said it was written."""
+    (repo.path / "elsewhere").mkdir()
+    (repo.path / link).parent.mkdir(parents=True, exist_ok=True)
+    (repo.path / link).symlink_to(Path("../" * link.count("/")) / "elsewhere")
+    result = repo.failgate(
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+        "--no-probe",
+    )  # fmt: skip
+    assert result.code == 4, result
+    assert "Traceback" not in result.err
+    assert link in result.err
+    assert not list((repo.path / "elsewhere").rglob("*.toml"))
+
+
+def test_record_where_a_folder_is_a_file_is_a_clear_error(repo: Repo) -> None:
+    repo.write("ledger/deploy/mainnet", "a file\n")
+    result = repo.failgate(
+        "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+        "--no-probe",
+    )  # fmt: skip
+    assert result.code == 4, result
+    assert "Traceback" not in result.err
+    assert "ledger/deploy/mainnet" in result.err
+
+
 def test_record_warns_when_the_verifier_already_passes_on_head(repo: Repo) -> None:
     repo.write("checks/check.py", "print('fine')\n")
     repo.commit("a check that always passes")

@@ -29,7 +29,7 @@ from failgate_hooks.core.resolve import heads_of
 from failgate_hooks.core.validate import parse_event
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
-from failgate_hooks.ledger.union import working_tree_files, write_event_file
+from failgate_hooks.ledger.union import EventFileExists, working_tree_files, write_event_file
 
 
 @dataclass(frozen=True)
@@ -246,7 +246,7 @@ def _write_fresh(root: str, ledger_dir: str, event: Event) -> str:
     for _ in range(5):
         try:
             return write_event_file(root, ledger_dir, event)
-        except LedgerError:
+        except EventFileExists:
             event = replace(event, id=new_event_id())  # a collision: draw another id
     raise LedgerError("could not find a free event id after 5 attempts")
 
