@@ -26,7 +26,14 @@ from failgate_hooks.core.gates import (
     RelaxationKind,
 )
 from failgate_hooks.core.ids import short_id
-from failgate_hooks.core.resolve import EntityState, Outcome, Resolution, fold, resolve_entity
+from failgate_hooks.core.resolve import (
+    EntityState,
+    Outcome,
+    Resolution,
+    fold,
+    resolve_entity,
+    settled_heads,
+)
 
 
 def assess(
@@ -278,6 +285,10 @@ def _relaxing(
                 kinds.append(RelaxationKind.TRIGGERS)
             if event.applies_to is not None and event.applies_to != before.applies_to:
                 kinds.append(RelaxationKind.APPLIES_TO)
+            # Settling a conflict chooses between reviewed states, even with no key set:
+            # the fold then takes the keys of whichever head comes last by id.
+            if settled_heads(resolution, event_id):
+                kinds.append(RelaxationKind.SETTLES)
         if kinds:
             found.append((event_id, tuple(kinds)))
     return found
@@ -317,6 +328,8 @@ def _relaxation(
             parts.append(f"supersedes {_list(event.supersedes)}")
         elif kind is RelaxationKind.RETRACTS:
             parts.append(f"retracts {_list(event.retracts)}")
+        elif kind is RelaxationKind.SETTLES:
+            parts.append(f"settles the conflict of {_list(settled_heads(resolution, event_id))}")
         else:
             parts.append(f"changes {kind.value}")
     return Relaxation(

@@ -52,6 +52,8 @@ class RelaxationKind(enum.StrEnum):
     VERIFICATION = "verification"
     TRIGGERS = "triggers"
     APPLIES_TO = "applies_to"
+    # An event after heads that disagree: it settles their conflict, for one side.
+    SETTLES = "settles"
     # Four that are not events: what loosens the configuration in force, the
     # deletion of a protected ref whose ledger holds events the default branch lacks,
     # a pushed commit whose copy of a verifier's pinned files is not the pinned one

@@ -223,6 +223,22 @@ def heads_of(events: Iterable[Event], *, entity_key: str | None = None) -> tuple
     return resolve_entity(entity_key, events).heads
 
 
+def settled_heads(resolution: Resolution, event_id: str) -> tuple[str, ...]:
+    """The heads an event settles: the remaining events it comes after that no other
+    of them comes after, when their states disagree as a conflict's heads do; else ()."""
+    ancestors = resolution.ancestors
+    before = ancestors.get(event_id, NO_IDS)
+    earlier = [i for i in resolution.order if i in before and i not in resolution.dropped]
+    heads = _heads(earlier, ancestors)
+    if len(heads) < 2:
+        return ()
+    keys = {
+        _decision_key(fold(resolution.events[i] for i in earlier if i == h or i in ancestors[h]))
+        for h in heads
+    }
+    return heads if len(keys) > 1 else ()
+
+
 # --------------------------------------------------------------------------- steps
 
 

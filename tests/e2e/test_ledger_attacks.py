@@ -6,6 +6,7 @@ from a pusher who is not a relaxer, and asserts on the remote ref.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from failgate_hooks.core.events import entity_folder
@@ -14,11 +15,11 @@ from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive, push
 from tests.worlds import KEY, budget_repo, record_failure, remote_ref, with_remote
 
 
-def _event(event_id: str, follows: str, **keys: str) -> str:
+def _event(event_id: str, *follows: str, **keys: str) -> str:
     extra = "".join(f"{k} = {v}\n" for k, v in keys.items())
     return (
         f'schema = 1\nid = "{event_id}"\nentity_key = "{KEY}"\nstatus = "observed"\n'
-        f'follows = ["{follows}"]\neffective_at = 2026-11-30T00:00:00Z\n{extra}'
+        f"follows = {json.dumps(list(follows))}\neffective_at = 2026-11-30T00:00:00Z\n{extra}"
     )
 
 
@@ -53,6 +54,37 @@ def test_a_supersedes_cycle_of_new_events_cannot_drop_a_protected_event(tmp_path
     _write_event(repo, y, _event(y, widened, supersedes=f'["{x}"]'))
     repo.write("notes.txt", "more work on the broken budget\n")
     repo.commit("two notes")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_an_event_that_settles_a_conflict_without_saying_how_is_a_relaxation(
+    tmp_path: Path,
+) -> None:
+    """Two reviewed heads disagree on the triggers: the conflict holds every push until a
+    person settles it. An event that follows both and sets nothing settles it by id
+    order, here for the head that takes pushes out of the gate: a choice between
+    reviewed states that only a relaxer may make."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    first = _id_of(record_failure(repo, "push"))
+    wide, narrow = "20261130T000000Z-0000000a", "20261130T000000Z-0000000b"
+    _write_event(repo, wide, _event(wide, first, triggers='["push", "deploy"]'))
+    _write_event(repo, narrow, _event(narrow, first, triggers='["deploy"]'))
+    repo.commit("two branches' events, merged")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    repo.write("notes.txt", "more work\n")
+    repo.commit("more work")
+    held = push(repo, "main", user="bob")
+    assert held.returncode != 0, held.stderr  # the conflict holds a plain push
+    settle = "20261130T000001Z-0000000c"
+    _write_event(repo, settle, _event(settle, wide, narrow))
+    repo.commit("settle it")
     before = remote_ref(remote, "refs/heads/main")
     refused = push(repo, "main", user="bob")
     assert refused.returncode != 0, refused.stderr
