@@ -111,9 +111,16 @@ def _state(resolution: Resolution, facts: Facts, context: Context) -> _Found:
 
 
 def judged_scopes(resolution: Resolution) -> list[EntityState]:
-    """The states whose scope decides applicability: the heads of a conflict, else the fold."""
+    """The states whose scope decides applicability: the heads of a conflict, else the fold.
+
+    An invalid entity is judged on its fold and on every head: for heads that disagree,
+    the fold takes the keys of the head last by id, and a broken file must not let the
+    narrowest head decide where a conflict would have held."""
+    heads = [resolution.head_states[h] for h in resolution.heads]
     if resolution.outcome is Outcome.CONFLICT:
-        return [resolution.head_states[h] for h in resolution.heads]
+        return heads
+    if resolution.outcome is Outcome.INVALID:
+        return [resolution.state, *(head for head in heads if head != resolution.state)]
     return [resolution.state]
 
 

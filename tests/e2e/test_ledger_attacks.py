@@ -60,21 +60,20 @@ def test_a_supersedes_cycle_of_new_events_cannot_drop_a_protected_event(tmp_path
     assert remote_ref(remote, "refs/heads/main") == before
 
 
-def test_an_event_that_settles_a_conflict_without_saying_how_is_a_relaxation(
-    tmp_path: Path,
-) -> None:
-    """Two reviewed heads disagree on the triggers: the conflict holds every push until a
-    person settles it. An event that follows both and sets nothing settles it by id
-    order, here for the head that takes pushes out of the gate: a choice between
-    reviewed states that only a relaxer may make."""
+WIDE, NARROW = "20261130T000000Z-0000000a", "20261130T000000Z-0000000b"
+
+
+def _conflicted_server(tmp_path: Path) -> tuple[Repo, Path]:
+    """A server whose main holds two reviewed heads that disagree on the triggers (one
+    widened the gate, one narrowed it to deploys; the narrow one last by id): the
+    conflict holds every push until a person settles it."""
     repo = budget_repo(tmp_path / "work")
     repo.write("failgate.toml", RELAXERS)
     repo.commit("who may relax gates")
     remote = with_remote(repo, tmp_path / "remote.git")
     first = _id_of(record_failure(repo, "push"))
-    wide, narrow = "20261130T000000Z-0000000a", "20261130T000000Z-0000000b"
-    _write_event(repo, wide, _event(wide, first, triggers='["push", "deploy"]'))
-    _write_event(repo, narrow, _event(narrow, first, triggers='["deploy"]'))
+    _write_event(repo, WIDE, _event(WIDE, first, triggers='["push", "deploy"]'))
+    _write_event(repo, NARROW, _event(NARROW, first, triggers='["deploy"]'))
     repo.commit("two branches' events, merged")
     assert push(repo, "main").returncode == 0  # no server hook yet
     install_pre_receive(remote, "--exec")
@@ -82,9 +81,33 @@ def test_an_event_that_settles_a_conflict_without_saying_how_is_a_relaxation(
     repo.commit("more work")
     held = push(repo, "main", user="bob")
     assert held.returncode != 0, held.stderr  # the conflict holds a plain push
+    return repo, remote
+
+
+def test_an_event_that_settles_a_conflict_without_saying_how_is_a_relaxation(
+    tmp_path: Path,
+) -> None:
+    """An event that follows both heads and sets nothing settles the conflict by id
+    order, for the head that takes pushes out of the gate: a choice between reviewed
+    states that only a relaxer may make."""
+    repo, remote = _conflicted_server(tmp_path)
     settle = "20261130T000001Z-0000000c"
-    _write_event(repo, settle, _event(settle, wide, narrow))
+    _write_event(repo, settle, _event(settle, WIDE, NARROW))
     repo.commit("settle it")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_broken_file_cannot_turn_a_conflict_into_a_narrower_gate(tmp_path: Path) -> None:
+    """An invalid entity is judged on its best-effort fold, which for heads that
+    disagree takes the keys of the head last by id: a broken file pushed into the
+    folder of a conflicted entity must not make the narrow head's triggers decide."""
+    repo, remote = _conflicted_server(tmp_path)
+    broken = "20261130T000002Z-0000000d"
+    _write_event(repo, broken, "not = [valid toml\n")
+    repo.commit("a broken event")
     before = remote_ref(remote, "refs/heads/main")
     refused = push(repo, "main", user="bob")
     assert refused.returncode != 0, refused.stderr
