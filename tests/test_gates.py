@@ -906,6 +906,28 @@ def test_a_pending_relaxation_does_not_hide_a_problem_it_did_not_cause(stray: Ev
     assert len(got.problems) == len(set(got.problems))
 
 
+@pytest.mark.parametrize("policy", [STRICT, POLICY], ids=["protected", "accept"])
+def test_a_retracted_event_brought_back_cannot_reorder_reviewed_events(policy: Policy) -> None:
+    # Reviewed: heads e3 (pushes too) and e4 (deploys only, retracting e2, whose file
+    # is gone) disagree. A new e2, retracted so dropped and no relaxation, that follows
+    # e3 would put e3 before e4 through e4's own follows and settle the conflict.
+    reviewed = [
+        observed(),
+        ev("e3", follows=("e1",), triggers=("push", "deploy")),
+        ev("e4", follows=("e2", "e1"), retracts=("e2",), triggers=("deploy",)),
+    ]
+    brought_back = ev("e2", follows=("e3",))
+    got = assess(
+        resolve_entity(KEY, [*reviewed, brought_back]),
+        FakeFacts(),
+        Context("push", MAIN),
+        protected_ids=frozenset({"e1", "e3", "e4"}),
+        policy=policy,
+    )
+    assert got.state is GateState.CONFLICT
+    assert "e2" not in got.event_ids
+
+
 def test_pending_events_that_supersede_a_pending_relaxation_all_stay_pending() -> None:
     # e3 supersedes the expiry e2: once e3 is pending, e2 is no longer superseded
     # and relaxes in turn, so it must be pending too, not quietly applied.

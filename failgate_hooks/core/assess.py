@@ -231,6 +231,7 @@ def _authority(
     revive an event it superseded, which may be a relaxing event in turn, so the
     pending set grows until it is stable."""
     known = not protected_ids.isdisjoint(resolution.events)
+    resolution = _without_inserted(resolution, protected_ids)
     accept = policy.authority == "accept" or policy.pusher_is_relaxer
     found = _relaxing(resolution, protected_ids, known)
     if accept:
@@ -255,6 +256,30 @@ def _authority(
         found = _relaxing(resolution, protected_ids, known)
     ordered = [e for e in original.order if e in pending]
     return tuple(_relaxation(original, e, pending[e], False) for e in ordered), resolution
+
+
+def _without_inserted(resolution: Resolution, protected_ids: frozenset[str]) -> Resolution:
+    """The resolution without the new events that reviewed ones name.
+
+    A protected event can name a new one only when the new one's id was retracted
+    (its file deleted) and a file of that id brought back, by a branch older than the
+    retraction or on purpose. Retracted, it is dropped and relaxes nothing, yet its
+    `follows` would put reviewed events after whatever it names (settling a conflict,
+    or placing a confirmation after a verifier it never saw). So it counts as the
+    protected revision has it: gone."""
+    named = {
+        target
+        for event_id, event in resolution.events.items()
+        if event_id in protected_ids
+        for target in (*event.follows, *event.replaces)
+        if target in resolution.events and target not in protected_ids
+    }
+    if not named:
+        return resolution
+    problems = [p for p in resolution.problems if p.code not in _DROP_DEPENDENT]
+    events = [e for event_id, e in resolution.events.items() if event_id not in named]
+    again = resolve_entity(resolution.entity_key, events, problems)
+    return replace(again, problems=tuple(dict.fromkeys(again.problems)))
 
 
 def _relaxing(

@@ -112,3 +112,35 @@ def test_a_broken_file_cannot_turn_a_conflict_into_a_narrower_gate(tmp_path: Pat
     refused = push(repo, "main", user="bob")
     assert refused.returncode != 0, refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_retracted_event_brought_back_cannot_settle_a_conflict(tmp_path: Path) -> None:
+    """The narrow head retracted an event (its file deleted). A file of that id brought
+    back is dropped, so no relaxation, but the narrow head follows it: made to follow
+    the wide head, it would put the wide head first and leave the narrow one to decide."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    first = _id_of(record_failure(repo, "push"))
+    leaked = "20261130T000000Z-00000009"
+    _write_event(repo, WIDE, _event(WIDE, first, triggers='["push", "deploy"]'))
+    _write_event(repo, leaked, _event(leaked, first, note='"a leaked secret"'))
+    repo.commit("two branches' events, merged")
+    _write_event(
+        repo, NARROW, _event(NARROW, leaked, first, retracts=f'["{leaked}"]', triggers='["deploy"]')
+    )
+    repo.git("rm", "-q", f"ledger/{entity_folder(KEY)}/{leaked}.toml")
+    repo.commit("retract the leak, narrow the gate")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    repo.write("notes.txt", "more work\n")
+    repo.commit("more work")
+    held = push(repo, "main", user="bob")
+    assert held.returncode != 0, held.stderr  # the conflict holds a plain push
+    _write_event(repo, leaked, _event(leaked, WIDE))
+    repo.commit("bring it back")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
