@@ -270,6 +270,22 @@ def test_record_where_a_folder_is_a_file_is_a_clear_error(repo: Repo) -> None:
     assert "ledger/deploy/mainnet" in result.err
 
 
+def test_an_argument_that_is_not_utf8_is_a_clear_error(repo: Repo, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "failgate_hooks", "record", KEY, "--status", "observed",
+         "--title", os.fsdecode(b"T\xff"), "--trigger", "push", "--no-probe"],
+        cwd=repo.path, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "title" in proc.stderr
+    assert not (repo.path / "ledger").exists()
+
+
 def test_record_warns_when_the_verifier_already_passes_on_head(repo: Repo) -> None:
     repo.write("checks/check.py", "print('fine')\n")
     repo.commit("a check that always passes")

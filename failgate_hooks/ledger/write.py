@@ -151,6 +151,7 @@ def write_event(
         verification=verification,
         evidence=draft.evidence,
     )
+    _refuse_non_text(event)
     _refuse_credentials(event)
     _check_round_trip(event)
     return Written(_write_fresh(root, config.ledger, event), event, warnings)
@@ -204,6 +205,16 @@ def _carried_forward(
         scope = scope if scope is not None else old.applies_to
         verification = verification if verification is not None else old.verification
     return title, triggers, scope, verification
+
+
+def _refuse_non_text(event: Event) -> None:
+    """An argument that is not UTF-8 (its bytes kept as surrogates) cannot be written."""
+    for key, text in _free_text(event_to_dict(event)):
+        if any("\ud800" <= char <= "\udfff" for char in text):
+            raise UsageError(
+                f"refused: {key.rstrip('.') or 'a value'} is not UTF-8 text; nothing was written",
+                hint="give it as UTF-8 (check the terminal's or the script's encoding)",
+            )
 
 
 def _refuse_credentials(event: Event) -> None:
