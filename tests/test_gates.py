@@ -906,6 +906,31 @@ def test_a_pending_relaxation_does_not_hide_a_problem_it_did_not_cause(stray: Ev
     assert len(got.problems) == len(set(got.problems))
 
 
+def test_settling_reviewed_heads_that_disagree_on_triggers_is_pending() -> None:
+    events = [
+        observed(),
+        ev("e2", follows=("e1",), triggers=("push", "deploy")),
+        ev("e3", follows=("e1",), triggers=("deploy",)),
+        ev("e4", follows=("e2", "e3")),
+    ]
+    got = run_assess(events, protected={"e1", "e2", "e3"}, policy=STRICT)
+    assert [(r.event_id, r.kind) for r in got.relaxations] == [("e4", "settles")]
+    assert got.state is GateState.CONFLICT
+
+
+def test_settling_heads_that_disagree_only_on_status_relaxes_nothing() -> None:
+    # every event sets its own status: the settling event's is the entity's
+    events = [
+        observed(),
+        ev("e2", "diagnosed", follows=("e1",)),
+        ev("e3", "mitigated", follows=("e1",)),
+        ev("e4", "mitigated", follows=("e2", "e3")),
+    ]
+    got = run_assess(events, protected={"e1"}, policy=STRICT)
+    assert got.relaxations == ()
+    assert got.state is GateState.OPEN
+
+
 @pytest.mark.parametrize("policy", [STRICT, POLICY], ids=["protected", "accept"])
 def test_a_retracted_event_brought_back_cannot_reorder_reviewed_events(policy: Policy) -> None:
     # Reviewed: heads e3 (pushes too) and e4 (deploys only, retracting e2, whose file

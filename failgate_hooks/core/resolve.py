@@ -225,7 +225,10 @@ def heads_of(events: Iterable[Event], *, entity_key: str | None = None) -> tuple
 
 def settled_heads(resolution: Resolution, event_id: str) -> tuple[str, ...]:
     """The heads an event settles: the remaining events it comes after that no other
-    of them comes after, when their states disagree as a conflict's heads do; else ()."""
+    of them comes after, when they disagree on triggers, scope or verifier; else ().
+
+    Status is left out: every event sets its own, so the settling event's is the
+    entity's whatever its heads said."""
     ancestors = resolution.ancestors
     before = ancestors.get(event_id, NO_IDS)
     earlier = [i for i in resolution.order if i in before and i not in resolution.dropped]
@@ -233,7 +236,9 @@ def settled_heads(resolution: Resolution, event_id: str) -> tuple[str, ...]:
     if len(heads) < 2:
         return ()
     keys = {
-        _decision_key(fold(resolution.events[i] for i in earlier if i == h or i in ancestors[h]))
+        _decision_key(fold(resolution.events[i] for i in earlier if i == h or i in ancestors[h]))[
+            1:
+        ]
         for h in heads
     }
     return heads if len(keys) > 1 else ()
