@@ -175,6 +175,23 @@ def test_inplace_runs_in_the_clean_work_tree_at_the_commit(world: Repo, tmp_path
     assert runs(marker) == [str(world.path)]
 
 
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_inplace_never_runs_in_a_work_tree_whose_index_hides_a_change(
+    world: Repo, tmp_path: Path, flag: str
+) -> None:
+    # `git status` says nothing of a file the index marks assume-unchanged or
+    # skip-worktree (a sparse checkout marks every file it leaves out): such a work
+    # tree is not C, and a pass there would be cached for C.
+    marker = tmp_path / "marker"
+    world.git("update-index", flag, "budget.txt")
+    world.write("budget.txt", "120\n")
+    assert world.git("status", "--porcelain", "--ignored").strip() == ""
+    result = verify(world, check(marker, workdir=Workdir.INPLACE))
+    assert result.outcome is VerifierOutcome.FAILED, result
+    assert "workdir inplace not used" in result.detail
+    assert str(world.path) not in runs(marker)
+
+
 def test_the_checkout_is_the_commit_tree_outside_the_repository(
     world: Repo, tmp_path: Path
 ) -> None:

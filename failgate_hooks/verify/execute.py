@@ -88,7 +88,10 @@ def _inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | N
         return f"HEAD is not {short_id(commit)}"
     # Every flag is explicit: a user's status.showUntrackedFiles=no or a submodule's
     # ignore setting must not hide what could feed the verifier.
+    # An fsmonitor daemon's word is not the work tree: status looks at every file itself.
     status = repo.run(
+        "-c",
+        "core.fsmonitor=false",
         "--no-optional-locks",
         "status",
         "--porcelain",
@@ -98,8 +101,25 @@ def _inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | N
     )
     if status.strip():
         return "the work tree has changes, untracked or ignored files"
+    # Status never looks at a file the index marks assume-unchanged or skip-worktree (a
+    # sparse checkout marks each one it leaves out): what is there may be anything.
+    hidden = _unwatched_path(repo.run("ls-files", "-v", "-z", strip=False))
+    if hidden is not None:
+        return (
+            f"the index marks {hidden} assume-unchanged or skip-worktree, "
+            "so git status cannot vouch for it"
+        )
     # Writing a pinned file into the user's own tree is never an option.
     return differs_from(repo, commit, pins)
+
+
+def _unwatched_path(listing: str) -> str | None:
+    """The first path of `ls-files -v -z` output whose tag is not a plain cached "H"."""
+    for item in listing.split("\0"):
+        tag, _, path = item.partition(" ")
+        if item and tag != "H":
+            return path
+    return None
 
 
 def run_on_commit(
