@@ -145,7 +145,13 @@ def run_on_commit(
     watched = work_trees(repo)
     notes: list[str] = []
     if verification.workdir is Workdir.INPLACE:
-        why_not = _inplace_refusal(repo, commit, pins)
+        # In the sandbox the checkout is writable: the work tree never is (a linked
+        # worktree's .git file, a submodule's, would point the user's next git elsewhere).
+        why_not = (
+            "the sandbox never gives a verifier the work tree"
+            if sandbox is not None
+            else _inplace_refusal(repo, commit, pins)
+        )
         if why_not is None:
             assert repo.working_dir is not None  # _inplace_refusal refuses a bare repository
             return run_verifier(

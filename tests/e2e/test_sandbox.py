@@ -477,3 +477,46 @@ def test_the_sandbox_has_its_own_proc_where_no_process_outside_it_shows(tmp_path
     code, text = outcome(repo, "--sandbox")
     assert code == 0, text
     assert outcome(repo)[0] == 1  # the control: unsandboxed, the host's /proc shows it
+
+
+# Runs in the sandbox. Where it is given the user's work tree (workdir = "inplace"), it
+# leaves a git dir there whose config names a command, and points the work tree's .git
+# file (a linked worktree's) at it: the next git the user runs there runs that command.
+POINTS_GIT_ELSEWHERE = """\
+import os
+os.makedirs("fake/objects", exist_ok=True)
+os.makedirs("fake/refs", exist_ok=True)
+open("fake/HEAD", "w").write("ref: refs/heads/main\\n")
+open("fake/config", "w").write(
+    "[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch {marker}; false\\n"
+)
+if os.path.isfile(".git"):
+    open(".git", "w").write("gitdir: fake\\n")
+"""
+
+
+def test_an_inplace_verifier_in_the_sandbox_never_writes_into_the_work_tree(
+    tmp_path: Path,
+) -> None:
+    marker = tmp_path / "ran-outside-the-sandbox"
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/v.py", POINTS_GIT_ELSEWHERE.format(marker=marker))
+    repo.commit("the verifier")
+    event = repo.record(
+        KEY, "--status", "observed", "--title", "what the verifier may write",
+        "--trigger", "push", "--verify", f"{sys.executable} checks/v.py",
+        "--verify-file", "checks/v.py", "--no-probe",
+    )  # fmt: skip
+    with open(repo.path / event, "a") as handle:
+        handle.write('workdir = "inplace"\n')
+    repo.commit("record the gate, run in place")
+    work = tmp_path / "linked"
+    repo.git("worktree", "add", "-q", "--detach", str(work), "HEAD")
+    dot_git = (work / ".git").read_text()
+    linked = Repo(work)
+    code, text = outcome(linked, "--sandbox")
+    linked.git("status", check=False)  # the user's next git in that work tree
+    assert not marker.exists(), text  # ran outside the sandbox
+    assert (work / ".git").read_text() == dot_git, text
+    assert not (work / "fake").exists(), text
+    assert code == 0, text  # in a clean checkout, the same verifier passes
