@@ -2,10 +2,11 @@
 
 Inside it the checkout is the one writable folder of the filesystem and the
 rest is read-only; the home folder, the user's work tree, the repository and
-every other checkout are hidden behind empty folders; /tmp, /var/tmp and /run
-are private and empty (no other run's files, no daemon's socket); there is no
-network unless `sandbox_network = true`; and it has a PID namespace, so every
-process the verifier started ends with it, or with failgate.
+every other checkout are hidden behind empty folders; /tmp, /var/tmp, /run
+and failgate's own TMPDIR are private and empty (no other run's files, no
+daemon's socket); there is no network unless `sandbox_network = true`; and it
+has a PID namespace, so every process the verifier started ends with it, or
+with failgate.
 
 Hiding the home folder would hide a virtualenv that lives there, and the
 Python it was made from (pyenv, uv): the `sys.prefix` and `sys.base_prefix` of
@@ -22,6 +23,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -156,6 +158,8 @@ class Sandbox:
     def _hidden_folders(self, checkout: str, env: Mapping[str, str]) -> list[str]:
         """Every folder to hide that exists, resolved; never / itself."""
         wanted = [*PRIVATE_FOLDERS, *home_folders(env), *self._hidden]
+        # failgate's own TMPDIR, wherever it is: the temporary checkouts of other runs.
+        wanted.append(tempfile.gettempdir())
         wanted.append(os.path.dirname(checkout))  # the other checkouts beside this one
         resolved = {os.path.realpath(folder) for folder in wanted if folder}
         return sorted(f for f in resolved if f != "/" and os.path.isdir(f))

@@ -520,3 +520,24 @@ def test_an_inplace_verifier_in_the_sandbox_never_writes_into_the_work_tree(
     assert (work / ".git").read_text() == dot_git, text
     assert not (work / "fake").exists(), text
     assert code == 0, text  # in a clean checkout, the same verifier passes
+
+
+def test_a_temporary_checkout_in_a_tmpdir_outside_tmp_sees_no_other_run(
+    tmp_path: Path, visible: Path
+) -> None:
+    # A cache folder inside the work tree is never used: each run's checkout is a
+    # temporary one, in TMPDIR, beside those of every other run there.
+    other = visible / "tmp" / "failgate-another-run" / "0" / "tree"
+    other.mkdir(parents=True)
+    (other / "budget.txt").write_text("another commit's\n")
+    verifier = f"""\
+    import os, sys
+    sys.exit(1 if os.path.exists({str(other / "budget.txt")!r}) else 0)
+    """
+    repo = gated(tmp_path / "repo", verifier)
+    repo.write(".gitignore", ".venv/\n.cache/\n")
+    repo.commit("ignore the cache")
+    env = {"TMPDIR": str(visible / "tmp"), "XDG_CACHE_HOME": str(repo.path / ".cache")}
+    code, text = outcome(repo, "--sandbox", env=env)
+    assert code == 0, text
+    assert outcome(repo, env=env)[0] == 1  # unsandboxed, the other run's checkout is in sight
