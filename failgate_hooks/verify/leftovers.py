@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import signal
+from collections.abc import Callable
 
 OWNER_VARIABLE = "FAILGATE_OWNER"
 
@@ -27,12 +28,27 @@ def owner_tag() -> str:
 @functools.cache
 def end_leftovers() -> list[int]:
     """Once per process: SIGKILL every verifier process whose failgate is gone; their pids."""
+    return _end_where(lambda owner: not _alive(owner))
+
+
+def end_strays() -> list[int]:
+    """SIGKILL every process that carries this process's own tag; their pids.
+
+    For the moment a run has ended (failgate runs one verifier at a time): the shim
+    ends all below it, so whatever is left escaped it, through a verifier that killed
+    its shim and left its `setsid()` descendants to no one. Left running, one could
+    write into the kept checkout while the next run proves it."""
+    ours = owner_tag()
+    return _end_where(lambda owner: owner == ours)
+
+
+def _end_where(judge: Callable[[str], bool]) -> list[int]:
     ended = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         owner = _owner_of(int(entry))
-        if owner is not None and not _alive(owner):
+        if owner is not None and judge(owner):
             try:
                 os.kill(int(entry), signal.SIGKILL)
             except OSError:

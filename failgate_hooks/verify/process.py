@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from failgate_hooks.verify.leftovers import OWNER_VARIABLE, end_leftovers, owner_tag
+from failgate_hooks.verify.leftovers import OWNER_VARIABLE, end_leftovers, end_strays, owner_tag
 from failgate_hooks.verify.load_watcher import is_within
 from failgate_hooks.verify.sandbox import Sandbox, SandboxError
 from failgate_hooks.verify.signing import KEY_VARIABLE
@@ -197,6 +197,7 @@ def _run_shimmed(
             run = _run(shim, cwd=cwd, env=env, timeout_s=timeout_s, pass_fds=(status_write,))
         finally:
             os.close(status_write)  # the shim is gone: no writer is left, the read cannot block
+            end_strays()  # what escaped a shim the verifier killed
         what, _, number = os.read(status_read, 64).decode("ascii", "replace").partition(" ")
     finally:
         os.close(status_read)

@@ -171,6 +171,27 @@ def test_a_verifier_that_kills_its_shim_is_held_not_passed(tmp_path: Path) -> No
     assert "SIGKILL" in result.out
 
 
+def test_a_verifier_that_kills_its_shim_leaves_nothing_running_after_its_run(
+    tmp_path: Path,
+) -> None:
+    """Its setsid() grandchild would keep writing into the kept checkout, which the next
+    run proves and hands to its verifier before any sweep of leftovers."""
+    from tests.processes import VERIFIER
+
+    reports = tmp_path / "reports"
+    repo = gated_repo(tmp_path / "repo", reports, "0")
+    killer = VERIFIER.replace("sys.exit(int(mode))", "os.kill(os.getppid(), 9)\nsys.exit(0)")
+    repo.write("checks/verifier.py", killer)
+    repo.commit("a verifier that leaves a grandchild, kills the shim, then exits 0")
+    result = repo.failgate(*CHECK)
+    grandchild = int(wait_for(reports / "grandchild"))
+    try:
+        assert result.code == 1, result
+        assert eventually_dead(grandchild, timeout_s=3), "the grandchild outlived the run"
+    finally:
+        kill_quietly(grandchild)
+
+
 def test_a_signalled_server_hook_refuses_the_push_and_ends_its_verifier(tmp_path: Path) -> None:
     reports = tmp_path / "reports"
     repo = gated_repo(tmp_path / "repo", reports, "wait")
