@@ -181,6 +181,7 @@ class CheckoutGit:
             "GIT_ATTR_NOSYSTEM": "1",
             "GIT_INDEX_VERSION": "2",
             "GIT_LFS_SKIP_SMUDGE": "1",
+            "GIT_NO_REPLACE_OBJECTS": "1",
             "HOME": self.home,
             "XDG_CONFIG_HOME": self.home,
         }

@@ -275,3 +275,20 @@ def test_a_push_to_a_symbolic_ref_is_judged_as_the_branch_it_moves(tmp_path: Pat
     deleted = push(repo, ":refs/heads/trunk")  # deletes main through the alias
     assert deleted.returncode != 0, deleted.stderr
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_pushed_replace_ref_never_stands_in_for_the_pushed_commit(tmp_path: Path) -> None:
+    """A ref under refs/replace/ makes git show another commit's objects for a commit's
+    id. Pushed first, it would have the server read the fixed commit for the broken
+    one: its ledger, its tree, the checkout its verifier runs in."""
+    repo, remote = server(tmp_path, "--exec")
+    repo.write("notes.txt", "more work on the broken budget\n")
+    broken = repo.commit("more work")
+    fixed = fix_budget(repo)
+    repo.git("reset", "-q", "--hard", broken)
+    stand_in = push(repo, f"{fixed}:refs/replace/{broken}")
+    before = remote_ref(remote, "refs/heads/main")
+    pushed = push(repo, "main")
+    assert remote_ref(remote, "refs/heads/main") == before, (stand_in.stderr, pushed.stderr)
+    assert pushed.returncode != 0
+    assert "budget 50M < required 120M" in pushed.stderr
