@@ -23,6 +23,7 @@ from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
+from failgate_hooks.verify.leftovers import end_leftovers
 from failgate_hooks.verify.pins import Pin, differs_from, write_pins
 from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
 from failgate_hooks.verify.sandbox import Sandbox
@@ -215,6 +216,8 @@ def run_in_checkout(
     """The verifier in a clean checkout of `run.commit` without its ledger folder, after
     `lay_over(root)` wrote the verifier's files into it (the pinned ones; the work
     tree's for record's probe)."""
+    # Before the checkout is proven: a killed run's leftover could still be writing into it.
+    end_leftovers()
     with contextlib.ExitStack() as stack:
         try:
             cwd = stack.enter_context(checkouts.checkout(run.commit, ledger_dir))

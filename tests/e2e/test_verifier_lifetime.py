@@ -145,6 +145,52 @@ def test_what_a_sigkill_of_check_and_shim_left_the_next_run_ends(tmp_path: Path)
         kill_quietly(verifier, grandchild, shim)
 
 
+# A process a killed failgate's run left behind (its tag names an owner that is gone):
+# it waits for the next run to prove the kept checkout (the slot's state.json is
+# written anew), then writes a budget that passes into it.
+REWRITES_THE_PROVEN_CHECKOUT = """\
+import os, sys
+state, target, text = sys.argv[1:4]
+def inode():
+    try:
+        return os.stat(state).st_ino
+    except OSError:
+        return None
+first = inode()
+while inode() == first:
+    pass
+open(target, "w").write(text)
+"""
+
+
+def test_a_dead_run_s_leftover_is_ended_before_the_next_run_proves_its_checkout(
+    tmp_path: Path,
+) -> None:
+    from failgate_hooks.app import demo
+    from tests.worlds import budget_repo, record_failure
+
+    repo = budget_repo(tmp_path / "repo")
+    record_failure(repo, "push")
+    assert repo.failgate(*CHECK).code == 1  # held: the kept checkout now holds the commit
+    (state,) = Path(os.environ["XDG_CACHE_HOME"]).glob("failgate/checkouts/*/0/state.json")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    tag = {"FAILGATE_OWNER": f"{namespace}:{gone.pid}:1"}
+    leftover = subprocess.Popen(
+        [sys.executable, "-c", REWRITES_THE_PROVEN_CHECKOUT, str(state),
+         str(state.parent / "tree" / demo.BUDGET_PATH), demo.budget_json(demo.FIXED_BUDGET)],
+        env={**os.environ, **tag}, start_new_session=True,
+    )  # fmt: skip
+    try:
+        result = repo.failgate(*CHECK)
+        assert result.code == 1, result  # the commit's own budget, still broken
+        assert eventually_dead(leftover.pid)
+    finally:
+        leftover.kill()
+        leftover.wait()
+
+
 def test_the_leftover_sweep_spares_the_runs_of_a_live_failgate(tmp_path: Path) -> None:
     reports, tmpdir = tmp_path / "reports", tmp_path / "tmp"
     repo = gated_repo(tmp_path / "repo", reports, "wait")
