@@ -37,6 +37,13 @@ pre_push_main(sys.argv[1:])
 """
 
 
+# How the hook starts Python: `-E` ignores PYTHONPATH and every other PYTHON* variable
+# of the push's environment, `-P` keeps the current folder (git runs the hook in the
+# work tree's root) off sys.path. Either would let a folder named like failgate's
+# package answer for failgate, and the push would pass.
+_ISOLATED = "-E -P"
+
+
 def hook_script(python: str, *, chained: bool) -> str:
     """The text of the hook: chained legacy hook first (same stdin), then failgate."""
     py = shlex.quote(python)
@@ -61,10 +68,10 @@ def hook_script(python: str, *, chained: bool) -> str:
             'if [ -x "$legacy" ]; then',
             '    "$legacy" "$@" < "$input" || exit $?',
             "fi",
-            f'"$FAILGATE_PYTHON" -c {shlex.quote(_RUN_FAILGATE)} "$@" < "$input"',
+            f'"$FAILGATE_PYTHON" {_ISOLATED} -c {shlex.quote(_RUN_FAILGATE)} "$@" < "$input"',
         ]
     else:
-        lines.append(f'exec "$FAILGATE_PYTHON" -c {shlex.quote(_RUN_FAILGATE)} "$@"')
+        lines.append(f'exec "$FAILGATE_PYTHON" {_ISOLATED} -c {shlex.quote(_RUN_FAILGATE)} "$@"')
     return "\n".join(lines) + "\n"
 
 

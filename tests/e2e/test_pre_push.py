@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -233,3 +234,36 @@ def test_an_event_not_committed_is_named_as_not_applied(tmp_path: Path) -> None:
     warned = next(n for n, line in enumerate(lines) if "not applied" in line)
     verdict = next(n for n, line in enumerate(lines) if line.startswith("OK:"))
     assert warned < verdict  # the verdict is still what the pusher reads last
+
+
+_FAKE_HOOKS = "def pre_push_main(argv):\n    raise SystemExit(0)\n"
+
+
+def test_a_failgate_package_in_the_work_tree_is_not_the_hook(tmp_path: Path) -> None:
+    # git runs pre-push in the work tree's root: a folder there named like failgate's
+    # package, untracked, must not stand in for the installed failgate
+    repo, remote = gated(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    for init in ("failgate_hooks/__init__.py", "failgate_hooks/commands/__init__.py"):
+        repo.write(init, "")
+    repo.write("failgate_hooks/commands/hooks.py", _FAKE_HOOKS)
+    refused = push(repo, "main")
+    assert refused.code != 0, refused
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_pythonpath_on_the_push_is_not_the_hook(tmp_path: Path) -> None:
+    repo, remote = gated(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "failgate_hooks" / "commands").mkdir(parents=True)
+    (elsewhere / "failgate_hooks" / "__init__.py").write_text("")
+    (elsewhere / "failgate_hooks" / "commands" / "__init__.py").write_text("")
+    (elsewhere / "failgate_hooks" / "commands" / "hooks.py").write_text(_FAKE_HOOKS)
+    env = {**os.environ, "PYTHONPATH": str(elsewhere)}
+    proc = subprocess.run(
+        ["git", "push", "origin", "main"], cwd=repo.path, capture_output=True, text=True,
+        check=False, timeout=300, env=env,
+    )  # fmt: skip
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
