@@ -301,3 +301,41 @@ def test_the_lexer_reads_quotes_substitutions_and_here_documents() -> None:
 def test_text_the_lexer_cannot_read_is_unreadable(text: str) -> None:
     with pytest.raises(Unreadable):
         commands(text)
+
+
+# Forms that run their text as a command line, which the scan read as plain words.
+UNREAD_CODE = [
+    "bash -O extglob -c 'git push --no-verify'",  # -O takes an option name, as -o does
+    "bash +O extglob -c 'git push --no-verify'",
+    "env -S'git push --no-verify'",  # -S with its value attached
+    "env --split-string='git push --no-verify'",
+    "env -vS'git push --no-verify'",
+    "flock /tmp/lock -c 'git push --no-verify'",  # flock runs -c's text in a shell
+    "flock -w 1 /tmp/lock -c 'git push --no-verify'",
+    "trap 'git push --no-verify' EXIT",  # the shell runs it when it exits
+    "busybox sh -c 'git push --no-verify'",  # busybox runs its applet
+    "unshare -r sh -c 'git push --no-verify'",
+    "python3 -c \"import os; os.system('git push --no-' + 'verify')\"",  # inline code pushes
+    "node -e \"require('child_process').execSync(['git', 'push', '-'+'-no-verify'].join(' '))\"",
+]
+
+
+@pytest.mark.parametrize("command", UNREAD_CODE)
+def test_text_run_as_a_command_line_is_read_or_refused(command: str) -> None:
+    found = risks(command)
+    assert found & {Risk.PUSH_BYPASS, Risk.PUSH_UNREADABLE}, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash -O extglob -c 'git push'",
+        "env -S'git push origin main'",
+        "trap 'rm -f /tmp/x' EXIT",
+        "flock /tmp/lock -c 'make test'",
+        "busybox ls -la",
+        "python3 -c \"print('push the button')\"",
+    ],
+)
+def test_those_forms_proceed_when_their_text_is_plain(command: str) -> None:
+    assert risks(command) == set(), command

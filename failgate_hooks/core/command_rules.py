@@ -47,16 +47,18 @@ _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"),
                "bun": ("-e", "--eval")}  # fmt: skip
 _WRAPPERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time",
                        "nice", "ionice", "chrt", "taskset", "timeout", "stdbuf", "unbuffer",
-                       "caffeinate", "setsid", "strace", "ltrace", "flock", "noglob"})  # fmt: skip
+                       "caffeinate", "setsid", "strace", "ltrace", "flock", "noglob",
+                       "busybox", "unshare", "chroot"})  # fmt: skip
 _WRAPPER_VALUES = {
     "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "--user", "--group"},
     "doas": {"-u", "-C"}, "env": {"-u", "-C", "--unset", "--chdir"}, "nice": {"-n"},
     "ionice": {"-c", "-n", "-p"}, "timeout": {"-s", "-k", "--signal", "--kill-after"},
     "stdbuf": {"-i", "-o", "-e"}, "strace": {"-e", "-o", "-p", "-s", "-u"},
     "ltrace": {"-e", "-o", "-p", "-s", "-u"}, "exec": {"-a"}, "flock": {"-w", "-E"},
+    "unshare": {"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd"},
 }  # fmt: skip
 # Wrappers whose first operand is theirs, not the command's (a duration, a mask, a lock).
-_WRAPPER_OPERAND = frozenset({"timeout", "taskset", "flock", "chrt"})
+_WRAPPER_OPERAND = frozenset({"timeout", "taskset", "flock", "chrt", "chroot"})
 # Commands that add arguments of their own to the command they run.
 _APPENDERS = frozenset({"xargs", "parallel"})
 

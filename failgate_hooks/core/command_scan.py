@@ -119,6 +119,9 @@ def _verdict(state: _State, pushes: bool, *, bypass_seen: bool) -> CommandScan:
         flat = squashed(code)
         if "push" in flat and holds_bypass(flat):
             findings.append(Finding(Risk.PUSH_BYPASS, "inline code that pushes with a bypass"))
+        elif "push" in flat and "git" in flat:
+            # what code runs is only known when it runs: `'--no-' + 'verify'` is a bypass
+            findings.append(Finding(Risk.PUSH_UNREADABLE, "inline code that runs git and pushes"))
     return CommandScan(
         findings=tuple(dict.fromkeys(findings)),
         writes=tuple(state.writes),
@@ -180,6 +183,8 @@ def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
         _shell(args, cmd, state, depth)
     elif name == "eval":
         _code_string(args, state, depth, what="eval")
+    elif name == "trap":
+        _code_string([w for w in operands(args) if w.text != "-"][:1], state, depth, what="trap")
     elif name in ("watch", "su", "script"):
         _code_string([w for w in args if not w.text.startswith("-")], state, depth, what=name)
     elif name == "alias":
@@ -219,8 +224,11 @@ def _unwrap(name: str, args: list[Word], state: _State, depth: int) -> list[Word
         text = word.text
         if name in ("env", "sudo", "doas") and (variable := _assigned(word)) is not None:
             _assignment(variable, state)
-        elif name == "env" and text in ("-S", "--split-string") and index + 1 < len(args):
-            _code_string([args[index + 1]], state, depth, what="env -S")
+        elif name == "env" and (split := _env_split(args, index)) is not None:
+            _code_string(split, state, depth, what="env -S")
+            return []
+        elif name == "flock" and text in ("-c", "--command") and index + 1 < len(args):
+            _code_string([args[index + 1]], state, depth, what="flock -c")
             return []
         elif text == "--":
             return args[index + 1 :]
@@ -232,6 +240,26 @@ def _unwrap(name: str, args: list[Word], state: _State, depth: int) -> list[Word
             return args[index:]
         index += 1
     return []
+
+
+def _env_split(args: list[Word], index: int) -> list[Word] | None:
+    """The text `env -S` (`-vS…`, `--split-string=…`) splits and runs, when `args[index]` is it."""
+    word = args[index]
+    text = word.text
+    option, eq, value = text.partition("=")
+    if len(option) > 2 and "--split-string".startswith(option):  # a prefix env takes for it
+        if eq:
+            return [Word(value, word.dynamic)]
+        return args[index + 1 : index + 2]
+    if not text.startswith("-") or text.startswith("--") or word.dynamic:
+        return None
+    for position, flag in enumerate(text[1:], start=1):
+        if flag in "uC":
+            return None  # the rest is that option's value
+        if flag == "S":
+            value = text[position + 1 :]
+            return [Word(value, word.dynamic)] if value else args[index + 1 : index + 2]
+    return None
 
 
 def _appender(name: str, args: list[Word], state: _State, depth: int) -> None:
@@ -376,11 +404,13 @@ def _shell(args: list[Word], cmd: Command, state: _State, depth: int) -> None:
     """`bash -c CODE`, a shell reading a here-document, or one fed from a pipe."""
     index = 0
     takes_code = False
-    while index < len(args) and args[index].text.startswith("-") and args[index].text != "-":
+    while index < len(args) and args[index].text.startswith(("-", "+")) and args[index].text != "-":
         text = args[index].text
-        takes_code = takes_code or (not text.startswith("--") and "c" in text)
+        takes_code = takes_code or (
+            text.startswith("-") and not text.startswith("--") and "c" in text
+        )
         index += 1
-        if text in ("-o", "+o", "--rcfile", "--init-file"):
+        if text in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
             index += 1
     if takes_code:
         _code_string(args[index : index + 1], state, depth, what="a shell's -c")
