@@ -339,3 +339,17 @@ def test_text_run_as_a_command_line_is_read_or_refused(command: str) -> None:
 )
 def test_those_forms_proceed_when_their_text_is_plain(command: str) -> None:
     assert risks(command) == set(), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy' git push origin main",
+        'GIT_SSH_COMMAND="ssh -i $KEY" git push',
+        "git push --receive-pack=/usr/lib/git-core/git-receive-pack origin main",
+        "chmod -R u+w build",
+        "perl -i.bak -pe 's/a/b/' src/x.c",
+    ],
+)
+def test_a_push_with_a_plain_transport_command_proceeds(command: str) -> None:
+    assert risks(command) == set(), command

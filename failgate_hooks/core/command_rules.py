@@ -35,6 +35,12 @@ _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while"
 _BYPASS_VARIABLES = re.compile(
     r"GIT_CONFIG.*|GIT_DIR|GIT_COMMON_DIR|HOME|XDG_CONFIG_HOME|PATH|SKIP|PRE_COMMIT.*|FAILGATE_.*"
 )
+# Config keys and variables naming a command git runs through the shell while it pushes,
+# before the pre-push hook: what that command does is read as a command line.
+_COMMAND_KEYS = re.compile(
+    r"remote\..*\.receivepack|core\.sshcommand|core\.gitproxy|credential\.(.*\.)?helper"
+)
+_COMMAND_VARIABLES = frozenset({"GIT_SSH_COMMAND", "GIT_PROXY_COMMAND"})
 # git commands that push without running the pre-push hook at all.
 _HOOKLESS_PUSHES = frozenset({"send-pack", "http-push"})
 # Config keys that move or include the hooks: setting any of them can switch the gate off.

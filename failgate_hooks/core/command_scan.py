@@ -33,6 +33,8 @@ from failgate_hooks.core.command_rules import (
     _ASSIGNMENT,
     _BYPASS_VARIABLES,
     _CODE_FLAGS,
+    _COMMAND_KEYS,
+    _COMMAND_VARIABLES,
     _CONFIG_READS,
     _CONFIG_VALUES,
     _CONFIG_WRITES,
@@ -145,8 +147,7 @@ def _command(cmd: Command, state: _State, depth: int) -> None:
     while words and not words[0].dynamic and words[0].text in _KEYWORDS:
         words.pop(0)
     while words and (name := _assigned(words[0])) is not None:
-        words.pop(0)
-        _assignment(name, state)
+        _assignment(name, state, words.pop(0), depth)
     if words:
         _argv(words, cmd, state, depth)
 
@@ -157,9 +158,20 @@ def _assigned(word: Word) -> str | None:
     return match.group(1) if match else None
 
 
-def _assignment(name: str, state: _State) -> None:
+def _assignment(name: str, state: _State, word: Word, depth: int) -> None:
     if _BYPASS_VARIABLES.fullmatch(name):
         state.bypass_variables.append(name)
+    elif name in _COMMAND_VARIABLES:
+        _command_value(name, word.text.partition("=")[2], word.dynamic, state, depth)
+
+
+def _command_value(what: str, value: str, dynamic: bool, state: _State, depth: int) -> None:
+    """A command git runs through the shell on its way to a push, before the pre-push hook."""
+    if dynamic and value.lstrip().startswith(DYN):
+        state.unreadable.append(f"{what} runs a command computed by the shell")
+        state.pushes.append(_Push("computed", None, computed_args=True))
+    else:
+        _nested(value, state, depth)  # `ssh -i $KEY`: what the shell computes stays a word
 
 
 def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
@@ -223,7 +235,7 @@ def _unwrap(name: str, args: list[Word], state: _State, depth: int) -> list[Word
         word = args[index]
         text = word.text
         if name in ("env", "sudo", "doas") and (variable := _assigned(word)) is not None:
-            _assignment(variable, state)
+            _assignment(variable, state, word, depth)
         elif name == "env" and (split := _env_split(args, index)) is not None:
             _code_string(split, state, depth, what="env -S")
             return []
@@ -323,6 +335,7 @@ def _git(
         state.pushes.append(_Push("push", f"git {name}, which runs no hook", computed_args=False))
     elif name == "push":
         computed = any(w.dynamic for w in rest)
+        _push_commands(rest, state, depth)
         state.pushes.append(_Push("push", bypass or _bypass_flag(rest), computed_args=computed))
     elif name not in _GIT_NOT_PUSH:
         state.pushes.append(_Push("unknown", bypass or _bypass_flag(rest), computed_args=False))
@@ -341,6 +354,24 @@ def _git(
         _argv(rest[1:], Command(), state, depth)
 
 
+def _push_commands(args: list[Word], state: _State, depth: int) -> None:
+    """`--receive-pack=CMD` (`--exec`): a command git runs before the pre-push hook."""
+    for index, word in enumerate(args):
+        if word.text == "--":
+            return
+        option, eq, value = word.text.partition("=")
+        named = (len(option) > 5 and "--receive-pack".startswith(option)) or (
+            len(option) > 3 and "--exec".startswith(option)
+        )
+        if not named:
+            continue
+        if eq:
+            _command_value("git push --receive-pack", value, word.dynamic, state, depth)
+        elif index + 1 < len(args):
+            given = args[index + 1]
+            _command_value("git push --receive-pack", given.text, given.dynamic, state, depth)
+
+
 def _bypass_flag(args: list[Word]) -> str | None:
     """`--no-verify`, or a prefix git would take for it, before any `--`."""
     for word in args:
@@ -357,6 +388,8 @@ def _git_config_pair(pair: str, state: _State, depth: int) -> str | None:
     key = key.lower()
     if _HOOK_KEYS.fullmatch(key):
         return f"-c {key}"
+    if _COMMAND_KEYS.fullmatch(key):
+        _command_value(f"-c {key}", value.removeprefix("!"), False, state, depth)
     if key.startswith("alias."):
         _alias(value, state, depth)
     return None
@@ -384,6 +417,12 @@ def _git_config(args: list[Word], state: _State, depth: int) -> None:
             return
         if key.startswith("alias.") and index + 1 < len(operands):
             _alias(operands[index + 1].text, state, depth)
+            return
+        if _COMMAND_KEYS.fullmatch(key) and index + 1 < len(operands):
+            given = operands[index + 1]
+            _command_value(
+                f"git config {key}", given.text.removeprefix("!"), given.dynamic, state, depth
+            )
             return
 
 
@@ -476,7 +515,7 @@ def _interpreter(name: str, args: list[Word], cmd: Command, state: _State) -> No
         )
         if code_flag and index + 1 < len(args):
             state.code.append(args[index + 1].text)
-        if family == "perl" and text.startswith("-i"):
+        if family == "perl" and re.fullmatch(r"-[a-zA-Z]*i.*", text):  # -i, -pi, -pi.bak
             state.writes.extend(WriteTarget(w.text, state.cwd) for w in operands(args))
     state.code.extend(doc.body for doc in cmd.heredocs)
     state.code.extend(w.text for w in cmd.herestrings)

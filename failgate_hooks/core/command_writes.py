@@ -28,6 +28,7 @@ class WriteTarget:
 _REMOVERS = frozenset({"rm", "rmdir", "unlink", "shred"})
 _ALL_OPERANDS = frozenset({"tee", "touch", "truncate", "chmod", "chown", "chgrp", "mkdir",
                            "chattr", "setfacl", "mkfifo", "mknod", "ln"})  # fmt: skip
+_RECURSIVE = frozenset({"chmod", "chown", "chgrp", "chattr", "setfacl"})
 _LAST_OPERAND = frozenset({"cp", "install", "rsync", "scp"})
 # Commands that write where an option says: a file, or the folder they extract into.
 _OUTPUT_OPTION = {"curl": ("-o", "--output"), "wget": ("-O", "--output-document"),
@@ -44,7 +45,9 @@ def written_by(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTa
         sources, destination = named_operands[:-1], named_operands[-1:]
         targets = [(w, True) for w in sources] + [(w, False) for w in destination]
     elif name in _ALL_OPERANDS:
-        targets = [(w, False) for w in named_operands]
+        # a recursive change of modes or owners reaches everything inside its folders
+        recursive = name in _RECURSIVE and any(_recursive_flag(w.text) for w in args)
+        targets = [(w, recursive) for w in named_operands]
     elif name in _LAST_OPERAND:
         named = _option_value(args, ("-t", "--target-directory"))
         targets = [(w, False) for w in ([named] if named else named_operands[-1:])]
@@ -58,6 +61,12 @@ def written_by(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTa
     else:
         return []
     return [WriteTarget(w.text, cwd, removes=removes) for w, removes in targets]
+
+
+def _recursive_flag(text: str) -> bool:
+    return text == "--recursive" or (
+        text.startswith("-") and not text.startswith("--") and "R" in text
+    )
 
 
 def operands(args: Sequence[Word]) -> list[Word]:

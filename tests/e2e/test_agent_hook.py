@@ -293,3 +293,30 @@ def test_agent_gates_prints_the_versioned_document(gated: tuple[Repo, Path]) -> 
     assert [g["entity_key"] for g in document["held"]] == [KEY]
     assert document["held"][0]["blocks_push"] is True
     assert "never the agent" in document["who_may_relax"]["rule"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # git runs a push's receive-pack command before the pre-push hook
+        "git push --receive-pack='chmod -x .git/hooks/pre-push; git-receive-pack' origin main",
+        "git push --exec='chmod -x .git/hooks/pre-push; git-receive-pack' origin main",
+        "git -c remote.origin.receivepack='chmod -x .git/hooks/pre-push; git-receive-pack' "
+        "push origin main",
+        # git skips a hook that is not executable
+        "chmod -R a-x .git && git push origin main",
+        "perl -pi -e 's/^exec /exit 0; exec /' .git/hooks/pre-push && git push origin main",
+    ],
+)
+def test_a_push_that_disarms_the_hook_on_its_way_is_refused(tmp_path: Path, command: str) -> None:
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert repo.failgate("install").code == 0
+    before = remote_ref(remote, "refs/heads/main")
+    answer = shell(repo, "claude", command)
+    if answer.verdict("claude").action == "run":
+        # what the agent would now run, as its shell tool runs it
+        subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=False,
+                       timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == before, answer
