@@ -10,7 +10,7 @@ import os
 import shutil
 from dataclasses import dataclass
 
-from failgate_hooks.app.install import CHAINED, HOOK, hooks_dir, is_ours
+from failgate_hooks.app.install import CHAINED, HOOK, hooks_dir, is_ours, not_as_written
 from failgate_hooks.core.errors import FailgateError
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
@@ -53,6 +53,10 @@ def _hook(repo: GitRepo) -> Finding:
             "hook", False, f"no pre-push hook at {where} — run failgate install, or use pre-commit"
         )
     if is_ours(path):
+        if (wrong := not_as_written(path)) is not None:
+            return Finding(
+                "hook", False, f"failgate's pre-push hook at {where} {wrong} — run failgate install"
+            )
         chained = " (runs the hook kept as " + CHAINED + " first)"
         extra = chained if os.path.exists(os.path.join(folder, CHAINED)) else ""
         return Finding("hook", True, f"failgate's pre-push hook at {where}{extra}")

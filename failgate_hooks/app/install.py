@@ -90,6 +90,25 @@ def is_ours(path: str) -> bool:
         return False
 
 
+def not_as_written(path: str) -> str | None:
+    """Why failgate's hook at `path` would not decide a push as `install` writes it; None
+    when it would. git skips a hook that is not executable; text after the marker can
+    pass every push."""
+    if not os.access(path, os.X_OK):
+        return "is not executable, so git skips it and every push goes out unchecked"
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        text = handle.read()
+    assigned = [line for line in text.splitlines() if line.startswith("FAILGATE_PYTHON=")]
+    try:
+        words = shlex.split(assigned[0].partition("=")[2]) if len(assigned) == 1 else []
+    except ValueError:
+        words = []
+    chained = os.path.exists(os.path.join(os.path.dirname(path), CHAINED))
+    if len(words) != 1 or text != hook_script(words[0], chained=chained):
+        return "differs from what failgate install writes (edited, or written by an older failgate)"
+    return None
+
+
 def install(repo: GitRepo, *, chain: bool) -> str:
     """Write the hook; refuse a foreign one unless `chain` keeps it (CHAINED) to run first."""
     folder = hooks_dir(repo)

@@ -59,3 +59,30 @@ def test_a_broken_config_is_named(repo: Repo) -> None:
     code, found = lines(repo)
     assert code == 1
     assert found["config"].startswith("TODO") and "failgate.toml" in found["config"]
+
+
+def _installed(tmp_path: Path) -> tuple[Repo, Path]:
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    with_remote(repo, tmp_path / "remote.git")
+    assert repo.failgate("install").code == 0
+    return repo, repo.path / ".git/hooks/pre-push"
+
+
+def test_a_hook_git_would_skip_is_not_ok(tmp_path: Path) -> None:
+    # git ignores a hook that is not executable: the push goes out unchecked
+    repo, hook = _installed(tmp_path)
+    hook.chmod(0o644)
+    code, found = lines(repo)
+    assert code == 1, found
+    assert found["hook"].startswith("TODO") and "failgate install" in found["hook"]
+
+
+def test_a_hook_edited_after_its_marker_is_not_ok(tmp_path: Path) -> None:
+    # an `exit 0` after failgate's marker keeps the marker and passes every push
+    repo, hook = _installed(tmp_path)
+    text = hook.read_text().splitlines(keepends=True)
+    hook.write_text("".join([*text[:3], "exit 0\n", *text[3:]]))
+    code, found = lines(repo)
+    assert code == 1, found
+    assert found["hook"].startswith("TODO") and "failgate install" in found["hook"]
