@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 
 from failgate_hooks.core.command_rules import (
     _APPENDERS,
-    _ASSIGNMENT,
     _BYPASS_VARIABLES,
     _CODE_FLAGS,
     _COMMAND_KEYS,
@@ -55,8 +54,15 @@ from failgate_hooks.core.command_rules import (
     basename,
     holds_bypass,
     needs_reading,
-    relaxing_record,
     squashed,
+)
+from failgate_hooks.core.command_words import (
+    _assigned,
+    _bypass_flag,
+    _env_split,
+    _failgate,
+    _moved,
+    _shown,
 )
 from failgate_hooks.core.command_writes import WRITERS, WriteTarget, operands, written_by
 from failgate_hooks.core.shell_lexer import (
@@ -152,12 +158,6 @@ def _command(cmd: Command, state: _State, depth: int) -> None:
         _argv(words, cmd, state, depth)
 
 
-def _assigned(word: Word) -> str | None:
-    """The variable a `NAME=value` word assigns, when the shell reads it as one."""
-    match = _ASSIGNMENT.match(word.prefix)
-    return match.group(1) if match else None
-
-
 def _assignment(name: str, state: _State, word: Word, depth: int) -> None:
     if _BYPASS_VARIABLES.fullmatch(name):
         state.bypass_variables.append(name)
@@ -212,7 +212,7 @@ def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
     elif name in ("cd", "pushd", "popd"):
         state.cwd = _moved(state.cwd, [w for w in args if not w.text.startswith("-")])
     elif name == "failgate":
-        _failgate(args, state)
+        state.findings.extend(f for f in [_failgate(args)] if f is not None)
     elif _INTERPRETER.fullmatch(name):
         _interpreter(name, args, cmd, state)
     elif name == "find":
@@ -252,26 +252,6 @@ def _unwrap(name: str, args: list[Word], state: _State, depth: int) -> list[Word
             return args[index:]
         index += 1
     return []
-
-
-def _env_split(args: list[Word], index: int) -> list[Word] | None:
-    """The text `env -S` (`-vS…`, `--split-string=…`) splits and runs, when `args[index]` is it."""
-    word = args[index]
-    text = word.text
-    option, eq, value = text.partition("=")
-    if len(option) > 2 and "--split-string".startswith(option):  # a prefix env takes for it
-        if eq:
-            return [Word(value, word.dynamic)]
-        return args[index + 1 : index + 2]
-    if not text.startswith("-") or text.startswith("--") or word.dynamic:
-        return None
-    for position, flag in enumerate(text[1:], start=1):
-        if flag in "uC":
-            return None  # the rest is that option's value
-        if flag == "S":
-            value = text[position + 1 :]
-            return [Word(value, word.dynamic)] if value else args[index + 1 : index + 2]
-    return None
 
 
 def _appender(name: str, args: list[Word], state: _State, depth: int) -> None:
@@ -372,16 +352,6 @@ def _push_commands(args: list[Word], state: _State, depth: int) -> None:
             _command_value("git push --receive-pack", given.text, given.dynamic, state, depth)
 
 
-def _bypass_flag(args: list[Word]) -> str | None:
-    """`--no-verify`, or a prefix git would take for it, before any `--`."""
-    for word in args:
-        if word.text == "--":
-            return None
-        if word.text.lower().startswith("--no-ve"):
-            return word.text
-    return None
-
-
 def _git_config_pair(pair: str, state: _State, depth: int) -> str | None:
     """A `-c key=value`: the bypass it is (moving the hooks), or an alias to read."""
     key, _, value = pair.partition("=")
@@ -478,28 +448,6 @@ def _nested(text: str, state: _State, depth: int) -> None:
     _scan_text(text, state, depth + 1)
 
 
-def _failgate(args: list[Word], state: _State) -> None:
-    """failgate's commands that relax a gate or a verifier's trust: a person's to run."""
-    words = [w.text for w in args]
-    while words[:1] == ["-C"]:
-        words = words[2:]
-    sub = next((w for w in words if not w.startswith("-")), None)
-    if sub is None:
-        return
-    rest = words[words.index(sub) + 1 :]
-    relaxing = (
-        sub in ("expire", "confirm", "uninstall")
-        or (sub == "trust" and "--yes" in rest)
-        or (sub == "record" and relaxing_record(rest))
-    )
-    if relaxing:
-        state.findings.append(Finding(Risk.RELAXING, " ".join(["failgate", sub, *rest[:1]])))
-    elif sub == "agent" and rest[:1] in (["install"], ["uninstall"]):
-        # it rewrites the agents' hook configuration, which could then run anything
-        what = f"the agents' hook configuration (failgate agent {rest[0]})"
-        state.findings.append(Finding(Risk.PROTECTED_WRITE, what))
-
-
 def _interpreter(name: str, args: list[Word], cmd: Command, state: _State) -> None:
     """Inline code an interpreter runs (`-c`, `-e`, a here-document), and `-m failgate_hooks`."""
     family = re.sub(r"[0-9.]+$", "", name).replace("pypy", "python").replace("nodejs", "node")
@@ -508,7 +456,7 @@ def _interpreter(name: str, args: list[Word], cmd: Command, state: _State) -> No
         text = word.text
         if family == "python" and text == "-m" and index + 1 < len(args):
             if args[index + 1].text == "failgate_hooks":
-                _failgate(args[index + 2 :], state)
+                state.findings.extend(f for f in [_failgate(args[index + 2 :])] if f is not None)
             return
         code_flag = text in flags or (
             family == "perl" and text.startswith("-") and text[-1:] in ("e", "E")
@@ -541,21 +489,3 @@ def _find(args: list[Word], cmd: Command, state: _State, depth: int) -> None:
     if writes:
         # what it changes is inside its starting points, whatever the expression selects
         state.writes.extend(WriteTarget(w.text, state.cwd) for w in roots)
-
-
-def _moved(cwd: str | None, operands: Sequence[Word]) -> str | None:
-    """Where a `cd` leaves the shell: unknown for `cd`, `cd -` and a home folder."""
-    if not operands:
-        return None
-    target = operands[0].text
-    if target == "-" or target.startswith("~"):
-        return None
-    if target.startswith("/"):
-        return target
-    return f"{cwd if cwd is not None else DYN}/{target}"
-
-
-def _shown(word: Word) -> str:
-    """A word for a message: what the shell computes shown as `…`."""
-    text = word.text.replace(DYN, "…")
-    return text if len(text) <= 60 else text[:57] + "…"
