@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 from typing import BinaryIO
 
 from failgate_hooks.core.agent_gates import AgentGates
@@ -35,6 +36,8 @@ from failgate_hooks.core.errors import FailgateError
 from failgate_hooks.core.protected import Protected, protected_writes
 from failgate_hooks.render.agent import refusal, session_text, short_refusal
 
+# The names of the hook failgate's gate runs as (its own, the one it chains, pre-commit's).
+_HOOK_NAMES = frozenset({"pre-push", "pre-push.before-failgate", "pre-push.legacy"})
 # An agent's payload is a few kilobytes; a command of megabytes is still read whole.
 MAX_INPUT = 16 * 1024 * 1024
 
@@ -89,8 +92,10 @@ def judge(call: HookInput, where: str) -> list[Finding]:
     scan = scan_command(call.command, call.cwd or where) if call.command else CommandScan()
     findings = list(scan.findings)
     # A file tool's target is judged by name alone (event files, hooks, agent
-    # configuration): it runs on every edit, and asks git nothing.
-    findings += protected_writes(call.writes, (), Protected())
+    # configuration): it runs on every edit, and asks git nothing; unless it is named
+    # like the hook itself, which core.hooksPath may have moved out of `.git/hooks`.
+    hook_named = any(_HOOK_NAMES & {posixpath.basename(w.path).lower()} for w in call.writes)
+    findings += protected_writes(call.writes, (), _protection(where) if hook_named else Protected())
     if scan.writes or scan.code:
         findings += protected_writes(scan.writes, scan.code, _protection(where))
     return findings

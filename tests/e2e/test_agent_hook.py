@@ -320,3 +320,24 @@ def test_a_push_that_disarms_the_hook_on_its_way_is_refused(tmp_path: Path, comm
         subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=False,
                        timeout=300)  # fmt: skip
     assert remote_ref(remote, "refs/heads/main") == before, answer
+
+
+@pytest.mark.parametrize("where", ["relative", "absolute"])
+def test_a_file_tool_writing_a_hook_core_hooks_path_moved_is_refused(
+    tmp_path: Path, where: str
+) -> None:
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    repo.git("config", "core.hooksPath", "githooks")
+    assert repo.failgate("install").code == 0
+    before = remote_ref(remote, "refs/heads/main")
+    target = repo.path / "githooks" / "pre-push"
+    path = str(target) if where == "absolute" else "githooks/pre-push"
+    fixture = payload("claude-pre-tool-use-write", cwd=str(repo.path), path=path)
+    answer = hook(repo.path, "claude", fixture)
+    if answer.verdict("claude").action == "run":
+        target.write_text("#!/bin/sh\nexit 0\n")  # what the agent's Write tool would do
+        subprocess.run(["git", "push", "origin", "main"], cwd=repo.path, capture_output=True,
+                       check=False, timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == before, answer
