@@ -63,6 +63,8 @@ from failgate_hooks.core.command_words import (
     _failgate,
     _moved,
     _shown,
+    ext_argv,
+    receive_pack_values,
 )
 from failgate_hooks.core.command_writes import WRITERS, WriteTarget, operands, written_by
 from failgate_hooks.core.shell_lexer import (
@@ -176,12 +178,13 @@ def _command_value(what: str, value: str, dynamic: bool, state: _State, depth: i
 
 def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
     head = argv[0]
-    if head.dynamic:
+    program = basename(head.text)  # `"$(git --exec-path)/git-push"` is git-push all the same
+    if head.dynamic and (DYN in program or not program.startswith("git-")):
         if any(not w.dynamic and w.text == "push" for w in argv[1:]):
             state.pushes.append(_Push("computed", None, computed_args=True))
         state.unreadable.append(f"the command {_shown(head)} is computed by the shell")
         return
-    name = basename(head.text)
+    name = program
     args = argv[1:]
     if name in _WRAPPERS:
         inner = _unwrap(name, args, state, depth)
@@ -191,6 +194,9 @@ def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
         _appender(name, args, state, depth)
     elif name == "git":
         _git(args, state, depth, state.cwd)
+    elif name.startswith("git-") and len(name) > 4:
+        # a git command by its own program name, as git's exec path holds it
+        _git([Word(name[4:]), *args], state, depth, state.cwd)
     elif name in _SHELLS:
         _shell(args, cmd, state, depth)
     elif name == "eval":
@@ -336,20 +342,20 @@ def _git(
 
 def _push_commands(args: list[Word], state: _State, depth: int) -> None:
     """`--receive-pack=CMD` (`--exec`): a command git runs before the pre-push hook."""
-    for index, word in enumerate(args):
-        if word.text == "--":
-            return
-        option, eq, value = word.text.partition("=")
-        named = (len(option) > 5 and "--receive-pack".startswith(option)) or (
-            len(option) > 3 and "--exec".startswith(option)
-        )
-        if not named:
-            continue
-        if eq:
-            _command_value("git push --receive-pack", value, word.dynamic, state, depth)
-        elif index + 1 < len(args):
-            given = args[index + 1]
-            _command_value("git push --receive-pack", given.text, given.dynamic, state, depth)
+    for word in args:
+        if word.text.startswith("ext::"):
+            _ext(word, state, depth)
+    for given in receive_pack_values(args):
+        _command_value("git push --receive-pack", given.text, given.dynamic, state, depth)
+
+
+def _ext(word: Word, state: _State, depth: int) -> None:
+    """An `ext::` URL: git runs its command (words split at spaces, `% ` one space)."""
+    if word.dynamic:
+        _command_value("an ext:: URL", DYN, True, state, depth)
+        return
+    if words := ext_argv(word.text):
+        _argv(words, Command(), state, depth)
 
 
 def _git_config_pair(pair: str, state: _State, depth: int) -> str | None:
@@ -360,6 +366,8 @@ def _git_config_pair(pair: str, state: _State, depth: int) -> str | None:
         return f"-c {key}"
     if _COMMAND_KEYS.fullmatch(key):
         _command_value(f"-c {key}", value.removeprefix("!"), False, state, depth)
+    if value.startswith("ext::"):
+        _ext(Word(value), state, depth)
     if key.startswith("alias."):
         _alias(value, state, depth)
     return None

@@ -1,6 +1,7 @@
 """Single words and argument lists of a shell command, as the command scan reads them. Pure.
 
-What one word assigns, what `env -S` splits and runs, the bypass flag of a push,
+What one word assigns, what `env -S` splits and runs, the bypass flag of a push
+and the commands it names for git to run (`--receive-pack`, an `ext::` URL),
 where a `cd` leaves the shell, a word as a message shows it, and failgate's own
 commands that a person must run.
 """
@@ -88,3 +89,26 @@ def _failgate(args: list[Word]) -> Finding | None:
         what = f"the agents' hook configuration (failgate agent {rest[0]})"
         return Finding(Risk.PROTECTED_WRITE, what)
     return None
+
+
+def receive_pack_values(args: Sequence[Word]) -> list[Word]:
+    """The commands a push's `--receive-pack=CMD` (`--exec`, any prefix git takes) names."""
+    out = []
+    for index, word in enumerate(args):
+        if word.text == "--":
+            break
+        option, eq, value = word.text.partition("=")
+        named = (len(option) > 5 and "--receive-pack".startswith(option)) or (
+            len(option) > 3 and "--exec".startswith(option)
+        )
+        if named and eq:
+            out.append(Word(value, word.dynamic))
+        elif named and index + 1 < len(args):
+            out.append(args[index + 1])
+    return out
+
+
+def ext_argv(url: str) -> list[Word]:
+    """The argv of an `ext::` URL's command: words split at spaces, `% ` one space."""
+    parts = url.removeprefix("ext::").replace("% ", "\x01").split(" ")
+    return [Word(part.replace("\x01", " ").replace("%%", "%")) for part in parts if part]

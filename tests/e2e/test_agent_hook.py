@@ -341,3 +341,30 @@ def test_a_file_tool_writing_a_hook_core_hooks_path_moved_is_refused(
         subprocess.run(["git", "push", "origin", "main"], cwd=repo.path, capture_output=True,
                        check=False, timeout=300)  # fmt: skip
     assert remote_ref(remote, "refs/heads/main") == before, answer
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # git's commands by their own program names, found in git's exec path
+        '"$(git --exec-path)/git-push" --no-verify origin main',
+        '"$(git --exec-path)/git-send-pack" ../remote.git main',
+        "<EXEC>/git-push --no-verify origin main",
+        "<EXEC>/git-send-pack ../remote.git main",
+        # the ext transport runs its command before the pre-push hook
+        "git -c protocol.ext.allow=always push "
+        "'ext::sh -c chmod% -x% .git/hooks/pre-push;git% receive-pack% ../remote.git' main",
+    ],
+)
+def test_a_push_by_another_name_is_refused(tmp_path: Path, command: str) -> None:
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert repo.failgate("install").code == 0
+    before = remote_ref(remote, "refs/heads/main")
+    command = command.replace("<EXEC>", repo.git("--exec-path"))
+    answer = shell(repo, "claude", command)
+    if answer.verdict("claude").action == "run":
+        subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=False,
+                       timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == before, answer
