@@ -267,3 +267,24 @@ def test_a_pythonpath_on_the_push_is_not_the_hook(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode != 0, proc.stdout + proc.stderr
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+def _stand_in(repo: Repo, broken: str) -> str:
+    """A commit with the broken one's parent and the fixed tree, on no branch."""
+    repo.git("checkout", "-q", "-b", "stand-in")
+    fix_budget(repo)
+    tree = repo.git("rev-parse", "HEAD^{tree}")
+    repo.git("checkout", "-q", "main")
+    return repo.git("commit-tree", tree, "-p", f"{broken}^", "-m", "a stand-in")
+
+
+def test_a_replace_ref_cannot_stand_in_for_the_pushed_commit(tmp_path: Path) -> None:
+    # git sends the pushed commit's own objects; a local refs/replace/ must not make
+    # the hook decide on another commit's tree
+    repo, remote = gated(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    broken = repo.head()
+    repo.git("replace", broken, _stand_in(repo, broken))
+    refused = push(repo, "main")
+    assert refused.code != 0, refused
+    assert remote_ref(remote, "refs/heads/main") == before
