@@ -150,7 +150,9 @@ def uninstall(repo: GitRepo) -> str:
 def write_replacing(path: str, text: str, *, executable: bool = False) -> None:
     """Write-then-rename: whoever reads the file (git, an agent) sees the old one or the new."""
     temp = f"{path}.failgate-tmp"
-    with open(temp, "w", encoding="utf-8") as handle:
+    if os.path.lexists(temp):
+        os.unlink(temp)  # a leftover, or a link a cloned repository holds: never written through
+    with open(temp, "x", encoding="utf-8") as handle:  # O_EXCL: a link made since fails
         handle.write(text)
     if executable:
         os.chmod(temp, os.stat(temp).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

@@ -368,3 +368,18 @@ def test_a_push_by_another_name_is_refused(tmp_path: Path, command: str) -> None
         subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=False,
                        timeout=300)  # fmt: skip
     assert remote_ref(remote, "refs/heads/main") == before, answer
+
+
+def test_install_writes_through_no_link_the_repository_holds(tmp_path: Path) -> None:
+    # a cloned repository can hold any symlink, beside the file install rewrites too
+    repo = make_repo(tmp_path / "repo")
+    victim = tmp_path / "outside.txt"
+    victim.write_text("the user's own file\n")
+    (repo.path / ".claude").mkdir()
+    (repo.path / ".claude" / "settings.json.failgate-tmp").symlink_to(victim)
+    repo.git("add", ".claude")
+    repo.commit("a link beside the settings")
+    installed = agent_cli(repo, "install", "--agent", "claude")
+    assert installed.returncode == 0, installed.stderr
+    assert victim.read_text() == "the user's own file\n"
+    assert "agent-hook" in (repo.path / ".claude" / "settings.json").read_text()
