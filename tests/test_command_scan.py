@@ -353,3 +353,21 @@ def test_those_forms_proceed_when_their_text_is_plain(command: str) -> None:
 )
 def test_a_push_with_a_plain_transport_command_proceeds(command: str) -> None:
     assert risks(command) == set(), command
+
+
+@pytest.mark.parametrize(
+    ("command", "found"),
+    [
+        ("pre-commit uninstall", {Risk.PROTECTED_WRITE}),
+        ("pre-commit uninstall -t pre-push", {Risk.PROTECTED_WRITE}),
+        ("pre-commit install -f -t pre-push", {Risk.PROTECTED_WRITE}),
+        ("python3 -m pre_commit install --overwrite", {Risk.PROTECTED_WRITE}),
+        ("echo 'repos: []' > .pre-commit-config.yaml", {Risk.PROTECTED_WRITE}),
+        ("sed -i /failgate/d .pre-commit-config.yaml", {Risk.PROTECTED_WRITE}),
+        ("pre-commit install -t pre-push", set()),
+        ("pre-commit run --all-files", set()),
+        ("cat .pre-commit-config.yaml", set()),
+    ],
+)
+def test_pre_commit_taking_the_hook_out_is_left_to_a_person(command: str, found: set[Risk]) -> None:
+    assert risks(command) == found, command

@@ -18,7 +18,8 @@ MAX_RECURSION = 8
 # What a command must hold, once quotes and escapes are gone, to need more than a
 # glance: a push, a bypass, a redirection, or a command that writes or runs code.
 _NEEDLE_TEXTS = ("push", "no-ve", "hookspath", "git_config", "failgate", "include", "alias",
-                 "skip", "git_dir", "git_common_dir", "xdg_config", "pre_commit", ">")  # fmt: skip
+                 "skip", "git_dir", "git_common_dir", "xdg_config", "pre_commit", "pre-commit",
+                 ">")  # fmt: skip
 _NEEDLE_WORDS = frozenset({"rm", "rmdir", "unlink", "shred", "mv", "cp", "install", "ln", "rsync",
                            "scp", "tee", "touch", "truncate", "chmod", "chown", "chgrp", "mkdir",
                            "sed", "perl", "dd", "find", "curl", "wget", "node", "nodejs", "ruby",

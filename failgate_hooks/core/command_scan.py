@@ -57,10 +57,11 @@ from failgate_hooks.core.command_rules import (
     squashed,
 )
 from failgate_hooks.core.command_words import (
+    _MODULES,
+    _OWN_COMMANDS,
     _assigned,
     _bypass_flag,
     _env_split,
-    _failgate,
     _moved,
     _shown,
     ext_argv,
@@ -217,8 +218,8 @@ def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
                 state.bypass_variables.append(variable)
     elif name in ("cd", "pushd", "popd"):
         state.cwd = _moved(state.cwd, [w for w in args if not w.text.startswith("-")])
-    elif name == "failgate":
-        state.findings.extend(f for f in [_failgate(args)] if f is not None)
+    elif name in _OWN_COMMANDS:
+        state.findings.extend(f for f in [_OWN_COMMANDS[name](args)] if f is not None)
     elif _INTERPRETER.fullmatch(name):
         _interpreter(name, args, cmd, state)
     elif name == "find":
@@ -463,8 +464,8 @@ def _interpreter(name: str, args: list[Word], cmd: Command, state: _State) -> No
     for index, word in enumerate(args):
         text = word.text
         if family == "python" and text == "-m" and index + 1 < len(args):
-            if args[index + 1].text == "failgate_hooks":
-                state.findings.extend(f for f in [_failgate(args[index + 2 :])] if f is not None)
+            if (own := _OWN_COMMANDS.get(_MODULES.get(args[index + 1].text, ""))) is not None:
+                state.findings.extend(f for f in [own(args[index + 2 :])] if f is not None)
             return
         code_flag = text in flags or (
             family == "perl" and text.startswith("-") and text[-1:] in ("e", "E")

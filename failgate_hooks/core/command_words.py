@@ -8,7 +8,7 @@ commands that a person must run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from failgate_hooks.core.command_rules import _ASSIGNMENT, Finding, Risk, relaxing_record
 from failgate_hooks.core.shell_lexer import DYN, Word
@@ -112,3 +112,24 @@ def ext_argv(url: str) -> list[Word]:
     """The argv of an `ext::` URL's command: words split at spaces, `% ` one space."""
     parts = url.removeprefix("ext::").replace("% ", "\x01").split(" ")
     return [Word(part.replace("\x01", " ").replace("%%", "%")) for part in parts if part]
+
+
+def _pre_commit(args: list[Word]) -> Finding | None:
+    """pre-commit's commands that take a pre-push hook out: `uninstall`, `install -f`."""
+    words = [w.text for w in args]
+    sub = next((w for w in words if not w.startswith("-")), None)
+    overwrite = any(
+        w == "--overwrite" or (w.startswith("-") and not w.startswith("--") and "f" in w)
+        for w in words
+    )
+    if sub == "uninstall" or (sub == "install" and overwrite):
+        return Finding(Risk.PROTECTED_WRITE, f"the git hooks (pre-commit {sub})")
+    return None
+
+
+# The commands, and the modules `python -m` runs them as, whose own subcommands are read.
+_OWN_COMMANDS: dict[str, Callable[[list[Word]], Finding | None]] = {
+    "failgate": _failgate,
+    "pre-commit": _pre_commit,
+}
+_MODULES = {"failgate_hooks": "failgate", "pre_commit": "pre-commit"}

@@ -24,6 +24,7 @@ _PROTECTED_RUNS: tuple[tuple[tuple[str, ...], str], ...] = (
     ((".git", "hooks"), "the git hooks (.git/hooks)"),
     ((".git", "config"), "git's configuration (.git/config), which says where the hooks are"),
     ((".gitconfig",), "a git configuration file (.gitconfig), which can move the hooks"),
+    ((".pre-commit-config.yaml",), "pre-commit's configuration, which says what a push runs"),
     ((".claude", "settings.json"), "Claude Code's hook configuration"),
     ((".claude", "settings.local.json"), "Claude Code's hook configuration"),
     ((".codex", "hooks.json"), "Codex's hook configuration"),

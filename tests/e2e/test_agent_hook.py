@@ -383,3 +383,62 @@ def test_install_writes_through_no_link_the_repository_holds(tmp_path: Path) -> 
     assert installed.returncode == 0, installed.stderr
     assert victim.read_text() == "the user's own file\n"
     assert "agent-hook" in (repo.path / ".claude" / "settings.json").read_text()
+
+
+PRE_COMMIT_FAILGATE = """\
+repos:
+  - repo: local
+    hooks:
+      - id: failgate
+        name: failgate
+        entry: {entry}
+        language: system
+        stages: [pre-push]
+        always_run: true
+        pass_filenames: false
+"""
+
+
+@pytest.mark.parametrize(
+    ("setup", "command"),
+    [
+        # pre-commit's own hook, running failgate, taken out
+        ("pre-commit", "pre-commit uninstall -t pre-push && git push origin main"),
+        # pre-commit reads the work tree's configuration, not the pushed commit's
+        (
+            "pre-commit",
+            "echo 'repos: []' > .pre-commit-config.yaml && git add -A && git push origin main",
+        ),
+        # failgate's plain hook overwritten by a pre-commit hook that runs nothing
+        ("failgate", "pre-commit install -t pre-push --overwrite && git push origin main"),
+        ("failgate", "python3 -m pre_commit install -t pre-push -f && git push origin main"),
+    ],
+)
+def test_pre_commit_cannot_take_the_hook_out_on_the_way_to_a_push(
+    tmp_path: Path, setup: str, command: str
+) -> None:
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    pre_commit = [sys.executable, "-m", "pre_commit"]
+    if setup == "pre-commit":  # failgate as a local hook: pre-commit builds no environment
+        entry = Path(sys.executable).parent / "failgate-pre-push"
+        repo.write(".pre-commit-config.yaml", PRE_COMMIT_FAILGATE.format(entry=entry))
+        record_failure(repo, "push")
+        subprocess.run([*pre_commit, "install", "-t", "pre-push"], cwd=repo.path, check=True,
+                       capture_output=True)  # fmt: skip
+    else:
+        repo.write(".pre-commit-config.yaml", "repos: []\n")
+        record_failure(repo, "push")
+        assert repo.failgate("install").code == 0
+    before = remote_ref(remote, "refs/heads/main")
+    plain = subprocess.run(["git", "push", "origin", "main"], cwd=repo.path, check=False,
+                           capture_output=True, timeout=300)  # fmt: skip
+    assert plain.returncode != 0 and remote_ref(remote, "refs/heads/main") == before
+    answer = shell(repo, "claude", command)
+    if answer.verdict("claude").action == "run":
+        runnable = command.replace("pre-commit ", " ".join(pre_commit) + " ", 1).replace(
+            "python3 -m pre_commit", " ".join(pre_commit)
+        )
+        subprocess.run(["sh", "-c", runnable], cwd=repo.path, capture_output=True, check=False,
+                       timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == before, answer
