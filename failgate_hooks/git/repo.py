@@ -44,9 +44,7 @@ class GitRepo:
 
     def __init__(self, repo: git.Repo) -> None:
         self._repo = repo
-        # A ref under refs/replace/ (anyone who can push can make one) has git show another
-        # object for an id: commit C would be read as some other commit, its ledger and
-        # tree too. failgate reads objects as they are named.
+        # A commit is its own objects, as a push sends them: never a refs/replace/ stand-in.
         repo.git.update_environment(GIT_NO_REPLACE_OBJECTS="1")
         self._git = repo.git
         self.cat_file = CatFile(repo.git)  # objects are read through the methods below
