@@ -792,6 +792,23 @@ def test_inputs_narrow_the_cache_key(world: Repo, tmp_path: Path) -> None:
     assert len(runs(marker)) == 2
 
 
+@pytest.mark.parametrize("inputs", [("./budget.txt",), ("budget.text",), ("checks//*.py",)])
+def test_inputs_that_match_no_file_never_let_one_pass_stand_for_every_commit(
+    world: Repo, tmp_path: Path, inputs: tuple[str, ...]
+) -> None:
+    # Globs that match nothing (`./`, a typo) key every commit alike: the verifier
+    # still reads budget.txt, so a pass on one budget would clear every other.
+    marker = tmp_path / "marker"
+    _passing(world)
+    verification = check(marker, inputs=inputs)
+    assert verify(world, verification).outcome is VerifierOutcome.PASSED
+    world.write("budget.txt", "50\n")
+    broken = world.commit("the budget broken again")
+    result = verify(world, verification, broken)
+    assert result.outcome is VerifierOutcome.FAILED, result
+    assert len(runs(marker)) == 2
+
+
 def test_an_unwritable_cache_degrades_to_running(world: Repo, tmp_path: Path) -> None:
     marker = tmp_path / "marker"
     _passing(world)

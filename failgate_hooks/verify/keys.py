@@ -27,6 +27,8 @@ from failgate_hooks.verify.localfiles import local_folder, read_quietly, write_a
 
 CONTENT_KEY_VERSION = "ck2"
 INPUT_KEY_VERSION = "ik1"
+# 2: globs that match no file give no input key; a key kept before may be such a one.
+_MEMO_VERSION = 2
 _LINK = "120000"  # a symbolic link's mode
 
 
@@ -112,7 +114,8 @@ def content_key(repo: GitRepo, commit: str, ledger_dir: str, *, whole: bool = Fa
 def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str | None:
     """The sorted (path, mode, blob) of C's files that match any `inputs` glob, hashed;
     None when a link is among them or on the way to their folders: the verifier reads
-    what a link points at, which no entry here names (the caller keys by all content).
+    what a link points at, which no entry here names; and when they match no file (the
+    caller keys by all content).
 
     Every file a glob matches lies in the folder its literal prefix names, so the
     key is a function of those folders' tree ids: it is kept by them (InputKeys),
@@ -128,7 +131,8 @@ def input_key(repo: GitRepo, commit: str, patterns: Sequence[str]) -> str | None
         entry = repo.tree_entry(commit, folder)
         where.append([folder, None if entry is None else [entry.mode, entry.oid]])
     memo = json.dumps(
-        [INPUT_KEY_VERSION, _matching_rules(), sorted(set(patterns)), where], separators=(",", ":")
+        [INPUT_KEY_VERSION, _MEMO_VERSION, _matching_rules(), sorted(set(patterns)), where],
+        separators=(",", ":"),
     )
     keys = InputKeys.of(repo)
     found = keys.get(memo)
@@ -175,7 +179,9 @@ def _matching_rules() -> str:
 def _input_key(entries: Sequence[TreeEntry], patterns: Sequence[str]) -> str | None:
     """The key of the entries (sorted by path) that match any of `patterns`; None when a
     link matches one, or matches a folder on one's way (`*` in `*/budget.json`): what
-    the verifier reads through it is named by no entry."""
+    the verifier reads through it is named by no entry. None too when they match no
+    entry (`./budget.json`, a typo): every commit would have the one key, and a pass on
+    one would stand for all, whatever the verifier reads."""
     links = [e.path for e in entries if e.mode == _LINK]
     if links and wildmatch.matching([*patterns, *_folder_globs(patterns)], links, first=True):
         return None
@@ -184,6 +190,8 @@ def _input_key(entries: Sequence[TreeEntry], patterns: Sequence[str]) -> str | N
         [entries[i].path, entries[i].mode, entries[i].oid]
         for i in wildmatch.matching(patterns, paths)
     ]
+    if not matched:
+        return None
     # The mode is kept too: a file turned into a symlink to the same text is not the same input.
     payload = json.dumps([INPUT_KEY_VERSION, matched], separators=(",", ":")).encode("utf-8")
     return f"{INPUT_KEY_VERSION}:{hashlib.sha256(payload).hexdigest()}"
