@@ -20,7 +20,7 @@ from failgate_hooks.core.evidence import (
 )
 
 CONTENT = "ck1:" + "ab" * 32
-DIGEST = "vd2:" + "cd" * 32
+DIGEST = "vd3:" + "cd" * 32
 
 
 def statement(**changes: object) -> Statement:
@@ -102,7 +102,7 @@ def test_merging_keeps_every_line_of_both_once() -> None:
 
 def test_a_statement_covers_only_the_same_verifier_entity_content_and_environment() -> None:
     assert why_not_covered(statement(), subject()) is None
-    other = "vd2:" + "ee" * 32
+    other = "vd3:" + "ee" * 32
     assert "digest" in str(why_not_covered(statement(verifier=other), subject()))
     assert "content" in str(why_not_covered(statement(), subject(content="ik1:" + "00" * 32)))
     assert "environment" in str(why_not_covered(statement(), subject(environment="prod")))

@@ -19,25 +19,27 @@ ARGV = ("python", "checks/check.py")
 PINS = [("checks/check.py", "a" * 40), ("checks/lib.py", "b" * 40)]
 
 
+FP = "f" * 64
+
+
 def test_pass_keys_are_versioned_and_cover_every_part() -> None:
-    base = pass_key(ARGV, PINS, "deploy:gas", "mainnet", "ck1:00")
-    assert base.startswith("pc2-")
-    assert pass_key(ARGV, list(reversed(PINS)), "deploy:gas", "mainnet", "ck1:00") == base
+    base = pass_key(FP, "deploy:gas", "mainnet", "ck1:00")
+    assert base.startswith("pc3-")
     others = [
-        pass_key(("python",), PINS, "deploy:gas", "mainnet", "ck1:00"),
-        pass_key(ARGV, PINS[:1], "deploy:gas", "mainnet", "ck1:00"),
-        pass_key(ARGV, PINS, "deploy:other", "mainnet", "ck1:00"),
-        pass_key(ARGV, PINS, "deploy:gas", None, "ck1:00"),
-        pass_key(ARGV, PINS, "deploy:gas", "", "ck1:00"),
-        pass_key(ARGV, PINS, "deploy:gas", "mainnet", "ck1:01"),
-        pass_key(ARGV, PINS, "deploy:gas", "mainnet", "ik1:00"),
+        pass_key("e" * 64, "deploy:gas", "mainnet", "ck1:00"),
+        pass_key(FP, "deploy:other", "mainnet", "ck1:00"),
+        pass_key(FP, "deploy:gas", None, "ck1:00"),
+        pass_key(FP, "deploy:gas", "", "ck1:00"),
+        pass_key(FP, "deploy:gas", "mainnet", "ck1:01"),
+        pass_key(FP, "deploy:gas", "mainnet", "ik1:00"),
+        pass_key(FP, "deploy:gas", "mainnet", "ck1:00", "bwrap"),
     ]
     assert len({base, *others}) == 1 + len(others)
 
 
 def test_a_recorded_pass_is_found_and_a_damaged_one_is_a_miss(tmp_path: Path) -> None:
     cache = PassCache(str(tmp_path))
-    key = pass_key(ARGV, PINS, "deploy:gas", None, "ck1:00")
+    key = pass_key(FP, "deploy:gas", None, "ck1:00")
     assert cache.lookup(key) is None
     assert cache.record(key, commit="c" * 40, duration_s=0.5) is None
     hit = cache.lookup(key)
@@ -45,7 +47,7 @@ def test_a_recorded_pass_is_found_and_a_damaged_one_is_a_miss(tmp_path: Path) ->
     entry = tmp_path / "failgate/cache" / key
     entry.write_text("garbage")
     assert cache.lookup(key) is None
-    other = pass_key(ARGV, PINS, "deploy:gas", None, "ck1:01")
+    other = pass_key(FP, "deploy:gas", None, "ck1:01")
     entry.write_text(json.dumps({"key": other, "commit": "c" * 40}))
     assert cache.lookup(key) is None  # a file under the wrong name proves nothing
 
@@ -54,9 +56,9 @@ def test_an_unwritable_cache_reports_instead_of_raising(tmp_path: Path) -> None:
     (tmp_path / "failgate").mkdir()
     (tmp_path / "failgate/cache").write_text("not a folder")
     cache = PassCache(str(tmp_path))
-    why = cache.record("pc2-x", commit="c" * 40, duration_s=None)
+    why = cache.record("pc3-x", commit="c" * 40, duration_s=None)
     assert why is not None and "the pass cache could not be used" in why
-    assert cache.lookup("pc2-x") is None
+    assert cache.lookup("pc3-x") is None
 
 
 def test_a_pass_is_cached_under_the_pins_and_content_key_evidence_names(tmp_path: Path) -> None:
@@ -82,9 +84,9 @@ def test_a_pass_is_cached_under_the_pins_and_content_key_evidence_names(tmp_path
         approved = TrustStore(git_repo.common_dir).approved(KEY)
         cache = Path(git_repo.common_dir) / "failgate" / "cache"
     assert run.pinned == tuple(pinned) and run.content == content
-    assert run.pass_key(None) == pass_key(verification.command, pinned, KEY, None, content)
+    assert run.pass_key(None) == pass_key(run.fingerprint, KEY, None, content)
     assert [entry.name for entry in cache.iterdir()] == [run.pass_key(None)]
     assert approved is not None and approved.fingerprint == run.fingerprint
     assert (subject.content, subject.verifier, subject.entity) == (
-        content, f"vd2:{approved.fingerprint}", KEY,
+        content, f"vd3:{approved.fingerprint}", KEY,
     )  # fmt: skip

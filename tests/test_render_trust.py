@@ -14,6 +14,7 @@ from failgate_hooks.render.trust import (
     content_lines,
     diff_lines,
     quote_argument,
+    settings_lines,
 )
 
 HOSTILE = [
@@ -54,6 +55,23 @@ def test_bash_reads_the_quoting_back_as_the_argument(argument: str) -> None:
 def test_argv_is_one_argument_per_line() -> None:
     lines = argv_lines(("python3", "a\nVERIFIER x  [trusted]"))
     assert lines == ["       python3", "       $'a\\nVERIFIER x  [trusted]'"]
+
+
+def test_run_settings_are_one_per_line_and_no_item_poses_as_another() -> None:
+    settings = {
+        "env_pass": ["TOKEN", "X\nworkdir: checkout"],
+        "inputs": None,
+        "timeout_s": 30,
+        "workdir": "inplace",
+    }
+    assert settings_lines(settings) == [
+        "       env_pass: TOKEN $'X\\nworkdir: checkout'",
+        "       inputs: (the whole commit)",
+        "       timeout_s: 30",
+        "       workdir: inplace",
+    ]
+    huge = settings_lines({"env_pass": ["A" * 10_000]})
+    assert len(huge) == 1 and len(huge[0]) < 2 * MAX_WIDTH and "more characters" in huge[0]
 
 
 def test_file_lines_are_prefixed_cleaned_and_bounded() -> None:

@@ -14,27 +14,52 @@ from pathlib import Path
 import pytest
 
 from failgate_hooks.core.errors import TrustError
+from failgate_hooks.core.events import Verification, Workdir
 from failgate_hooks.verify import trust
-from failgate_hooks.verify.trust import TrustedVerifier, TrustStore, fingerprint
+from failgate_hooks.verify.trust import TrustedVerifier, TrustStore, fingerprint, run_settings
 
 ARGV = ("python", "checks/check.py")
 PINS = [("checks/check.py", "a" * 40), ("checks/lib.py", "b" * 40)]
 
 
+def ran(argv: tuple[str, ...], **settings: object) -> Verification:
+    return Verification(command=argv, **settings)  # type: ignore[arg-type]
+
+
 def test_fingerprint_is_order_free_for_pins_and_sensitive_to_everything_else() -> None:
-    fp = fingerprint(ARGV, PINS)
+    plain = run_settings(ran(ARGV))
+    fp = fingerprint(ARGV, PINS, plain)
     assert len(fp) == 64
-    assert fingerprint(ARGV, list(reversed(PINS))) == fp
-    assert fingerprint(("python", "checks/other.py"), PINS) != fp
-    assert fingerprint(ARGV, [PINS[0], ("checks/lib.py", "c" * 40)]) != fp
-    assert fingerprint(ARGV, PINS[:1]) != fp
+    assert fingerprint(ARGV, list(reversed(PINS)), plain) == fp
+    assert fingerprint(("python", "checks/other.py"), PINS, plain) != fp
+    assert fingerprint(ARGV, [PINS[0], ("checks/lib.py", "c" * 40)], plain) != fp
+    assert fingerprint(ARGV, PINS[:1], plain) != fp
     # argv boundaries matter: two words are not one word with a space.
-    assert fingerprint(("a b",), []) != fingerprint(("a", "b"), [])
+    assert fingerprint(("a b",), [], plain) != fingerprint(("a", "b"), [], plain)
+
+
+def test_fingerprint_covers_every_run_setting() -> None:
+    """What the verifier sees and what its pass stands on are part of what was reviewed:
+    a pulled event that widens env_pass or narrows inputs is another verifier."""
+    fp = fingerprint(ARGV, PINS, run_settings(ran(ARGV)))
+    changed = [
+        ran(ARGV, env_pass=("AWS_SECRET_ACCESS_KEY",)),
+        ran(ARGV, inputs=("src/**",)),
+        ran(ARGV, inputs=()),
+        ran(ARGV, timeout_s=5),
+        ran(ARGV, workdir=Workdir.INPLACE),
+    ]
+    others = {fingerprint(ARGV, PINS, run_settings(v)) for v in changed}
+    assert len(others) == len(changed) and fp not in others
+    # env_pass is a set of names: its order is not a new verifier
+    assert run_settings(ran(ARGV, env_pass=("A", "B"))) == run_settings(
+        ran(ARGV, env_pass=("B", "A"))
+    )
 
 
 def test_an_approval_is_seen_by_a_fresh_store(tmp_path: Path) -> None:
     store = TrustStore(str(tmp_path))
-    entry = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada <ada@example.org>")
+    entry = TrustedVerifier.new("deploy:gas", ran(ARGV), PINS, "Ada <ada@example.org>")
     assert not store.is_trusted("deploy:gas", entry.fingerprint)
     store.approve([entry])
     fresh = TrustStore(str(tmp_path))
@@ -51,7 +76,7 @@ def test_trust_is_for_one_gate(tmp_path: Path) -> None:
     """The same verifier approved for one gate does not run for another: each gate's
     version is revoked on its own, and one gate's approval must not keep it alive."""
     store = TrustStore(str(tmp_path))
-    entry = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada")
+    entry = TrustedVerifier.new("deploy:gas", ran(ARGV), PINS, "Ada")
     store.approve([entry])
     assert not TrustStore(str(tmp_path)).is_trusted("deploy:other", entry.fingerprint)
 
@@ -60,9 +85,11 @@ def test_approving_a_new_version_revokes_the_old_and_going_back_is_a_downgrade(
     tmp_path: Path,
 ) -> None:
     store = TrustStore(str(tmp_path))
-    old = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada", "2026-01-01T00:00:00Z")
-    new = TrustedVerifier.new("deploy:gas", (*ARGV, "--strict"), PINS, "Bo", "2026-02-01T00:00:00Z")
-    other = TrustedVerifier.new("deploy:other", ("true",), [], "Cy")
+    old = TrustedVerifier.new("deploy:gas", ran(ARGV), PINS, "Ada", "2026-01-01T00:00:00Z")
+    new = TrustedVerifier.new(
+        "deploy:gas", ran((*ARGV, "--strict")), PINS, "Bo", "2026-02-01T00:00:00Z"
+    )
+    other = TrustedVerifier.new("deploy:other", ran(("true",)), [], "Cy")
     store.approve([old])
     store.approve([new, other])
     fresh = TrustStore(str(tmp_path))
@@ -81,16 +108,18 @@ def test_approving_a_new_version_revokes_the_old_and_going_back_is_a_downgrade(
 
 def test_approving_the_approved_version_again_changes_nothing(tmp_path: Path) -> None:
     store = TrustStore(str(tmp_path))
-    first = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada", "2026-01-01T00:00:00Z")
+    first = TrustedVerifier.new("deploy:gas", ran(ARGV), PINS, "Ada", "2026-01-01T00:00:00Z")
     store.approve([first])
-    store.approve([TrustedVerifier.new("deploy:gas", ARGV, PINS, "Bo")])
+    store.approve([TrustedVerifier.new("deploy:gas", ran(ARGV), PINS, "Bo")])
     assert TrustStore(str(tmp_path)).entries() == [first]
 
 
 def test_a_store_of_format_1_keeps_each_gates_last_approval(tmp_path: Path) -> None:
     """Format 1 kept every approval ever given; reading it must not keep them all."""
-    old = TrustedVerifier.new("deploy:gas", ARGV, PINS, "Ada", "2026-01-01T00:00:00Z")
-    new = TrustedVerifier.new("deploy:gas", (*ARGV, "--strict"), PINS, "Bo", "2026-02-01T00:00:00Z")
+    old = TrustedVerifier.new("deploy:gas", ran(ARGV), PINS, "Ada", "2026-01-01T00:00:00Z")
+    new = TrustedVerifier.new(
+        "deploy:gas", ran((*ARGV, "--strict")), PINS, "Bo", "2026-02-01T00:00:00Z"
+    )
     legacy = [{k: v for k, v in e.to_json().items() if k != "replaced"} for e in (old, new)]
     path = tmp_path / "failgate/trust.json"
     path.parent.mkdir()
@@ -98,7 +127,7 @@ def test_a_store_of_format_1_keeps_each_gates_last_approval(tmp_path: Path) -> N
     store = TrustStore(str(tmp_path))
     assert store.approved("deploy:gas") == replace(new, replaced=(old.fingerprint,))
     assert store.was_replaced("deploy:gas", old.fingerprint)
-    store.approve([TrustedVerifier.new("deploy:other", ("true",), [], "Cy")])
+    store.approve([TrustedVerifier.new("deploy:other", ran(("true",)), [], "Cy")])
     assert json.loads(path.read_text())["format"] == 2
 
 
@@ -106,10 +135,12 @@ def test_concurrent_approvals_lose_nothing(tmp_path: Path) -> None:
     writer = textwrap.dedent(
         """\
         import sys
+        from failgate_hooks.core.events import Verification
         from failgate_hooks.verify.trust import TrustStore, TrustedVerifier
         store = TrustStore(sys.argv[1])
+        ran = Verification(command=("true",))
         for i in range(5):
-            store.approve([TrustedVerifier.new(f"e:w{sys.argv[2]}-{i}", ("true",), [], "t")])
+            store.approve([TrustedVerifier.new(f"e:w{sys.argv[2]}-{i}", ran, [], "t")])
         """
     )
     procs = [
@@ -132,13 +163,13 @@ def test_a_corrupt_store_says_where_and_what_to_do(tmp_path: Path) -> None:
     path.write_text('{"format": 1, "verifiers": [{"argv": "x"}]}')
     with pytest.raises(TrustError, match=r"verifiers\[0\]"):
         TrustStore(str(tmp_path)).entries()
-    twice = TrustedVerifier.new("e:x", ("true",), [], "t").to_json()
+    twice = TrustedVerifier.new("e:x", ran(("true",)), [], "t").to_json()
     path.write_text(json.dumps({"format": 2, "verifiers": [twice, twice]}))
     with pytest.raises(TrustError, match=r"verifiers\[1\] is a second approval for e:x"):
         TrustStore(str(tmp_path)).entries()
     path.write_text('{"format": 1, "verifiers": [{"argv": "x"}]}')
     with pytest.raises(TrustError):  # approving never overwrites what it cannot read
-        TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ("true",), [], "t")])
+        TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ran(("true",)), [], "t")])
     assert "argv" in path.read_text()
 
 
@@ -149,7 +180,7 @@ def test_a_lock_left_by_a_dead_process_is_broken(tmp_path: Path) -> None:
     lock.parent.mkdir()
     lock.write_text(f"{dead.pid} {os.uname().nodename} deadbeef\n")
     started = time.monotonic()
-    TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ("true",), [], "t")])
+    TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ran(("true",)), [], "t")])
     assert time.monotonic() - started < 2
     assert not lock.exists()
     assert not list(lock.parent.glob("*.stale-*"))
@@ -163,7 +194,7 @@ def test_a_live_lock_is_waited_for_then_reported(
     lock.parent.mkdir()
     lock.write_text(f"{os.getpid()} {os.uname().nodename} cafe\n")
     with pytest.raises(TrustError, match="locked by") as caught:
-        TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ("true",), [], "t")])
+        TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ran(("true",)), [], "t")])
     assert caught.value.hint is not None and "remove" in caught.value.hint
     assert lock.exists()  # someone else's lock is never removed
 
@@ -174,5 +205,23 @@ def test_an_old_lock_is_stale_whoever_holds_it(tmp_path: Path) -> None:
     lock.write_text(f"{os.getpid()} another-host cafe\n")
     old = time.time() - trust.LOCK_STALE_S - 5
     os.utime(lock, (old, old))
-    TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ("true",), [], "t")])
+    TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ran(("true",)), [], "t")])
     assert TrustStore(str(tmp_path)).entries()[0].entity_key == "e:x"
+
+
+def test_an_approval_from_before_run_settings_counted_trusts_no_version(tmp_path: Path) -> None:
+    """An fp1 approval covered argv and pins alone: after the upgrade it matches nothing, so
+    failgate asks again rather than run a verifier whose settings nobody reviewed."""
+    entry = TrustedVerifier.new("deploy:gas", ran(ARGV), PINS, "Ada").to_json()
+    del entry["settings"]
+    entry["fingerprint"] = trust.hashlib.sha256(
+        trust.canonical_json(["fp1", list(ARGV), trust.pins_json(PINS)])
+    ).hexdigest()
+    path = tmp_path / "failgate/trust.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"format": 2, "verifiers": [entry]}))
+    store = TrustStore(str(tmp_path))
+    approved = store.approved("deploy:gas")
+    assert approved is not None and approved.settings is None
+    now = fingerprint(ARGV, PINS, run_settings(ran(ARGV)))
+    assert not store.is_trusted("deploy:gas", now)

@@ -699,7 +699,7 @@ def test_an_approved_verifier_runs_until_its_pinned_file_changes(
     with GitRepo.open(world.path) as grepo:
         pins = resolve_pins(grepo, world.head(), verification.files)
     pinned = [(p.path, p.oid) for p in pins]
-    store.approve([TrustedVerifier.new(ENTITY, verification.command, pinned, "Ada")])
+    store.approve([TrustedVerifier.new(ENTITY, verification, pinned, "Ada")])
     trusted = verify(
         world, verification, trust_ledger=False, trust=TrustStore(str(world.path / ".git"))
     )

@@ -14,9 +14,15 @@ from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import read_union
-from failgate_hooks.render.trust import argv_lines, content_lines, diff_lines
+from failgate_hooks.render.trust import argv_lines, content_lines, diff_lines, settings_lines
 from failgate_hooks.verify.pins import PinError, resolve_pins, write_regular_file
-from failgate_hooks.verify.trust import TrustedVerifier, TrustStore, fingerprint
+from failgate_hooks.verify.trust import (
+    RunSettings,
+    TrustedVerifier,
+    TrustStore,
+    fingerprint,
+    run_settings,
+)
 
 
 @dataclass(frozen=True)
@@ -24,7 +30,7 @@ class Candidate:
     """One gate's verifier as this machine would run it, and how it stands with trust."""
 
     entity_key: str
-    argv: tuple[str, ...]
+    verification: Verification
     pinned: tuple[tuple[str, str], ...]
     fingerprint: str
     pinned_from: str  # the revision the pinned files come from, as people name it
@@ -37,6 +43,14 @@ class Candidate:
     push_copy: bool
     unpinned_repo_files: tuple[str, ...]
     problem: str | None = None
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return self.verification.command
+
+    @property
+    def settings(self) -> RunSettings:
+        return run_settings(self.verification)
 
 
 def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
@@ -65,7 +79,7 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
             except PinError as exc:
                 pins, problem = [], str(exc)
             pinned = tuple((p.path, p.oid) for p in pins)
-            fp = fingerprint(argv, pinned) if problem is None else ""
+            fp = fingerprint(argv, pinned, run_settings(verification)) if problem is None else ""
             if fp and fp in seen:
                 continue
             seen.add(fp)
@@ -74,7 +88,7 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
             out.append(
                 Candidate(
                     entity_key=key,
-                    argv=argv,
+                    verification=verification,
                     pinned=pinned,
                     fingerprint=fp,
                     pinned_from=labels.get(rev, rev[:12]),
@@ -107,6 +121,14 @@ def describe(repo: GitRepo, candidate: Candidate) -> list[str]:
     approved = candidate.approved
     if approved is not None and approved.argv != candidate.argv:
         lines += ["     the approved version's argv:", *argv_lines(approved.argv)]
+    lines += ["     run settings:", *settings_lines(candidate.settings)]
+    if approved is not None and approved.settings != candidate.settings:
+        lines.append("     the approved version's run settings:")
+        lines += (
+            settings_lines(approved.settings)
+            if approved.settings is not None
+            else ["       not recorded: approved by an earlier failgate, which did not cover them"]
+        )
     if candidate.problem:
         lines.append(f"     cannot run: {clean_line(candidate.problem)}")
     elif candidate.pinned:
@@ -178,7 +200,7 @@ def _file_lines(repo: GitRepo, candidate: Candidate) -> list[str]:
 def approve(repo: GitRepo, chosen: list[Candidate], who: str) -> None:
     """Approve each chosen version for its gate, revoking the gate's version before."""
     TrustStore(repo.common_dir).approve(
-        TrustedVerifier.new(c.entity_key, c.argv, c.pinned, who) for c in chosen
+        TrustedVerifier.new(c.entity_key, c.verification, c.pinned, who) for c in chosen
     )
 
 
@@ -193,7 +215,7 @@ def trust_recorded(repo: GitRepo, event: Event, who: str) -> str | None:
         return f"{found}: the verifier is not trusted"
     pinned = [(path, repo.run("hash-object", "--", path)) for path in found]
     TrustStore(repo.common_dir).approve(
-        [TrustedVerifier.new(event.entity_key, verification.command, pinned, who)]
+        [TrustedVerifier.new(event.entity_key, verification, pinned, who)]
     )
     return None
 

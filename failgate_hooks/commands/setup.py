@@ -65,6 +65,7 @@ def _candidate_json(candidate: Candidate) -> dict[str, object]:
     return {
         "entity_key": candidate.entity_key,
         "argv": list(candidate.argv),
+        "settings": candidate.settings,
         "pinned": [{"path": path, "blob": oid} for path, oid in candidate.pinned],
         "pinned_from": candidate.pinned_from,
         "fingerprint": candidate.fingerprint,

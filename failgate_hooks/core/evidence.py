@@ -30,7 +30,8 @@ _MAX_TIME = 40
 
 # What a content key or an input key looks like (verify/keys.py): a version, a sha256.
 _CONTENT = re.compile(r"(ck1|ck2|ik1):([0-9a-f]{64})\Z")
-_DIGEST = re.compile(r"vd2:[0-9a-f]{64}\Z")
+# vd2 still reads as a digest, so an old statement is "another verifier digest", not junk.
+_DIGEST = re.compile(r"vd[23]:[0-9a-f]{64}\Z")
 _OBJECT_ID = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
 _B64 = re.compile(r"[A-Za-z0-9+/]+={0,2}\Z")
@@ -46,7 +47,7 @@ class Statement:
 
     content: str  # the content key, or with `inputs` the input key, it passed on
     environment: str | None
-    verifier: str  # the verifier digest: argv and pinned (path, blob) pairs, versioned
+    verifier: str  # the verifier digest: argv, pinned (path, blob) pairs, run settings
     entity: str
     result: str
     time: str  # when the signer says it ran: shown, never trusted for validity
@@ -210,7 +211,7 @@ def why_not_covered(statement: Statement, subject: Subject) -> str | None:
     if statement.result != RESULT_PASS:
         return f"its result is {statement.result!r}, not a pass"
     if statement.verifier != subject.verifier:
-        return "another verifier digest (argv or pinned files differ from the gate's)"
+        return "another verifier digest (argv, pinned files or run settings differ from the gate's)"
     if statement.entity != subject.entity:
         return f"it is about entity {statement.entity!r}"
     if statement.content != subject.content:

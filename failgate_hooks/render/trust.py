@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import shlex
+from collections.abc import Mapping
 
 from failgate_hooks.core.sanitize import clean_line, clip
 
@@ -45,6 +46,22 @@ def quote_argument(argument: str) -> str:
 def argv_lines(argv: tuple[str, ...] | list[str]) -> list[str]:
     """Argv, one quoted argument per line under the indent."""
     return [INDENT + _bounded(quote_argument(argument)) for argument in argv]
+
+
+_UNSET = {"inputs": "(the whole commit)", "timeout_s": "(the configured default)"}
+
+
+def settings_lines(settings: Mapping[str, object]) -> list[str]:
+    """A verifier's run settings, one `name: value` per line under the indent; a list value
+    is its items quoted as argv is, so no item can pose as another setting."""
+    lines = []
+    for name, value in sorted(settings.items()):
+        if isinstance(value, list | tuple):
+            shown = " ".join(quote_argument(str(item)) for item in value) or "(none)"
+        else:
+            shown = _UNSET.get(name, "(unset)") if value is None else quote_argument(str(value))
+        lines.append(INDENT + _bounded(f"{clean_line(str(name))}: {shown}"))
+    return lines
 
 
 def content_lines(data: bytes, blob: str) -> list[str]:

@@ -10,34 +10,33 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from failgate_hooks.verify.localfiles import (
-    Pinned,
     canonical_json,
     local_folder,
-    pins_json,
     read_quietly,
     utc_now,
     write_atomically,
 )
 
-PASS_KEY_VERSION = "pc2"
+# pc3: keyed by trust's fingerprint, so a pass stands only for the verifier as approved,
+# its run settings included.
+PASS_KEY_VERSION = "pc3"
 
 
 def pass_key(
-    argv: Sequence[str],
-    pinned: Iterable[Pinned],
+    fingerprint: str,
     entity_key: str,
     environment: str | None,
     content: str,
     isolation: str | None = None,
 ) -> str:
-    """The cache key of one pass; `content` is a content key or an input key (both versioned).
+    """The cache key of one pass: the verifier's fingerprint (argv, pins, run settings) and
+    what it ran on; `content` is a content key or an input key (both versioned).
 
     `isolation` names the sandbox a pass ran in: a pass outside it never stands for one in it."""
-    payload = [PASS_KEY_VERSION, list(argv), pins_json(pinned), entity_key, environment, content]
+    payload = [PASS_KEY_VERSION, fingerprint, entity_key, environment, content]
     if isolation is not None:
         payload.append(isolation)
     return f"{PASS_KEY_VERSION}-{hashlib.sha256(canonical_json(payload)).hexdigest()}"

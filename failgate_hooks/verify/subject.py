@@ -21,12 +21,14 @@ from failgate_hooks.verify.keys import content_key, input_key
 from failgate_hooks.verify.localfiles import Pinned
 from failgate_hooks.verify.passcache import pass_key
 from failgate_hooks.verify.pins import Pin, resolve_pins
-from failgate_hooks.verify.trust import fingerprint
+from failgate_hooks.verify.trust import fingerprint, run_settings
 
 if TYPE_CHECKING:
     from failgate_hooks.core.evidence import Subject
 
-DIGEST_VERSION = "vd2"  # the verifier digest: trust's fingerprint, versioned
+# The verifier digest: trust's fingerprint, versioned. vd3: the fingerprint covers the
+# run settings, so a vd2 statement stands for no run.
+DIGEST_VERSION = "vd3"
 
 
 def run_content_key(
@@ -70,8 +72,8 @@ class GateRun:
 
     @cached_property
     def fingerprint(self) -> str:
-        """What trust names: the command and the pinned files."""
-        return fingerprint(self.command, self.pinned)
+        """What trust names: the command, the pinned files and the run settings."""
+        return fingerprint(self.command, self.pinned, run_settings(self.verification))
 
     @cached_property
     def content(self) -> str:
@@ -85,7 +87,7 @@ class GateRun:
     def pass_key(self, isolation: str | None) -> str:
         """What a pass of this run is cached under, run in the sandbox `isolation` names."""
         return pass_key(
-            self.command, self.pinned, self.entity_key, self.environment, self.content, isolation
+            self.fingerprint, self.entity_key, self.environment, self.content, isolation
         )
 
     def subject(self) -> Subject:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from failgate_hooks.core.errors import TrustError
+from failgate_hooks.core.events import Verification
 from failgate_hooks.verify.localfiles import (
     Pinned,
     canonical_json,
@@ -33,7 +34,9 @@ from failgate_hooks.verify.localfiles import (
 # 2: one approval per gate, with the versions it replaced. 1 kept every approval
 # ever given: it is read as its last approval of each gate, the others replaced.
 TRUST_FORMAT = 2
-FINGERPRINT_VERSION = "fp1"
+# fp2: the run settings too. An fp1 approval named argv and pins alone, so a pulled
+# event could widen env_pass under it unreviewed: it matches no fingerprint now.
+FINGERPRINT_VERSION = "fp2"
 
 # Holding the lock is only a read, a merge and a rename of a small file:
 # a lock older than this was left by a process that died holding it.
@@ -42,15 +45,30 @@ LOCK_WAIT_S = 10.0
 _LOCK_POLL_S = 0.05
 
 
-def fingerprint(argv: Sequence[str], pinned: Iterable[Pinned]) -> str:
-    """sha256 of a verifier's argv and its sorted pinned (path, blob) pairs: what trust names."""
-    payload = [FINGERPRINT_VERSION, list(argv), pins_json(pinned)]
+RunSettings = dict[str, Any]
+
+
+def run_settings(verification: Verification) -> RunSettings:
+    """How a verifier runs beyond its argv and files: what it sees of the environment,
+    where, for how long, and what its pass stands on. An approval covers these too."""
+    return {
+        "env_pass": sorted(set(verification.env_pass)),
+        "inputs": None if verification.inputs is None else list(verification.inputs),
+        "timeout_s": verification.timeout_s,
+        "workdir": verification.workdir.value,
+    }
+
+
+def fingerprint(argv: Sequence[str], pinned: Iterable[Pinned], settings: RunSettings) -> str:
+    """sha256 of a verifier's argv, its sorted pinned (path, blob) pairs and its run
+    settings: what trust names."""
+    payload = [FINGERPRINT_VERSION, list(argv), pins_json(pinned), settings]
     return hashlib.sha256(canonical_json(payload)).hexdigest()
 
 
 @dataclass(frozen=True)
 class TrustedVerifier:
-    """One approval: this verifier (argv and pinned blobs) may run for this entity."""
+    """One approval: this verifier (argv, pinned blobs, run settings) may run for this entity."""
 
     fingerprint: str
     entity_key: str
@@ -60,25 +78,29 @@ class TrustedVerifier:
     approved_at: str  # UTC, ISO 8601
     # the fingerprints of the gate's earlier approvals, oldest first
     replaced: tuple[str, ...] = ()
+    # None in an approval made before fingerprints covered them
+    settings: RunSettings | None = None
 
     @classmethod
     def new(
         cls,
         entity_key: str,
-        argv: Sequence[str],
+        verification: Verification,
         pinned: Iterable[Pinned],
         approved_by: str,
         approved_at: str | None = None,
     ) -> TrustedVerifier:
-        """An approval made now, its fingerprint computed from argv and the pins."""
+        """An approval made now, its fingerprint computed from the verification and the pins."""
         pins = tuple(sorted(pinned))
+        settings = run_settings(verification)
         return cls(
-            fingerprint=fingerprint(argv, pins),
+            fingerprint=fingerprint(verification.command, pins, settings),
             entity_key=entity_key,
-            argv=tuple(argv),
+            argv=verification.command,
             pinned=pins,
             approved_by=approved_by,
             approved_at=approved_at or utc_now(),
+            settings=settings,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -90,6 +112,7 @@ class TrustedVerifier:
             "approved_by": self.approved_by,
             "approved_at": self.approved_at,
             "replaced": list(self.replaced),
+            "settings": self.settings,
         }
 
 
@@ -231,7 +254,16 @@ def _parse_approval(item: object, *, with_replaced: bool) -> TrustedVerifier | N
         approved_by=item["approved_by"],
         approved_at=item["approved_at"],
         replaced=tuple(replaced),
+        settings=_parse_settings(item.get("settings")),
     )
+
+
+def _parse_settings(value: object) -> RunSettings | None:
+    """The run settings an approval recorded; None when it recorded none (or not as ours):
+    they are only shown, the fingerprint alone decides."""
+    if not isinstance(value, dict) or set(value) != {"env_pass", "inputs", "timeout_s", "workdir"}:
+        return None
+    return value
 
 
 # --------------------------------------------------------------------------- the lock

@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 
 from failgate_hooks.app import demo
-from tests.conftest import Repo
+from tests.conftest import Repo, git
 from tests.worlds import KEY, budget_repo, fix_budget, record_failure, with_remote
 
 STRICTER = demo.CHECK_SCRIPT.replace("PER_MODULE = 20_000_000", "PER_MODULE = 30_000_000")
@@ -166,3 +166,45 @@ def test_heads_own_copy_is_shown_but_the_copy_a_push_runs_is_approved(tmp_path: 
     )  # fmt: skip
     assert pushed.returncode == 1 and "budget 50M < required 120M" in pushed.stdout, pushed
     assert "nothing to approve" in trust(repo, "--yes").stdout
+
+
+SHOWS_SECRET = """\
+import os, sys
+open(sys.argv[1], "a").write(repr(os.environ.get("FAILGATE_TEST_SECRET")) + "\\n")
+"""
+
+
+def test_a_pulled_event_that_widens_env_pass_is_not_trusted_unreviewed(tmp_path: Path) -> None:
+    marker = tmp_path / "seen"
+    repo = budget_repo(tmp_path / "work")
+    repo.write("checks/shows.py", SHOWS_SECRET)
+    repo.commit("a verifier")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    command = f"{sys.executable} checks/shows.py {marker}"
+    repo.record(
+        "ops:secret", "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", command, "--verify-file", "checks/shows.py", "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the gate")  # record trusts the version it writes
+    repo.git("push", "-q", "--no-verify", "origin", "main")
+    secret = {"FAILGATE_TEST_SECRET": "hunter2"}
+    assert repo.failgate("check", "--ref", "refs/heads/main", env=secret).code == 0
+    assert marker.read_text() == "None\n"  # approved, and given no such variable
+    # Someone else restates the same verifier, asking for the variable, and pushes it.
+    other = Repo(tmp_path / "other")
+    git(tmp_path, "clone", "-q", str(remote), str(other.path))
+    event = other.record(
+        "ops:secret", "--status", "observed", "--title", "t", "--trigger", "push",
+        "--verify", command, "--verify-file", "checks/shows.py", "--no-probe",
+    )  # fmt: skip
+    with open(other.path / event, "a") as handle:
+        handle.write('env_pass = ["FAILGATE_TEST_SECRET"]\n')
+    other.commit("the same verifier, with a variable")
+    other.git("push", "-q", "--no-verify", "origin", "main")
+    repo.git("pull", "-q", "--ff-only", "origin", "main")
+    repo.failgate("check", "--ref", "refs/heads/main", "--no-cache", env=secret)
+    assert "hunter2" not in marker.read_text()  # never run unreviewed with it
+    # and the prompt shows what changed: the variable, beside what was approved
+    shown = trust(repo).stdout
+    assert "NOT TRUSTED" in shown and "env_pass: FAILGATE_TEST_SECRET" in shown, shown
+    assert "the approved version's run settings:" in shown and "env_pass: (none)" in shown
