@@ -364,3 +364,17 @@ def test_a_commit_without_event_files_opens_no_cache(
     assert [p.code for f in union_of(world, commit).files.values() for p in f.problems] == [
         "bad-file-name"
     ]
+
+
+def test_the_format_version_covers_every_source_that_makes_a_kept_entry() -> None:
+    """A kept entry is a file bounded and parsed by the ledger read, then resolved: a
+    change to any of those rules must make an older cache file another version."""
+    import inspect
+
+    from failgate_hooks.core import resolve, validate
+
+    makers = [union._parse_bounded, union._parse_event_files, validate.parse_event, resolve]
+    digested = {path.resolve() for path in parsecache.rule_sources()}
+    for maker in makers:
+        source = inspect.getsourcefile(maker)
+        assert source is not None and Path(source).resolve() in digested, source

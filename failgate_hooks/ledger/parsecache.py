@@ -57,13 +57,20 @@ def cache_path(repo: GitRepo) -> str | None:
         return None
 
 
+def rule_sources() -> list[Path]:
+    """The sources whose rules make a kept entry: core (parse_event, resolve, and the
+    top-level modules it may import), the ledger read that bounds and parses each file
+    (union.py), and this file."""
+    here = Path(__file__).resolve()
+    package = here.parent.parent
+    core = sorted([*package.glob("*.py"), *(package / "core").glob("*.py")])
+    return [*core, here.parent / "union.py", here]
+
+
 def format_version() -> str:
     """Changes whenever a kept parse could differ from a fresh one."""
-    package = Path(__file__).resolve().parent.parent
-    # parse_event lives in core and may import top-level modules (the TOML reader)
-    sources = sorted([*package.glob("*.py"), *(package / "core").glob("*.py")])
     digest = hashlib.sha256()
-    for source in [*sources, Path(__file__).resolve()]:
+    for source in rule_sources():
         digest.update(source.read_bytes())
     python = ".".join(map(str, sys.version_info[:3]))
     return f"{__version__}-{python}-{digest.hexdigest()[:16]}"
