@@ -26,21 +26,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from failgate_hooks.core.command_git import command_value, git_pushes, read_git
 from failgate_hooks.core.command_rules import (
     _APPENDERS,
     _BYPASS_VARIABLES,
     _CODE_FLAGS,
-    _COMMAND_KEYS,
     _COMMAND_VARIABLES,
-    _CONFIG_READS,
-    _CONFIG_VALUES,
-    _CONFIG_WRITES,
-    _GIT_NOT_PUSH,
-    _GIT_VALUE_OPTIONS,
-    _HOOK_KEYS,
-    _HOOKLESS_PUSHES,
     _INTERPRETER,
     _KEYWORDS,
     _SHELLS,
@@ -56,16 +48,14 @@ from failgate_hooks.core.command_rules import (
     needs_reading,
     squashed,
 )
+from failgate_hooks.core.command_state import Push, ScanState
 from failgate_hooks.core.command_words import (
     _MODULES,
     _OWN_COMMANDS,
     _assigned,
-    _bypass_flag,
     _env_split,
     _moved,
     _shown,
-    ext_argv,
-    receive_pack_values,
 )
 from failgate_hooks.core.command_writes import WRITERS, WriteTarget, operands, written_by
 from failgate_hooks.core.shell_lexer import (
@@ -78,30 +68,12 @@ from failgate_hooks.core.shell_lexer import (
 )
 
 
-@dataclass
-class _Push:
-    kind: str  # "push", "computed" (the subcommand is), "unknown" (git does not know it)
-    bypass: str | None
-    computed_args: bool
-
-
-@dataclass
-class _State:
-    cwd: str | None
-    findings: list[Finding] = field(default_factory=list)
-    writes: list[WriteTarget] = field(default_factory=list)
-    code: list[str] = field(default_factory=list)
-    pushes: list[_Push] = field(default_factory=list)
-    unreadable: list[str] = field(default_factory=list)
-    bypass_variables: list[str] = field(default_factory=list)
-
-
 def scan_command(command: str, cwd: str | None = None) -> CommandScan:
     """What `command`, run in `cwd`, would do around the gate."""
     flat = squashed(command)
     if not needs_reading(flat):
         return CommandScan()
-    state = _State(cwd)
+    state = ScanState(cwd)
     try:
         _scan_text(command, state, depth=0)
     except Unreadable as error:
@@ -110,7 +82,7 @@ def scan_command(command: str, cwd: str | None = None) -> CommandScan:
     return _verdict(state, "push" in flat, bypass_seen=holds_bypass(flat))
 
 
-def _verdict(state: _State, pushes: bool, *, bypass_seen: bool) -> CommandScan:
+def _verdict(state: ScanState, pushes: bool, *, bypass_seen: bool) -> CommandScan:
     findings = list(state.findings)
     for push in state.pushes:
         bypass = push.bypass or next(iter(state.bypass_variables), None)
@@ -140,7 +112,7 @@ def _verdict(state: _State, pushes: bool, *, bypass_seen: bool) -> CommandScan:
     )
 
 
-def _scan_text(text: str, state: _State, depth: int) -> None:
+def _scan_text(text: str, state: ScanState, depth: int) -> None:
     """Each command of `text`, in order (a `cd` moves the ones after it)."""
     if depth > MAX_RECURSION:
         raise Unreadable("it nests shells too deeply to read")
@@ -148,7 +120,7 @@ def _scan_text(text: str, state: _State, depth: int) -> None:
         _command(cmd, state, depth)
 
 
-def _command(cmd: Command, state: _State, depth: int) -> None:
+def _command(cmd: Command, state: ScanState, depth: int) -> None:
     for redirect in cmd.redirects:
         if redirect.op in WRITE_REDIRECTS and redirect.target is not None:
             state.writes.append(WriteTarget(redirect.target.text, state.cwd))
@@ -161,28 +133,19 @@ def _command(cmd: Command, state: _State, depth: int) -> None:
         _argv(words, cmd, state, depth)
 
 
-def _assignment(name: str, state: _State, word: Word, depth: int) -> None:
+def _assignment(name: str, state: ScanState, word: Word, depth: int) -> None:
     if _BYPASS_VARIABLES.fullmatch(name):
         state.bypass_variables.append(name)
     elif name in _COMMAND_VARIABLES:
-        _command_value(name, word.text.partition("=")[2], word.dynamic, state, depth)
+        command_value(_READER, name, word.text.partition("=")[2], word.dynamic, state, depth)
 
 
-def _command_value(what: str, value: str, dynamic: bool, state: _State, depth: int) -> None:
-    """A command git runs through the shell on its way to a push, before the pre-push hook."""
-    if dynamic and value.lstrip().startswith(DYN):
-        state.unreadable.append(f"{what} runs a command computed by the shell")
-        state.pushes.append(_Push("computed", None, computed_args=True))
-    else:
-        _nested(value, state, depth)  # `ssh -i $KEY`: what the shell computes stays a word
-
-
-def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
+def _argv(argv: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
     head = argv[0]
     program = basename(head.text)  # `"$(git --exec-path)/git-push"` is git-push all the same
     if head.dynamic and (DYN in program or not program.startswith("git-")):
         if any(not w.dynamic and w.text == "push" for w in argv[1:]):
-            state.pushes.append(_Push("computed", None, computed_args=True))
+            state.pushes.append(Push("computed", None, computed_args=True))
         state.unreadable.append(f"the command {_shown(head)} is computed by the shell")
         return
     name = program
@@ -194,10 +157,10 @@ def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
     elif name in _APPENDERS:
         _appender(name, args, state, depth)
     elif name == "git":
-        _git(args, state, depth, state.cwd)
+        read_git(_READER, args, state, depth, state.cwd)
     elif name.startswith("git-") and len(name) > 4:
         # a git command by its own program name, as git's exec path holds it
-        _git([Word(name[4:]), *args], state, depth, state.cwd)
+        read_git(_READER, [Word(name[4:]), *args], state, depth, state.cwd)
     elif name in _SHELLS:
         _shell(args, cmd, state, depth)
     elif name == "eval":
@@ -229,11 +192,11 @@ def _argv(argv: list[Word], cmd: Command, state: _State, depth: int) -> None:
         # an unknown wrapper in front of git (`nice -n5 git push`, `echo git push`)
         for index, word in enumerate(args):
             if not word.dynamic and basename(word.text) == "git":
-                _git(args[index + 1 :], state, depth, state.cwd, pushes_only=True)
+                read_git(_READER, args[index + 1 :], state, depth, state.cwd, pushes_only=True)
                 break
 
 
-def _unwrap(name: str, args: list[Word], state: _State, depth: int) -> list[Word]:
+def _unwrap(name: str, args: list[Word], state: ScanState, depth: int) -> list[Word]:
     """The command a wrapper runs, and the variables it sets on the way."""
     values = _WRAPPER_VALUES.get(name, set())
     operand = name in _WRAPPER_OPERAND
@@ -261,13 +224,13 @@ def _unwrap(name: str, args: list[Word], state: _State, depth: int) -> list[Word
     return []
 
 
-def _appender(name: str, args: list[Word], state: _State, depth: int) -> None:
+def _appender(name: str, args: list[Word], state: ScanState, depth: int) -> None:
     """`xargs git push`: the arguments it adds are read from its input, unseen here."""
     for index, word in enumerate(args):
         if not word.dynamic and basename(word.text) == "git":
             state.pushes.extend(
-                _Push(p.kind, p.bypass, computed_args=True)
-                for p in _git_pushes(args[index + 1 :], state, depth)
+                Push(p.kind, p.bypass, computed_args=True)
+                for p in git_pushes(_READER, args[index + 1 :], state, depth)
             )
             return
         if not word.dynamic and basename(word.text) in _SHELLS:
@@ -275,150 +238,7 @@ def _appender(name: str, args: list[Word], state: _State, depth: int) -> None:
             return
 
 
-def _git_pushes(args: list[Word], state: _State, depth: int) -> list[_Push]:
-    """The pushes of one git invocation, apart from the line's others."""
-    probe = _State(state.cwd)
-    _git(args, probe, depth, state.cwd, pushes_only=True)
-    state.findings.extend(probe.findings)
-    state.unreadable.extend(probe.unreadable)
-    return probe.pushes
-
-
-def _git(
-    args: list[Word], state: _State, depth: int, cwd: str | None, *, pushes_only: bool = False
-) -> None:
-    """One git invocation: its global options, then what its subcommand does."""
-    bypass: str | None = None
-    index = 0
-    while index < len(args):
-        word = args[index]
-        text = word.text
-        if word.dynamic:
-            break
-        option, eq, inline = text.partition("=")
-        if option in ("-c", "--config-env"):
-            value_word = args[index + 1] if not eq and index + 1 < len(args) else None
-            value = inline if eq else (value_word.text if value_word else "")
-            if value_word is not None and value_word.dynamic:
-                state.unreadable.append(f"git {option} takes a value computed by the shell")
-            bypass = _git_config_pair(value, state, depth) or bypass
-            index += 1 if eq else 2
-            continue
-        if option == "--git-dir":
-            bypass = bypass or "--git-dir"
-        if option == "-C" and index + 1 < len(args):
-            cwd = _moved(cwd, [args[index + 1]])
-        if not text.startswith("-"):
-            break
-        index += 2 if (text in _GIT_VALUE_OPTIONS and not eq) else 1
-    if index >= len(args):
-        return
-    sub, rest = args[index], args[index + 1 :]
-    if sub.dynamic:
-        state.pushes.append(_Push("computed", bypass or _bypass_flag(rest), computed_args=True))
-        return
-    name = sub.text
-    if name in _HOOKLESS_PUSHES:
-        state.pushes.append(_Push("push", f"git {name}, which runs no hook", computed_args=False))
-    elif name == "push":
-        computed = any(w.dynamic for w in rest)
-        _push_commands(rest, state, depth)
-        state.pushes.append(_Push("push", bypass or _bypass_flag(rest), computed_args=computed))
-    elif name not in _GIT_NOT_PUSH:
-        state.pushes.append(_Push("unknown", bypass or _bypass_flag(rest), computed_args=False))
-    elif pushes_only:
-        return
-    elif name == "config":
-        _git_config(rest, state, depth)
-    elif name in ("rm", "mv"):
-        for word in operands(rest):
-            state.writes.append(WriteTarget(word.text, cwd, removes=True))
-    elif name == "submodule" and rest and rest[0].text == "foreach":
-        _code_string([w for w in rest[1:] if not w.text.startswith("-")], state, depth, "foreach")
-    elif name == "rebase":
-        _rebase_exec(rest, state, depth)
-    elif name == "bisect" and rest and rest[0].text == "run" and len(rest) > 1:
-        _argv(rest[1:], Command(), state, depth)
-
-
-def _push_commands(args: list[Word], state: _State, depth: int) -> None:
-    """`--receive-pack=CMD` (`--exec`): a command git runs before the pre-push hook."""
-    for word in args:
-        if word.text.startswith("ext::"):
-            _ext(word, state, depth)
-    for given in receive_pack_values(args):
-        _command_value("git push --receive-pack", given.text, given.dynamic, state, depth)
-
-
-def _ext(word: Word, state: _State, depth: int) -> None:
-    """An `ext::` URL: git runs its command (words split at spaces, `% ` one space)."""
-    if word.dynamic:
-        _command_value("an ext:: URL", DYN, True, state, depth)
-        return
-    if words := ext_argv(word.text):
-        _argv(words, Command(), state, depth)
-
-
-def _git_config_pair(pair: str, state: _State, depth: int) -> str | None:
-    """A `-c key=value`: the bypass it is (moving the hooks), or an alias to read."""
-    key, _, value = pair.partition("=")
-    key = key.lower()
-    if _HOOK_KEYS.fullmatch(key):
-        return f"-c {key}"
-    if _COMMAND_KEYS.fullmatch(key):
-        _command_value(f"-c {key}", value.removeprefix("!"), False, state, depth)
-    if value.startswith("ext::"):
-        _ext(Word(value), state, depth)
-    if key.startswith("alias."):
-        _alias(value, state, depth)
-    return None
-
-
-def _git_config(args: list[Word], state: _State, depth: int) -> None:
-    """`git config` that moves or includes the hooks, or defines an alias that pushes."""
-    if any(w.text in _CONFIG_READS for w in args):
-        return
-    operands: list[Word] = []
-    skip = False
-    for word in args:
-        if skip:
-            skip = False
-        elif word.text in _CONFIG_VALUES:
-            skip = True
-        elif not word.text.startswith("-") and word.text not in _CONFIG_WRITES:
-            operands.append(word)
-    if len(operands) < 2 and not any(w.text in _CONFIG_WRITES for w in args):
-        return  # `git config KEY` reads it
-    for index, word in enumerate(operands):
-        key = word.text.lower()
-        if _HOOK_KEYS.fullmatch(key) or (word.dynamic and index == 0):
-            state.findings.append(Finding(Risk.HOOKS_CONFIG, f"git config {_shown(word)}"))
-            return
-        if key.startswith("alias.") and index + 1 < len(operands):
-            _alias(operands[index + 1].text, state, depth)
-            return
-        if _COMMAND_KEYS.fullmatch(key) and index + 1 < len(operands):
-            given = operands[index + 1]
-            _command_value(
-                f"git config {key}", given.text.removeprefix("!"), given.dynamic, state, depth
-            )
-            return
-
-
-def _alias(value: str, state: _State, depth: int) -> None:
-    """A git alias: `!cmd` runs a shell command, anything else runs as git's arguments."""
-    _nested(value[1:] if value.startswith("!") else f"git {value}", state, depth)
-
-
-def _rebase_exec(args: list[Word], state: _State, depth: int) -> None:
-    for index, word in enumerate(args):
-        if word.text in ("-x", "--exec") and index + 1 < len(args):
-            _code_string([args[index + 1]], state, depth, what="rebase --exec")
-        elif word.text.startswith("--exec="):
-            _nested(word.text.removeprefix("--exec="), state, depth)
-
-
-def _shell(args: list[Word], cmd: Command, state: _State, depth: int) -> None:
+def _shell(args: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
     """`bash -c CODE`, a shell reading a here-document, or one fed from a pipe."""
     index = 0
     takes_code = False
@@ -443,7 +263,7 @@ def _shell(args: list[Word], cmd: Command, state: _State, depth: int) -> None:
         state.unreadable.append("a shell reads its commands from a pipe")
 
 
-def _code_string(words: Sequence[Word], state: _State, depth: int, what: str) -> None:
+def _code_string(words: Sequence[Word], state: ScanState, depth: int, what: str) -> None:
     """Words the shell joins and runs again as a command line."""
     if not words:
         return
@@ -453,11 +273,11 @@ def _code_string(words: Sequence[Word], state: _State, depth: int, what: str) ->
     _nested(" ".join(w.text for w in words), state, depth)
 
 
-def _nested(text: str, state: _State, depth: int) -> None:
+def _nested(text: str, state: ScanState, depth: int) -> None:
     _scan_text(text, state, depth + 1)
 
 
-def _interpreter(name: str, args: list[Word], cmd: Command, state: _State) -> None:
+def _interpreter(name: str, args: list[Word], cmd: Command, state: ScanState) -> None:
     """Inline code an interpreter runs (`-c`, `-e`, a here-document), and `-m failgate_hooks`."""
     family = re.sub(r"[0-9.]+$", "", name).replace("pypy", "python").replace("nodejs", "node")
     flags = _CODE_FLAGS.get(family, ())
@@ -478,7 +298,7 @@ def _interpreter(name: str, args: list[Word], cmd: Command, state: _State) -> No
     state.code.extend(w.text for w in cmd.herestrings)
 
 
-def _find(args: list[Word], cmd: Command, state: _State, depth: int) -> None:
+def _find(args: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
     """`find ROOT -delete` removes what it finds; `-exec CMD {} ;` runs CMD on each."""
     roots = []
     for word in args:
@@ -498,3 +318,19 @@ def _find(args: list[Word], cmd: Command, state: _State, depth: int) -> None:
     if writes:
         # what it changes is inside its starting points, whatever the expression selects
         state.writes.extend(WriteTarget(w.text, state.cwd) for w in roots)
+
+
+class _Reader:
+    """The scan as `LineReader`: how git's part of it hands back a command line it found."""
+
+    def argv(self, words: list[Word], state: ScanState, depth: int) -> None:
+        _argv(words, Command(), state, depth)
+
+    def line(self, text: str, state: ScanState, depth: int) -> None:
+        _nested(text, state, depth)
+
+    def code_string(self, words: Sequence[Word], state: ScanState, depth: int, what: str) -> None:
+        _code_string(words, state, depth, what)
+
+
+_READER = _Reader()

@@ -1,0 +1,196 @@
+"""A git command line as the command scan reads it: the pushes it makes, and around them. Pure.
+
+Its global options (`-c`, `--config-env`, `--git-dir`, `-C`), the subcommand, a
+push's bypass and the commands it has git run before the pre-push hook
+(`--receive-pack`, an `ext::` URL, `core.sshCommand` and the like), `git config`
+that moves the hooks or defines an alias, and the commands other subcommands run
+(`submodule foreach`, `rebase --exec`, `bisect run`). A command line found on
+the way is handed back to the scan through `LineReader`.
+"""
+
+from __future__ import annotations
+
+from failgate_hooks.core.command_rules import (
+    _COMMAND_KEYS,
+    _CONFIG_READS,
+    _CONFIG_VALUES,
+    _CONFIG_WRITES,
+    _GIT_NOT_PUSH,
+    _GIT_VALUE_OPTIONS,
+    _HOOK_KEYS,
+    _HOOKLESS_PUSHES,
+    Finding,
+    Risk,
+)
+from failgate_hooks.core.command_state import LineReader, Push, ScanState
+from failgate_hooks.core.command_words import (
+    _bypass_flag,
+    _moved,
+    _shown,
+    ext_argv,
+    receive_pack_values,
+)
+from failgate_hooks.core.command_writes import WriteTarget, operands
+from failgate_hooks.core.shell_lexer import DYN, Word
+
+
+def command_value(
+    read: LineReader, what: str, value: str, dynamic: bool, state: ScanState, depth: int
+) -> None:
+    """A command git runs through the shell on its way to a push, before the pre-push hook."""
+    if dynamic and value.lstrip().startswith(DYN):
+        state.unreadable.append(f"{what} runs a command computed by the shell")
+        state.pushes.append(Push("computed", None, computed_args=True))
+    else:
+        read.line(value, state, depth)  # `ssh -i $KEY`: what the shell computes stays a word
+
+
+def git_pushes(read: LineReader, args: list[Word], state: ScanState, depth: int) -> list[Push]:
+    """The pushes of one git invocation, apart from the line's others."""
+    probe = ScanState(state.cwd)
+    read_git(read, args, probe, depth, state.cwd, pushes_only=True)
+    state.findings.extend(probe.findings)
+    state.unreadable.extend(probe.unreadable)
+    return probe.pushes
+
+
+def read_git(
+    read: LineReader,
+    args: list[Word],
+    state: ScanState,
+    depth: int,
+    cwd: str | None,
+    *,
+    pushes_only: bool = False,
+) -> None:
+    """One git invocation: its global options, then what its subcommand does."""
+    bypass: str | None = None
+    index = 0
+    while index < len(args):
+        word = args[index]
+        text = word.text
+        if word.dynamic:
+            break
+        option, eq, inline = text.partition("=")
+        if option in ("-c", "--config-env"):
+            value_word = args[index + 1] if not eq and index + 1 < len(args) else None
+            value = inline if eq else (value_word.text if value_word else "")
+            if value_word is not None and value_word.dynamic:
+                state.unreadable.append(f"git {option} takes a value computed by the shell")
+            bypass = _git_config_pair(read, value, state, depth) or bypass
+            index += 1 if eq else 2
+            continue
+        if option == "--git-dir":
+            bypass = bypass or "--git-dir"
+        if option == "-C" and index + 1 < len(args):
+            cwd = _moved(cwd, [args[index + 1]])
+        if not text.startswith("-"):
+            break
+        index += 2 if (text in _GIT_VALUE_OPTIONS and not eq) else 1
+    if index >= len(args):
+        return
+    sub, rest = args[index], args[index + 1 :]
+    if sub.dynamic:
+        state.pushes.append(Push("computed", bypass or _bypass_flag(rest), computed_args=True))
+        return
+    name = sub.text
+    if name in _HOOKLESS_PUSHES:
+        state.pushes.append(Push("push", f"git {name}, which runs no hook", computed_args=False))
+    elif name == "push":
+        computed = any(w.dynamic for w in rest)
+        _push_commands(read, rest, state, depth)
+        state.pushes.append(Push("push", bypass or _bypass_flag(rest), computed_args=computed))
+    elif name not in _GIT_NOT_PUSH:
+        state.pushes.append(Push("unknown", bypass or _bypass_flag(rest), computed_args=False))
+    elif pushes_only:
+        return
+    elif name == "config":
+        _git_config(read, rest, state, depth)
+    elif name in ("rm", "mv"):
+        for word in operands(rest):
+            state.writes.append(WriteTarget(word.text, cwd, removes=True))
+    elif name == "submodule" and rest and rest[0].text == "foreach":
+        read.code_string(
+            [w for w in rest[1:] if not w.text.startswith("-")], state, depth, "foreach"
+        )
+    elif name == "rebase":
+        _rebase_exec(read, rest, state, depth)
+    elif name == "bisect" and rest and rest[0].text == "run" and len(rest) > 1:
+        read.argv(rest[1:], state, depth)
+
+
+def _push_commands(read: LineReader, args: list[Word], state: ScanState, depth: int) -> None:
+    """`--receive-pack=CMD` (`--exec`): a command git runs before the pre-push hook."""
+    for word in args:
+        if word.text.startswith("ext::"):
+            _ext(read, word, state, depth)
+    for given in receive_pack_values(args):
+        command_value(read, "git push --receive-pack", given.text, given.dynamic, state, depth)
+
+
+def _ext(read: LineReader, word: Word, state: ScanState, depth: int) -> None:
+    """An `ext::` URL: git runs its command (words split at spaces, `% ` one space)."""
+    if word.dynamic:
+        command_value(read, "an ext:: URL", DYN, True, state, depth)
+        return
+    if words := ext_argv(word.text):
+        read.argv(words, state, depth)
+
+
+def _git_config_pair(read: LineReader, pair: str, state: ScanState, depth: int) -> str | None:
+    """A `-c key=value`: the bypass it is (moving the hooks), or an alias to read."""
+    key, _, value = pair.partition("=")
+    key = key.lower()
+    if _HOOK_KEYS.fullmatch(key):
+        return f"-c {key}"
+    if _COMMAND_KEYS.fullmatch(key):
+        command_value(read, f"-c {key}", value.removeprefix("!"), False, state, depth)
+    if value.startswith("ext::"):
+        _ext(read, Word(value), state, depth)
+    if key.startswith("alias."):
+        _alias(read, value, state, depth)
+    return None
+
+
+def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int) -> None:
+    """`git config` that moves or includes the hooks, or defines an alias that pushes."""
+    if any(w.text in _CONFIG_READS for w in args):
+        return
+    operands: list[Word] = []
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+        elif word.text in _CONFIG_VALUES:
+            skip = True
+        elif not word.text.startswith("-") and word.text not in _CONFIG_WRITES:
+            operands.append(word)
+    if len(operands) < 2 and not any(w.text in _CONFIG_WRITES for w in args):
+        return  # `git config KEY` reads it
+    for index, word in enumerate(operands):
+        key = word.text.lower()
+        if _HOOK_KEYS.fullmatch(key) or (word.dynamic and index == 0):
+            state.findings.append(Finding(Risk.HOOKS_CONFIG, f"git config {_shown(word)}"))
+            return
+        if key.startswith("alias.") and index + 1 < len(operands):
+            _alias(read, operands[index + 1].text, state, depth)
+            return
+        if _COMMAND_KEYS.fullmatch(key) and index + 1 < len(operands):
+            given = operands[index + 1]
+            command_value(
+                read, f"git config {key}", given.text.removeprefix("!"), given.dynamic, state, depth
+            )
+            return
+
+
+def _alias(read: LineReader, value: str, state: ScanState, depth: int) -> None:
+    """A git alias: `!cmd` runs a shell command, anything else runs as git's arguments."""
+    read.line(value[1:] if value.startswith("!") else f"git {value}", state, depth)
+
+
+def _rebase_exec(read: LineReader, args: list[Word], state: ScanState, depth: int) -> None:
+    for index, word in enumerate(args):
+        if word.text in ("-x", "--exec") and index + 1 < len(args):
+            read.code_string([args[index + 1]], state, depth, what="rebase --exec")
+        elif word.text.startswith("--exec="):
+            read.line(word.text.removeprefix("--exec="), state, depth)
