@@ -48,6 +48,8 @@ _HOOKLESS_PUSHES = frozenset({"send-pack", "http-push"})
 _HOOK_KEYS = re.compile(r"core\.hookspath|include\.path|includeif\..*\.path")
 
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
+# A script operand that is a descriptor the shell was handed (group 1: which), not a file.
+_DESCRIPTOR_SCRIPT = re.compile(r"/dev/stdin|(?:/dev|/proc/[^/]+)/fd/([^/]+)")
 _INTERPRETER = re.compile(r"python[0-9.]*|pypy[0-9.]*|node|nodejs|perl|ruby|php|deno|bun")
 _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"),
                "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "deno": ("eval",),

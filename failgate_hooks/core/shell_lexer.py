@@ -45,6 +45,9 @@ _SIMPLE_ESCAPES = {
 
 # The redirections that write to the file they name.
 WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+# The redirections that give a command something to read: standard input, unless a
+# descriptor is written before them. Here-documents and here-strings are apart.
+READ_REDIRECTS = frozenset({"<", "<&", "<>"})
 
 
 class Unreadable(Exception):
@@ -68,6 +71,7 @@ class Word:
 class Redirect:
     op: str
     target: Word | None  # None: a file descriptor is duplicated, no file named
+    fd: str = ""  # the descriptor written before it (`3<file`); "" for the operator's own
 
 
 @dataclass
@@ -114,6 +118,7 @@ class _Lexer:
         self.depth = depth
         self.out: list[Command] = []
         self.pending: list[Heredoc] = []
+        self.fd = ""  # a descriptor just read, which the redirection after it opens
 
     def tick(self) -> None:
         self.budget.left -= 1
@@ -171,7 +176,8 @@ class _Lexer:
                 word = self._word()
                 fd = not word.dynamic and word.text.isdigit() and word.prefix == word.text
                 if fd and self.i < n and text[self.i] in "<>":
-                    continue  # `2>file`: a file descriptor, not an argument
+                    self.fd = word.text  # `2>file`: a file descriptor, not an argument
+                    continue
                 cmd.words.append(word)
 
     def _end(self, cmd: Command) -> None:
@@ -179,12 +185,20 @@ class _Lexer:
             self.out.append(cmd)
 
     def _redirect(self, op: str, cmd: Command) -> None:
+        fd, self.fd = self.fd, ""
         if op in ("<(", ">("):
+            # the shell hands the command a path to read or write it through: a computed word
             self._nested()
+            cmd.words.append(Word(DYN, dynamic=True))
             return
         blanks = _BLANKS.match(self.text, self.i)
         if blanks:
             self.i = blanks.end()
+        if self.text.startswith(("<(", ">("), self.i):  # `< <(cmd)`: a computed file
+            self.i += 2
+            self._nested()
+            cmd.redirects.append(Redirect(op, Word(DYN, dynamic=True), fd))
+            return
         if self.i >= len(self.text) or self.text[self.i] in "\n;&|()<>":
             raise Unreadable(f"a {op} names nothing")
         target = self._word()
@@ -196,9 +210,9 @@ class _Lexer:
         elif op == "<<<":
             cmd.herestrings.append(target)
         elif op in (">&", "<&") and (target.text.isdigit() or target.text == "-"):
-            cmd.redirects.append(Redirect(op, None))
+            cmd.redirects.append(Redirect(op, None, fd))
         else:
-            cmd.redirects.append(Redirect(op, target))
+            cmd.redirects.append(Redirect(op, target, fd))
 
     def _heredoc_bodies(self) -> None:
         """Each pending here-document's body: the lines up to its delimiter."""
