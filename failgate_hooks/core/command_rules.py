@@ -50,14 +50,17 @@ _HOOK_KEYS = re.compile(r"core\.hookspath|include\.path|includeif\..*\.path")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
 # A script operand that is a descriptor the shell was handed (group 1: which), not a file.
 _DESCRIPTOR_SCRIPT = re.compile(r"/dev/stdin|(?:/dev|/proc/[^/]+)/fd/([^/]+)")
-_INTERPRETER = re.compile(r"python[0-9.]*|pypy[0-9.]*|node|nodejs|perl|ruby|php|deno|bun")
+_INTERPRETER = re.compile(
+    r"python[0-9.]*|pypy[0-9.]*|node|nodejs|perl|ruby|php|deno|bun|expect|tclsh[0-9.]*"
+)
 _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"),
                "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "deno": ("eval",),
-               "bun": ("-e", "--eval")}  # fmt: skip
+               "bun": ("-e", "--eval"), "expect": ("-c",)}  # fmt: skip
 _WRAPPERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time",
                        "nice", "ionice", "chrt", "taskset", "timeout", "stdbuf", "unbuffer",
                        "caffeinate", "setsid", "strace", "ltrace", "flock", "noglob",
-                       "busybox", "unshare", "chroot"})  # fmt: skip
+                       "busybox", "unshare", "chroot", "chronic", "eatmydata", "nocache",
+                       "pkexec", "su", "script", "watch"})  # fmt: skip
 _WRAPPER_VALUES = {
     "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "--user", "--group"},
     "doas": {"-u", "-C"}, "env": {"-u", "-C", "--unset", "--chdir"}, "nice": {"-n"},
@@ -65,9 +68,28 @@ _WRAPPER_VALUES = {
     "stdbuf": {"-i", "-o", "-e"}, "strace": {"-e", "-o", "-p", "-s", "-u"},
     "ltrace": {"-e", "-o", "-p", "-s", "-u"}, "exec": {"-a"}, "flock": {"-w", "-E"},
     "unshare": {"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd"},
+    "su": {"-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w",
+           "--whitelist-environment"},
+    "script": {"-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T",
+               "--log-timing", "-m", "--logging-format"},
+    "watch": {"-n", "--interval", "-q", "--equexit"}, "pkexec": {"--user"},
 }  # fmt: skip
+# Wrapper options whose value is a command line the wrapper hands a shell.
+_WRAPPER_CODE = {"flock": ("-c", "--command"), "script": ("-c", "--command"),
+                 "su": ("-c", "--command", "--session-command")}  # fmt: skip
+# Wrappers that join their command's words and hand the line to `sh -c`.
+_JOINS_COMMAND = frozenset({"watch"})
 # Wrappers whose first operand is theirs, not the command's (a duration, a mask, a lock).
-_WRAPPER_OPERAND = frozenset({"timeout", "taskset", "flock", "chrt", "chroot"})
+_WRAPPER_OPERAND = frozenset({"timeout", "taskset", "flock", "chrt", "chroot", "su", "script"})
+# Programs that run a command line in a shell of their own, later or in another terminal,
+# whose directory and environment this hook cannot follow: what they run is unreadable.
+_UNFOLLOWED = frozenset({"tmux", "screen", "byobu", "zellij", "dtach", "abduco"})
+# ssh runs its command on another machine, which may well be this one (`ssh localhost
+# 'cd repo && git push --no-verify'`): a command, or commands on its input, are unreadable.
+_REMOTE_SHELLS = frozenset({"ssh"})
+_SSH_VALUES = "BbcDEeFIiJLlmOopQRSWw"  # its options that take a value
+# Programs that run the commands on their input with sh, later (`-f FILE`: a script file).
+_QUEUES = frozenset({"at", "batch"})
 # Commands that add arguments of their own to the command they run.
 _APPENDERS = frozenset({"xargs", "parallel"})
 

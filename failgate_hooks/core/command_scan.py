@@ -35,8 +35,14 @@ from failgate_hooks.core.command_rules import (
     _COMMAND_VARIABLES,
     _DESCRIPTOR_SCRIPT,
     _INTERPRETER,
+    _JOINS_COMMAND,
     _KEYWORDS,
+    _QUEUES,
+    _REMOTE_SHELLS,
     _SHELLS,
+    _SSH_VALUES,
+    _UNFOLLOWED,
+    _WRAPPER_CODE,
     _WRAPPER_OPERAND,
     _WRAPPER_VALUES,
     _WRAPPERS,
@@ -57,6 +63,7 @@ from failgate_hooks.core.command_words import (
     _env_split,
     _moved,
     _shown,
+    code_option,
 )
 from failgate_hooks.core.command_writes import WRITERS, WriteTarget, operands, written_by
 from failgate_hooks.core.shell_lexer import (
@@ -154,7 +161,9 @@ def _argv(argv: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
     args = argv[1:]
     if name in _WRAPPERS:
         inner = _unwrap(name, args, state, depth)
-        if inner:
+        if inner and name in _JOINS_COMMAND:
+            _code_string(inner, state, depth, what=name)
+        elif inner:
             _argv(inner, cmd, state, depth)
     elif name in _APPENDERS:
         _appender(name, args, state, depth)
@@ -169,8 +178,13 @@ def _argv(argv: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
         _code_string(args, state, depth, what="eval")
     elif name == "trap":
         _code_string([w for w in operands(args) if w.text != "-"][:1], state, depth, what="trap")
-    elif name in ("watch", "su", "script"):
-        _code_string([w for w in args if not w.text.startswith("-")], state, depth, what=name)
+    elif name in _UNFOLLOWED:
+        state.unreadable.append(f"{name} runs its command in a shell this hook cannot follow")
+    elif name in _REMOTE_SHELLS:
+        _remote(name, args, cmd, state)
+    elif name in _QUEUES:
+        if not any(w.text.startswith("-f") for w in args):  # `-f FILE`: a script file, unseen
+            _shell_input(cmd, "0", state, depth)
     elif name == "alias":
         for word in args:
             _, sep, value = word.text.partition("=")
@@ -211,8 +225,8 @@ def _unwrap(name: str, args: list[Word], state: ScanState, depth: int) -> list[W
         elif name == "env" and (split := _env_split(args, index)) is not None:
             _code_string(split, state, depth, what="env -S")
             return []
-        elif name == "flock" and text in ("-c", "--command") and index + 1 < len(args):
-            _code_string([args[index + 1]], state, depth, what="flock -c")
+        elif name in _WRAPPER_CODE and (code := code_option(args, index, _WRAPPER_CODE[name])):
+            _code_string(code, state, depth, what=f"{name} -c")
             return []
         elif text == "--":
             return args[index + 1 :]
@@ -224,6 +238,23 @@ def _unwrap(name: str, args: list[Word], state: ScanState, depth: int) -> list[W
             return args[index:]
         index += 1
     return []
+
+
+def _remote(name: str, args: list[Word], cmd: Command, state: ScanState) -> None:
+    """`ssh HOST CMD`, or commands fed to the remote shell: run where this hook cannot see."""
+    index = 0
+    while index < len(args) and args[index].text.startswith("-") and not args[index].dynamic:
+        text = args[index].text
+        index += 1
+        if text == "--":
+            break
+        value = next((i for i, flag in enumerate(text[1:], 1) if flag in _SSH_VALUES), None)
+        index += value == len(text) - 1  # `-p 22`; `-p22` holds its value
+    operands = args[index:]
+    fed = cmd.heredocs or cmd.herestrings or cmd.piped
+    fed = fed or any(r.op in READ_REDIRECTS and r.fd in ("", "0") for r in cmd.redirects)
+    if len(operands) > 1 or (operands and fed):
+        state.unreadable.append(f"{name} runs a command on another machine, unseen here")
 
 
 def _appender(name: str, args: list[Word], state: ScanState, depth: int) -> None:
