@@ -1,7 +1,8 @@
 """Which files a command writes or removes, from its name and its arguments. Pure.
 
 Only what the arguments name: `rm` and `shred` remove every operand, `mv` its
-sources, `cp` and `install` write their last operand (or `-t DIR`), `tee`,
+sources, `mv`, `cp`, `install`, `rsync` and `scp` write their last operand (or
+`-t DIR`) and each source's name inside it, `tee`,
 `touch`, `chmod`, `ln` and the like every operand, `sed -i` its files, `dd` its
 `of=`, and `curl`, `wget`, `tar`, `unzip` where their output option says.
 `protected.py` judges what these names land on.
@@ -41,16 +42,14 @@ def written_by(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTa
     named_operands = operands(args)
     if name in _REMOVERS:
         targets = [(w, True) for w in named_operands]
-    elif name == "mv":
-        sources, destination = named_operands[:-1], named_operands[-1:]
-        targets = [(w, True) for w in sources] + [(w, False) for w in destination]
+    elif name == "mv" or name in _LAST_OPERAND:
+        sources, destination = _copied(args, named_operands)
+        moved = sources if name == "mv" else []
+        targets = [(w, False) for w in destination] + [(w, True) for w in moved]
     elif name in _ALL_OPERANDS:
         # a recursive change of modes or owners reaches everything inside its folders
         recursive = name in _RECURSIVE and any(_recursive_flag(w.text) for w in args)
         targets = [(w, recursive) for w in named_operands]
-    elif name in _LAST_OPERAND:
-        named = _option_value(args, ("-t", "--target-directory"))
-        targets = [(w, False) for w in ([named] if named else named_operands[-1:])]
     elif name == "sed" and any(w.text.startswith(("-i", "--in-place")) for w in args):
         targets = [(w, False) for w in named_operands[1:]]
     elif name in _OUTPUT_OPTION:
@@ -61,6 +60,23 @@ def written_by(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTa
     else:
         return []
     return [WriteTarget(w.text, cwd, removes=removes) for w, removes in targets]
+
+
+def _copied(args: Sequence[Word], named_operands: list[Word]) -> tuple[list[Word], list[Word]]:
+    """The sources of a copy or a move, and where it writes: the destination, and the name
+    each source takes inside it when it is a folder (`cp -r x/hooks .git` writes .git/hooks)."""
+    folder = _option_value(args, ("-t", "--target-directory"))
+    if folder is not None:
+        sources = [w for w in named_operands if w is not folder]
+    elif named_operands:
+        folder, sources = named_operands[-1], named_operands[:-1]
+    else:
+        return [], []
+    inside = [
+        Word(f"{folder.text}/{w.text.rstrip('/').rsplit('/', 1)[-1]}", folder.dynamic or w.dynamic)
+        for w in sources
+    ]
+    return sources, [folder, *inside]
 
 
 def _recursive_flag(text: str) -> bool:
@@ -82,10 +98,19 @@ def operands(args: Sequence[Word]) -> list[Word]:
 
 
 def _option_value(args: Sequence[Word], names: tuple[str, ...]) -> Word | None:
+    """The value of the first option among `names`: `-C DIR`, `--directory=DIR`, and a short
+    one's value attached or after a cluster (`-C.git/hooks`, `-xvC DIR`), as getopt reads them."""
     for index, word in enumerate(args):
+        text = word.text
         for name in names:
-            if word.text == name and index + 1 < len(args):
+            if text == name and index + 1 < len(args):
                 return args[index + 1]
-            if word.text.startswith(name + "="):
-                return Word(word.text.split("=", 1)[1], word.dynamic)
+            if text.startswith(name + "=") and name.startswith("--"):
+                return Word(text.split("=", 1)[1], word.dynamic)
+            if len(name) == 2 and text.startswith("-") and not text.startswith("--"):
+                position = text.find(name[1], 1)
+                if position > 0 and position + 1 < len(text):
+                    return Word(text[position + 1 :], word.dynamic)
+                if position > 0 and index + 1 < len(args):
+                    return args[index + 1]
     return None
