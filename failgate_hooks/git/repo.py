@@ -13,10 +13,11 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.git.catfile import CatFile
+from failgate_hooks.git.trees import TreeEntry, parse_ls_tree, parse_tree
 
 if TYPE_CHECKING:
     import git
@@ -28,15 +29,6 @@ NULL_ID_RE = re.compile(r"^0+\Z")
 def is_null_id(oid: str) -> bool:
     """An all-zero id of any length: git's "nothing" in hook input (SHA-1 or SHA-256)."""
     return bool(NULL_ID_RE.match(oid))
-
-
-class TreeEntry(NamedTuple):
-    """One entry of a tree listing (a tuple: 50,000 of them are made for a monorepo)."""
-
-    mode: str
-    type: str
-    oid: str
-    path: str
 
 
 class GitRepo:
@@ -274,7 +266,7 @@ class GitRepo:
         if path:
             args += ["--", path]
         out = self.run(*args, strip=False)
-        entries = list(_parse_ls_tree(out))
+        entries = list(parse_ls_tree(out))
         if memo_key is not None:
             self._listings[memo_key] = entries
         return list(entries)
@@ -308,7 +300,7 @@ class GitRepo:
             return [entry]  # as ls-tree lists a file, link or submodule at that path
         if (entry.oid, entry.path) not in self._folders:
             out = self.run("ls-tree", "-z", "-r", entry.oid, strip=False)
-            self._folders[entry.oid, entry.path] = list(_parse_ls_tree(out, entry.path + "/"))
+            self._folders[entry.oid, entry.path] = list(parse_ls_tree(out, entry.path + "/"))
         return list(self._folders[entry.oid, entry.path])
 
     def tree_entry(self, commit: str, path: str) -> TreeEntry | None:
@@ -361,42 +353,7 @@ class GitRepo:
         found = self.read_object(tree)
         if found is None or found[0] != "tree":
             raise GitError(f"tree {tree} is missing from the object database")
-        data = found[1]
-        id_len = len(tree) // 2  # a tree's raw ids are as long as its own id
-        entries = []
-        names: set[str] = set()
-        pos = 0
-        try:
-            while pos < len(data):
-                space = data.index(b" ", pos)
-                nul = data.index(b"\0", space)
-                raw = data[nul + 1 : nul + 1 + id_len]
-                if len(raw) != id_len:
-                    raise ValueError("short id")
-                mode, kind = _as_git_reads(int(data[pos:space], 8))
-                name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
-                if "/" in name or name in ("", ".", "..") or name.lower() == ".git":
-                    # git checks `a/b` out as a path, where a reader of trees sees no folder
-                    raise GitError(
-                        f"tree {tree} holds an entry named {name!r}, which git fsck refuses "
-                        "(fullPathname, emptyName, hasDot, hasDotgit): failgate cannot "
-                        "tell where git would write it",
-                        hint="rewrite the commit so that each entry is one path component",
-                    )
-                if name in names:
-                    # git checks out one of them, which one its own rules say: a gate
-                    # that read the other would judge what is not there.
-                    raise GitError(
-                        f"tree {tree} holds two entries named {name!r} (git fsck: "
-                        "duplicateEntries): failgate cannot tell which one git would use",
-                        hint="rewrite the commit so that each name appears once",
-                    )
-                names.add(name)
-                entries.append(TreeEntry(mode, kind, raw.hex(), name))
-                pos = nul + 1 + id_len
-        except (ValueError, UnicodeDecodeError):
-            raise GitError(f"tree {tree} is malformed at byte {pos}") from None
-        return entries
+        return parse_tree(tree, found[1])
 
     # ------------------------------------------------------------------ objects
 
@@ -453,30 +410,6 @@ class GitRepo:
 
 
 _path_of = operator.attrgetter("path")
-
-
-def _as_git_reads(mode: int) -> tuple[str, str]:
-    """A tree entry's mode and kind as git reads them, whatever the object stores: by
-    its file type alone, as git's canon_mode does. A commit may store `40755` for a
-    folder or `120644` for a link, and git checks out a folder and a link."""
-    file_type = mode & 0o170000
-    if file_type == 0o100000:
-        return ("100755" if mode & 0o100 else "100644"), "blob"
-    if file_type == 0o120000:
-        return "120000", "blob"
-    if file_type == 0o040000:
-        return "040000", "tree"
-    return "160000", "commit"
-
-
-def _parse_ls_tree(out: str, prefix: str = "") -> Iterator[TreeEntry]:
-    """`ls-tree -z` output as entries, each path after `prefix`."""
-    for record in out.split("\0"):
-        if not record:
-            continue
-        meta, _, path = record.partition("\t")
-        mode, kind, oid = meta.split(" ")
-        yield TreeEntry(mode, kind, oid, prefix + path)
 
 
 def _first_line(text: object) -> str:

@@ -24,7 +24,8 @@ from failgate_hooks.core.events import (
 )
 from failgate_hooks.core.resolve import Resolution, resolve_entity
 from failgate_hooks.core.validate import parse_event
-from failgate_hooks.git.repo import GitRepo, TreeEntry
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.git.trees import TreeEntry
 from failgate_hooks.ledger.config import CONFIG_FILES, MAX_EVENT_BYTES, Config, parse_config
 from failgate_hooks.ledger.parsecache import File, Parse, ParseCache
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from failgate_hooks.core.events import is_safe_relative_path
 from failgate_hooks.core.ids import short_id
-from failgate_hooks.git.repo import GitRepo, TreeEntry
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.git.trees import TreeEntry
 from failgate_hooks.verify.scrub import remove_tree
 
 # Tree entry modes without leading zeros (a TreeEntry pads them to six digits).

@@ -24,7 +24,8 @@ from collections.abc import Iterator, Sequence
 from importlib.machinery import BYTECODE_SUFFIXES, SOURCE_SUFFIXES
 
 from failgate_hooks.core.ids import short_id
-from failgate_hooks.git.repo import GitRepo, TreeEntry
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.git.trees import TreeEntry
 from failgate_hooks.verify.pins import Pin, pinned_folders
 
 # The suffixes of a module's source and compiled file; and an extension module of any
