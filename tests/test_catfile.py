@@ -48,3 +48,27 @@ def test_a_missing_blob_fails_the_batch_and_not_the_next_one(repo: Repo) -> None
         assert git_repo.read_blobs(ids) == dict(written)
         found = git_repo.read_blobs([*ids[:10], absent, *ids[10:]], missing_ok=True)
         assert found == dict(written)
+
+
+def test_a_blob_over_the_bound_is_read_past_and_never_held(repo: Repo) -> None:
+    import tracemalloc
+
+    huge = repo.git("hash-object", "-w", "--stdin", input="x" * (4 << 20))
+    small = blobs(repo, 2)
+    ids = [small[0][0], huge, small[1][0]]
+    with GitRepo.open(repo.path) as git_repo:
+        tracemalloc.start()
+        try:
+            found = list(git_repo.iter_bounded_blobs(ids, 64 * 1024))
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert [(b.oid, b.size, b.data) for b in found] == [
+            (small[0][0], len(small[0][1]), small[0][1]),
+            (huge, 4 << 20, None),
+            (small[1][0], len(small[1][1]), small[1][1]),
+        ]
+        # four megabytes went through the pipe; never more than a piece of them was held
+        assert peak < 1 << 20, peak
+        # the pipe is still in step for the next question
+        assert git_repo.read_object(small[1][0]) == ("blob", small[1][1])

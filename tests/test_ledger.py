@@ -221,3 +221,46 @@ def test_a_gate_moved_off_push_asks_nothing_beyond_a_shallow_clone(
         decision = Evaluator(git_repo, Config()).evaluate(request)
     assert decision.exit_code == 0 and not decision.errors
     assert [g.state for g in decision.gates] == [GateState.NOT_APPLICABLE]
+
+
+def test_an_event_of_megabytes_is_refused_by_its_size_without_being_read(repo: Repo) -> None:
+    import tracemalloc
+
+    eid = first(repo)
+    path = f"{FOLDER}/{eid}.toml"
+    target = repo.path / path
+    target.write_text(target.read_text() + f'note = "{"x" * (4 << 20)}"\n')
+    commit = repo.commit("an event of four megabytes")
+    with GitRepo.open(repo.path) as git_repo:
+        tracemalloc.start()
+        try:
+            ledger = read_union(git_repo, [Revision("C", commit)], "ledger", 64 * 1024)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 1 << 20, peak  # git said its size first; its bytes were never kept
+    (problem,) = ledger.files[path].problems
+    assert problem.code == "event-too-large"
+    assert "more than max_event_bytes (65536)" in problem.message
+    checked = repo.failgate("check", "--ref", "refs/heads/main")
+    assert checked.code == 4, checked
+    assert path in checked.output and "more than max_event_bytes (65536)" in checked.output
+
+
+def test_fsck_scans_no_file_it_would_not_read_as_an_event(repo: Repo) -> None:
+    import tracemalloc
+
+    from failgate_hooks.ledger.fsck import run_fsck
+
+    first(repo)
+    repo.write(f"{FOLDER}/notes.txt", "x" * (4 << 20))  # not an event's name, and huge
+    commit = repo.commit("four megabytes beside the events")
+    with GitRepo.open(repo.path) as git_repo:
+        tracemalloc.start()
+        try:
+            report = run_fsck(git_repo, commit, None)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 1 << 20, peak
+    assert [(p.code, p.path) for p in report.problems] == [("bad-file-name", f"{FOLDER}/notes.txt")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 from collections.abc import Iterable, Iterator
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from failgate_hooks.core.errors import GitError
 
@@ -17,6 +17,24 @@ if TYPE_CHECKING:
     import git
 
 _BATCH_BYTES = 4096  # ids written to `cat-file --batch` before reading their answers
+_SKIP_CHUNK = 1 << 16  # an object too large to keep is read past in pieces of this size
+
+
+class Answer(NamedTuple):
+    """One object as `cat-file --batch` gave it: `data` is None when `size` was over the
+    bound asked for, and its bytes were read past, never kept."""
+
+    kind: str
+    size: int
+    data: bytes | None
+
+
+class BoundedBlob(NamedTuple):
+    """A blob read under a bound: `data` is None when it is larger than that."""
+
+    oid: str
+    size: int
+    data: bytes | None
 
 
 class CatFile:
@@ -50,7 +68,11 @@ class CatFile:
             stdin.flush()
         except (OSError, UnicodeEncodeError) as exc:
             raise GitError(f"git cat-file stopped answering: {exc}") from None
-        return _read_answer(proc.stdout, oid)
+        found = _read_answer(proc.stdout, oid)
+        if found is None:
+            return None
+        assert found.data is not None  # no bound: every object is kept
+        return found.kind, found.data
 
     def resolve(self, name: str) -> str | None:
         """The id `cat-file --batch` gives for an object name, or None when it has none."""
@@ -66,15 +88,25 @@ class CatFile:
         fields = header.rstrip(b"\n").split(b" ")
         if len(fields) != 3 or not fields[2].isdigit():
             return None  # "<name> missing" or "<name> ambiguous", whatever the name holds
-        size = int(fields[2]) + 1  # the object and its newline, not needed here
-        if len(stdout.read(size)) != size:
-            raise GitError(f"git cat-file returned a short read for {name!r}")
+        # the object and its newline, not needed here: read past, whatever its size
+        _skip(stdout, int(fields[2]) + 1, repr(name))
         return fields[0].decode("ascii")
 
     def iter_blobs(
         self, oids: Iterable[str], *, missing_ok: bool = False
     ) -> Iterator[tuple[str, bytes]]:
-        """Many blobs (full ids, checked by the caller), each given as soon as git answers.
+        """Many blobs (full ids, checked by the caller), each given as soon as git answers
+        (see `iter_bounded_blobs`); with `missing_ok`, a blob git lacks is left out."""
+        for oid, _, data in self.iter_bounded_blobs(oids, None, missing_ok=missing_ok):
+            assert data is not None  # no bound: every blob is kept
+            yield oid, data
+
+    def iter_bounded_blobs(
+        self, oids: Iterable[str], max_bytes: int | None, *, missing_ok: bool = False
+    ) -> Iterator[BoundedBlob]:
+        """Many blobs (full ids, checked by the caller), each given as soon as git answers;
+        one of more than `max_bytes` comes with its size and no data, its bytes never
+        held in memory (git says the size before the content).
 
         Every id is asked at once: a few fit in the pipe, more are written by a
         thread while this one reads, so git never waits for a round trip and the
@@ -100,10 +132,10 @@ class CatFile:
         stdout: IO[bytes] = proc.stdout
         try:
             for oid in wanted:
-                found = _read_answer(stdout, oid)
+                found = _read_answer(stdout, oid, max_bytes)
                 answered += 1
-                if found is not None and found[0] == "blob":
-                    yield oid, found[1]
+                if found is not None and found.kind == "blob":
+                    yield BoundedBlob(oid, found.size, found.data)
                 elif not missing_ok:
                     raise GitError(f"blob {oid} is missing from the object database")
         finally:
@@ -132,8 +164,9 @@ class CatFile:
                 proc.kill()
 
 
-def _read_answer(stdout: IO[bytes], oid: str) -> tuple[str, bytes] | None:
-    """Read `cat-file --batch`'s answer for `oid`, asked already."""
+def _read_answer(stdout: IO[bytes], oid: str, max_bytes: int | None = None) -> Answer | None:
+    """Read `cat-file --batch`'s answer for `oid`, asked already; the content of an
+    object over `max_bytes` is read past in pieces, never held."""
     try:
         header = stdout.readline()
     except OSError as exc:
@@ -143,14 +176,28 @@ def _read_answer(stdout: IO[bytes], oid: str) -> tuple[str, bytes] | None:
     fields = header.rstrip(b"\n").split(b" ")
     if len(fields) == 2 and fields[1] in (b"missing", b"ambiguous"):
         return None
-    if len(fields) != 3:
+    if len(fields) != 3 or not fields[2].isdigit():
         raise GitError(f"git cat-file gave an unexpected header: {header[:80]!r}")
-    _, kind, size_text = fields
-    size = int(size_text)
+    kind, size = fields[1].decode("ascii", "replace"), int(fields[2])
+    if max_bytes is not None and size > max_bytes:
+        _skip(stdout, size + 1, oid)
+        return Answer(kind, size, None)
     data = stdout.read(size + 1)  # the object, and the newline after every object
     if len(data) != size + 1:
         raise GitError(f"git cat-file returned a short read for {oid}")
-    return kind.decode("ascii"), data[:size]
+    return Answer(kind, size, data[:size])
+
+
+def _skip(stdout: IO[bytes], count: int, what: str) -> None:
+    """Read `count` bytes of `cat-file`'s answer and keep none of them."""
+    while count > 0:
+        try:
+            piece = stdout.read(min(count, _SKIP_CHUNK))
+        except OSError as exc:
+            raise GitError(f"git cat-file stopped answering: {exc}") from None
+        if not piece:
+            raise GitError(f"git cat-file returned a short read for {what}")
+        count -= len(piece)
 
 
 def _feed(stdin: IO[bytes], request: bytes) -> None:

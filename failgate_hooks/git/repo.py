@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from failgate_hooks.core.errors import GitError, UsageError
-from failgate_hooks.git.catfile import CatFile
+from failgate_hooks.git.catfile import BoundedBlob, CatFile
 from failgate_hooks.git.trees import TreeEntry, parse_ls_tree, parse_tree
 
 if TYPE_CHECKING:
@@ -367,11 +367,15 @@ class GitRepo:
         """Many blobs through the one `cat-file`, each given as soon as git answers.
 
         With `missing_ok`, a blob git lacks is left out instead of failing."""
-        wanted = list(oids)
-        for oid in wanted:
-            if not HEX_ID_RE.match(oid):
-                raise GitError(f"not a full object id: {oid[:80]!r}")
-        yield from self.cat_file.iter_blobs(wanted, missing_ok=missing_ok)
+        yield from self.cat_file.iter_blobs(_full_ids(oids), missing_ok=missing_ok)
+
+    def iter_bounded_blobs(
+        self, oids: Iterable[str], max_bytes: int, *, missing_ok: bool = False
+    ) -> Iterator[BoundedBlob]:
+        """`iter_blobs` for bytes a pusher chose: a blob of more than `max_bytes` comes
+        with its size and no data, and is never held in memory."""
+        wanted = _full_ids(oids)
+        yield from self.cat_file.iter_bounded_blobs(wanted, max_bytes, missing_ok=missing_ok)
 
     def object_type(self, oid: str) -> str | None:
         """`commit`, `tree`, `blob` or `tag`; None when missing."""
@@ -410,6 +414,15 @@ class GitRepo:
 
 
 _path_of = operator.attrgetter("path")
+
+
+def _full_ids(oids: Iterable[str]) -> list[str]:
+    """The ids, each checked to be a full object id (cat-file would resolve a name)."""
+    wanted = list(oids)
+    for oid in wanted:
+        if not HEX_ID_RE.match(oid):
+            raise GitError(f"not a full object id: {oid[:80]!r}")
+    return wanted
 
 
 def _first_line(text: object) -> str:

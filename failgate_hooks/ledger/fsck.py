@@ -48,14 +48,16 @@ class FsckReport:
         }
 
 
-def ledger_problems(repo: GitRepo, ledger: Ledger, commit: str) -> list[Problem]:
+def ledger_problems(
+    repo: GitRepo, ledger: Ledger, commit: str, max_event_bytes: int
+) -> list[Problem]:
     """Every problem of a ledger: files, resolution, committed credentials, pinned symlinks."""
     found: list[Problem] = list(ledger.problems)
     for key in ledger.entity_keys:
         found.extend(ledger.resolve(key).problems)
         for file in ledger.files_of(key):
             found.extend(file.problems)
-    found.extend(_committed_credentials(repo, ledger))
+    found.extend(_committed_credentials(repo, ledger, max_event_bytes))
     found.extend(_pinned_symlinks(repo, ledger, commit))
     unique: dict[tuple[Any, ...], Problem] = {}
     for p in found:
@@ -64,15 +66,21 @@ def ledger_problems(repo: GitRepo, ledger: Ledger, commit: str) -> list[Problem]
     return sorted(unique.values(), key=lambda p: (p.path or "", p.key or "", p.code))
 
 
-def _committed_credentials(repo: GitRepo, ledger: Ledger) -> list[Problem]:
+def _committed_credentials(repo: GitRepo, ledger: Ledger, max_event_bytes: int) -> list[Problem]:
     from failgate_hooks.core.credentials import describe, find_credentials
 
+    # a symlink or a submodule: `not-a-file` already says so; no blob to read
+    files = [f for f in ledger.files.values() if all(p.code != "not-a-file" for p in f.problems)]
+    # Bounded as the union reads them: a file over the limit already fails fsck (too
+    # large, or not an event's name), and its bytes are never held to be scanned.
+    texts = {
+        blob.oid: blob.data.decode("utf-8", "replace")
+        for blob in repo.iter_bounded_blobs({f.oid for f in files}, max_event_bytes)
+        if blob.data is not None
+    }
     out = []
-    for file in ledger.files.values():
-        if any(p.code == "not-a-file" for p in file.problems):
-            continue  # a symlink or a submodule: `not-a-file` already says so; no blob to read
-        text = repo.read_blob(file.oid).decode("utf-8", "replace")
-        for finding in find_credentials(text)[:1]:
+    for file in files:
+        for finding in find_credentials(texts.get(file.oid, ""))[:1]:
             out.append(
                 Problem(
                     code="credential",
@@ -114,7 +122,7 @@ def run_fsck(repo: GitRepo, rev: str, range_: str | None) -> FsckReport:
     commit = repo.resolve_commit(rev)
     config = inspection_config(repo)
     ledger = read_union(repo, [Revision(rev, commit)], config.ledger, config.max_event_bytes)
-    problems = ledger_problems(repo, ledger, commit)
+    problems = ledger_problems(repo, ledger, commit, config.max_event_bytes)
     if range_:
         from failgate_hooks.ledger.appendonly import check_range
 

@@ -24,6 +24,7 @@ from failgate_hooks.core.events import (
 )
 from failgate_hooks.core.resolve import Resolution, resolve_entity
 from failgate_hooks.core.validate import parse_event
+from failgate_hooks.git.catfile import BoundedBlob
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.git.trees import TreeEntry
 from failgate_hooks.ledger.config import CONFIG_FILES, MAX_EVENT_BYTES, Config, parse_config
@@ -289,24 +290,25 @@ def _read_and_parse(
     for key, files in files_by_entity.items():
         for path, oid in files:
             keys_by_oid.setdefault(oid, {})[path] = key
+    # Bounded as git reads them: a pushed event of gigabytes is never held in memory.
     return {
-        (path, oid): _parse_bounded(raw, path, key, max_event_bytes)
-        for oid, raw in repo.iter_blobs(keys_by_oid, missing_ok=True)
-        for path, key in keys_by_oid[oid].items()
+        (path, blob.oid): _parse_bounded(blob, path, key, max_event_bytes)
+        for blob in repo.iter_bounded_blobs(keys_by_oid, max_event_bytes, missing_ok=True)
+        for path, key in keys_by_oid[blob.oid].items()
     }
 
 
-def _parse_bounded(raw: bytes, path: str, key: str, max_event_bytes: int) -> Parse:
-    if len(raw) > max_event_bytes:
+def _parse_bounded(blob: BoundedBlob, path: str, key: str, max_event_bytes: int) -> Parse:
+    if blob.data is None:
         problem = Problem(
             code="event-too-large",
-            message=f"{len(raw)} bytes, more than max_event_bytes ({max_event_bytes}): "
+            message=f"{blob.size} bytes, more than max_event_bytes ({max_event_bytes}): "
             "an event is a few hundred bytes; retract this one",
             path=path,
             entity_key=key,
         )
         return None, (problem,)
-    return parse_event(raw, path, entity_key=key)
+    return parse_event(blob.data, path, entity_key=key)
 
 
 def _is_dot_file(path: str) -> bool:
