@@ -19,7 +19,8 @@ from failgate_hooks.core.errors import LedgerError
 from failgate_hooks.core.events import Event, Status, Verification
 from failgate_hooks.core.gates import VerifierOutcome
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.ledger.union import Revision, read_union, write_event_file
+from failgate_hooks.ledger.union import Revision, read_union
+from failgate_hooks.ledger.worktree import write_event_file
 from failgate_hooks.verify import passcache
 from failgate_hooks.verify.checkout import Checkouts
 from failgate_hooks.verify.run import run_gate_verifier

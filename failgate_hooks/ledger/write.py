@@ -29,7 +29,7 @@ from failgate_hooks.core.resolve import heads_of
 from failgate_hooks.core.validate import parse_event
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
-from failgate_hooks.ledger.union import EventFileExists, working_tree_files, write_event_file
+from failgate_hooks.ledger.worktree import EventFileExists, working_tree_files, write_event_file
 
 
 @dataclass(frozen=True)

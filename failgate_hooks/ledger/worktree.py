@@ -1,0 +1,84 @@
+"""The ledger in the working tree: the one place failgate touches it.
+
+New event files are written here, atomically and never over an existing one,
+and `record` reads the entity's files that are not committed yet. Nothing
+here decides a gate: gates read committed objects (union.py).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from failgate_hooks.core.errors import LedgerError
+from failgate_hooks.core.events import Event, entity_folder, event_to_toml
+
+
+class EventFileExists(LedgerError):
+    """The event file's name is taken: a new id may be drawn."""
+
+
+def _entity_dir(root: str, ledger_dir: str, entity_key: str) -> str:
+    """The entity's folder in the work tree, refused when a part of its way is a link or
+    a file: git holds a link as a link, so an event written through one would not be in
+    the ledger at all, and a failure recorded would gate nothing."""
+    parts = [*ledger_dir.strip("/").split("/"), *entity_folder(entity_key).split("/")]
+    path = root
+    for i, part in enumerate(parts):
+        path = os.path.join(path, part)
+        if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+            what = "a symbolic link" if os.path.islink(path) else "not a folder"
+            rel = "/".join(parts[: i + 1])
+            raise LedgerError(
+                f"{rel} is {what}: an event of {entity_key} cannot be written there, "
+                "since git would not hold it in the ledger",
+                hint=f"replace {rel} with a plain folder (git rm it), then record again",
+            )
+    return path
+
+
+def write_event_file(root: str, ledger_dir: str, event: Event) -> str:
+    """Write a new event file atomically and never over an existing one; return its path.
+
+    The bytes go to a dot-file first (readers skip dot-files), then `os.link`
+    gives them their final name, which fails if that name exists.
+    """
+    folder = _entity_dir(root, ledger_dir, event.entity_key)
+    os.makedirs(folder, exist_ok=True)
+    _entity_dir(root, ledger_dir, event.entity_key)  # nothing became a link meanwhile
+    final = os.path.join(folder, f"{event.id}.toml")
+    temp = os.path.join(folder, f".{event.id}.{os.getpid()}.tmp")
+    data = event_to_toml(event)
+    try:
+        with open(temp, "xb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temp, final)
+        except FileExistsError:
+            raise EventFileExists(
+                f"{final} already exists; an event file is never overwritten"
+            ) from None
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
+    return final
+
+
+def working_tree_files(root: str, ledger_dir: str, entity_key: str) -> Mapping[str, bytes]:
+    """The entity's event files in the working tree (not child entities), by repo path."""
+    rel_folder = f"{ledger_dir}/{entity_folder(entity_key)}"
+    folder = _entity_dir(root, ledger_dir, entity_key)
+    out: dict[str, bytes] = {}
+    try:
+        names = sorted(os.listdir(folder))
+    except FileNotFoundError:
+        return out
+    for name in names:
+        full = os.path.join(folder, name)
+        if name.startswith(".") or not name.endswith(".toml") or not os.path.isfile(full):
+            continue
+        with open(full, "rb") as handle:
+            out[f"{rel_folder}/{name}"] = handle.read()
+    return out
