@@ -451,3 +451,33 @@ def test_a_repository_script_is_a_program_record_can_find(repo: Repo) -> None:
         "--verify", "checks/missing.sh", "--no-probe",
     )  # fmt: skip
     assert missing.code == 2, missing
+
+
+@pytest.mark.parametrize("committed", [True, False])
+def test_record_reads_an_event_of_megabytes_only_up_to_the_limit(
+    repo: Repo, committed: bool
+) -> None:
+    import tracemalloc
+
+    from failgate_hooks.git.repo import GitRepo
+    from failgate_hooks.ledger.config import Config
+    from failgate_hooks.ledger.write import current_entity_files
+
+    path = first_event(repo)
+    huge = repo.path / FOLDER / "20261130T030000Z-0000beef.toml"
+    huge.write_text((repo.path / path).read_text() + f'note = "{"x" * (4 << 20)}"\n')
+    if committed:
+        repo.commit("an event of four megabytes")
+    with GitRepo.open(repo.path) as git_repo:
+        tracemalloc.start()
+        try:
+            found = current_entity_files(git_repo, str(repo.path), Config(), KEY)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 1 << 20, peak  # never more than the limit and a byte of it was read
+    assert found.unreadable == [f"{FOLDER}/{huge.name}"]
+    assert list(found.events) == [Path(path).stem]
+    result = repo.failgate("record", KEY, "--status", "diagnosed")
+    assert result.code == 0, result
+    assert f"{FOLDER}/{huge.name} does not validate; it is not followed" in result.err

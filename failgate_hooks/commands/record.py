@@ -33,7 +33,7 @@ def _write(
         config = inspection_config(repo)
         draft = build(repo)
         if existing is not None:
-            _require_entity(repo, config.ledger, draft.entity_key, existing)
+            _require_entity(repo, config, draft.entity_key, existing)
         written = write_event(repo, config, draft, recorded_by=git_identity(repo))
         for warning in written.warnings:
             click.echo(f"warning: {clean_line(warning)}", err=True)
@@ -43,7 +43,7 @@ def _write(
         click.echo(os.path.relpath(written.path, root))
 
 
-def _require_entity(repo: Any, ledger_dir: str, key: str, command: str) -> None:
+def _require_entity(repo: Any, config: Any, key: str, command: str) -> None:
     """`confirm` and `expire` of a key no event names: a typo, said as one, with the
     nearest keys of the ledger (committed at HEAD, or in the work tree)."""
     import difflib
@@ -51,8 +51,8 @@ def _require_entity(repo: Any, ledger_dir: str, key: str, command: str) -> None:
     from failgate_hooks.core.events import entity_key_of_folder
     from failgate_hooks.ledger.write import current_entity_files
 
-    root = repo.working_dir
-    if root is None or not current_entity_files(repo, root, ledger_dir, key).is_new:
+    root, ledger_dir = repo.working_dir, config.ledger
+    if root is None or not current_entity_files(repo, root, config, key).is_new:
         return  # a bare repository is refused by write_event, with its own message
     base = os.path.join(root, *ledger_dir.split("/"))
     folders = {os.path.relpath(d, base) for d, _, files in os.walk(base) if files}

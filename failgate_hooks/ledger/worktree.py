@@ -66,8 +66,12 @@ def write_event_file(root: str, ledger_dir: str, event: Event) -> str:
     return final
 
 
-def working_tree_files(root: str, ledger_dir: str, entity_key: str) -> Mapping[str, bytes]:
-    """The entity's event files in the working tree (not child entities), by repo path."""
+def working_tree_files(
+    root: str, ledger_dir: str, entity_key: str, max_bytes: int
+) -> Mapping[str, bytes]:
+    """The entity's event files in the working tree (not child entities), by repo path,
+    each read only up to `max_bytes` + 1 bytes: a longer one is known to be too large
+    without being held."""
     rel_folder = f"{ledger_dir}/{entity_folder(entity_key)}"
     folder = _entity_dir(root, ledger_dir, entity_key)
     out: dict[str, bytes] = {}
@@ -80,5 +84,5 @@ def working_tree_files(root: str, ledger_dir: str, entity_key: str) -> Mapping[s
         if name.startswith(".") or not name.endswith(".toml") or not os.path.isfile(full):
             continue
         with open(full, "rb") as handle:
-            out[f"{rel_folder}/{name}"] = handle.read()
+            out[f"{rel_folder}/{name}"] = handle.read(max_bytes + 1)
     return out

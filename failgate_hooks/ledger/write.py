@@ -74,23 +74,31 @@ class EntityFiles:
         return not self.events and not self.unreadable
 
 
-def current_entity_files(repo: GitRepo, root: str, ledger_dir: str, key: str) -> EntityFiles:
-    """The entity's event files committed at HEAD, plus working-tree files HEAD lacks."""
-    folder = f"{ledger_dir}/{entity_folder(key)}"
-    raw: dict[str, bytes] = {}
+def current_entity_files(repo: GitRepo, root: str, config: Config, key: str) -> EntityFiles:
+    """The entity's event files committed at HEAD, plus working-tree files HEAD lacks.
+
+    Each is read only up to `max_event_bytes`: a larger one is unreadable, as the
+    union reads it, and its bytes are never held."""
+    folder = f"{config.ledger}/{entity_folder(key)}"
+    limit = config.max_event_bytes
+    raw: dict[str, bytes | None] = {}
     head = repo.try_resolve_commit("HEAD")
     if head is not None:
-        for entry in repo.ls_tree(head, folder):
-            if entry.path.count("/") == folder.count("/") + 1 and entry.type == "blob":
-                raw[entry.path] = repo.read_blob(entry.oid)
-    for path, data in working_tree_files(root, ledger_dir, key).items():
-        raw.setdefault(path, data)
+        committed = {
+            entry.oid: entry.path
+            for entry in repo.ls_tree(head, folder)
+            if entry.path.count("/") == folder.count("/") + 1 and entry.type == "blob"
+        }
+        for blob in repo.iter_bounded_blobs(committed, limit):
+            raw[committed[blob.oid]] = blob.data
+    for path, read in working_tree_files(root, config.ledger, key, limit).items():
+        raw.setdefault(path, read if len(read) <= limit else None)
     events: dict[str, Event] = {}
     unreadable: list[str] = []
     for path, data in sorted(raw.items()):
         if not path.endswith(".toml") or path.rsplit("/", 1)[-1].startswith("."):
             continue
-        event, _ = parse_event(data, path, entity_key=key)
+        event = None if data is None else parse_event(data, path, entity_key=key)[0]
         if event is None:
             unreadable.append(path)
         else:
@@ -114,7 +122,7 @@ def write_event(
             f"invalid entity key {draft.entity_key!r}: expected segments of "
             "[a-z0-9][a-z0-9_-]* joined by ':', such as deploy:mainnet:gas-budget"
         )
-    current = current_entity_files(repo, root, config.ledger, draft.entity_key)
+    current = current_entity_files(repo, root, config, draft.entity_key)
     warnings = [
         f"{path} does not validate; it is not followed (run failgate fsck)"
         for path in current.unreadable
