@@ -15,7 +15,7 @@ from typing import Any
 
 from failgate_hooks import __version__
 from failgate_hooks.core.agents import Event, HookInput
-from failgate_hooks.core.errors import UsageError
+from failgate_hooks.core.errors import FailgateError, UsageError
 
 INSTRUCTIONS = (
     "failgate refuses a git push while a recorded failure's gate is held, until the gate's "
@@ -64,11 +64,11 @@ def serve(directory: str) -> None:
 
 def _held(where: str) -> dict[str, Any]:
     from failgate_hooks.app.agent_hook import held_or_why
-    from failgate_hooks.render.agent import render_agent_json
+    from failgate_hooks.render.agent import render_agent_json, unread_reason
 
     view, error = held_or_why(where)
     if view is None:
-        return {"error": error}
+        return {"error": unread_reason(error)}
     document: dict[str, Any] = json.loads(render_agent_json(view))
     return document
 
@@ -91,9 +91,15 @@ def _check(command: str, where: str) -> dict[str, Any]:
 def _export(where: str) -> dict[str, Any]:
     from failgate_hooks.app.export import export_ledger
     from failgate_hooks.git.repo import GitRepo
+    from failgate_hooks.render.agent import unread_reason
     from failgate_hooks.render.export import render_export_json
 
-    with GitRepo.open(where) as repo:
-        report = export_ledger(repo)
+    # An error raised out of a tool reaches the agent as its bare text: say it here,
+    # cleaned, as held_gates does.
+    try:
+        with GitRepo.open(where) as repo:
+            report = export_ledger(repo)
+    except FailgateError as error:
+        return {"error": unread_reason(error.message)}
     document: dict[str, Any] = json.loads(render_export_json(report))
     return document

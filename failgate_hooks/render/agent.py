@@ -123,9 +123,7 @@ def refusal(findings: Sequence[Finding], view: AgentGates | None, error: str | N
     lines = [f"failgate refused this command: {_what(first)}"]
     lines += [f"It also {_what(f)}" for f in findings[1:3]]
     if view is None:
-        lines.append(
-            f"failgate could not read the gates here ({sanitize.clean_line(error or '')})."
-        )
+        lines.append(f"failgate could not read the gates here ({unread_reason(error)}).")
     elif not view.gates:
         lines.append(f"No gate is held for {_where(view)}: a plain `git push` passes the hook.")
     else:
@@ -143,6 +141,12 @@ def refusal(findings: Sequence[Finding], view: AgentGates | None, error: str | N
     lines.append(LIMITS)
     text = "\n".join(lines)
     return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 1] + "…"
+
+
+def unread_reason(error: str | None) -> str:
+    """Why the gates could not be read, as an agent is told it: the error's text names
+    files and values from the repository, so it is data, cleaned and cut to one line."""
+    return sanitize.clean_line(error or "unknown error")
 
 
 def short_refusal(findings: Sequence[Finding]) -> str:
