@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError
-from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.git.repo import FAITHFUL_HISTORY, GitRepo
 
 # On every command line: nothing in any config file can override these.
 _FORCED_CONFIG = (
@@ -181,7 +181,7 @@ class CheckoutGit:
             "GIT_ATTR_NOSYSTEM": "1",
             "GIT_INDEX_VERSION": "2",
             "GIT_LFS_SKIP_SMUDGE": "1",
-            "GIT_NO_REPLACE_OBJECTS": "1",
+            **FAITHFUL_HISTORY,
             "HOME": self.home,
             "XDG_CONFIG_HOME": self.home,
         }

@@ -26,6 +26,16 @@ HEX_ID_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 NULL_ID_RE = re.compile(r"^0+\Z")
 
 
+# A commit is its own objects and parents, as a push sends them: never a refs/replace/
+# stand-in, nor the parents .git/info/grafts says it has (deprecated, and still honoured
+# by git 2.39), which could cut a gate's `since` out of a commit's ancestry. No graft
+# file can exist beneath a file, and git says nothing of one it cannot find.
+FAITHFUL_HISTORY = {
+    "GIT_NO_REPLACE_OBJECTS": "1",
+    "GIT_GRAFT_FILE": os.path.join(os.devnull, "no-grafts"),
+}
+
+
 def is_null_id(oid: str) -> bool:
     """An all-zero id of any length: git's "nothing" in hook input (SHA-1 or SHA-256)."""
     return bool(NULL_ID_RE.match(oid))
@@ -36,8 +46,7 @@ class GitRepo:
 
     def __init__(self, repo: git.Repo) -> None:
         self._repo = repo
-        # A commit is its own objects, as a push sends them: never a refs/replace/ stand-in.
-        repo.git.update_environment(GIT_NO_REPLACE_OBJECTS="1")
+        repo.git.update_environment(**FAITHFUL_HISTORY)
         self._git = repo.git
         self.cat_file = CatFile(repo.git)  # objects are read through the methods below
         self._common_dir: str | None = None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Repo
-from tests.worlds import budget_repo, fix_budget, record_failure, remote_ref, with_remote
+from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
 
 
 class Push:
@@ -288,3 +288,27 @@ def test_a_replace_ref_cannot_stand_in_for_the_pushed_commit(tmp_path: Path) -> 
     refused = push(repo, "main")
     assert refused.code != 0, refused
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_graft_cannot_cut_a_gate_s_since_out_of_the_pushed_commit_s_history(
+    tmp_path: Path,
+) -> None:
+    # .git/info/grafts (deprecated, still honoured by git 2.39) rewrites the parents git
+    # walks: grafting out the commit a gate applies from would make the push look
+    # unrelated to it, while it stays a fast-forward of the remote's tip
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    pushed_before = repo.head()
+    since = repo.commit("the commit the failure began with")
+    # the remote has it already (on another branch): nothing git must send is missing
+    assert push(repo, f"{since}:refs/heads/wip").code == 0
+    after = repo.commit("a commit after it")
+    record_failure(repo, "push", "--since", since)
+    assert repo.failgate("install").code == 0
+    (repo.path / ".git" / "info").mkdir(exist_ok=True)
+    (repo.path / ".git" / "info" / "grafts").write_text(f"{after} {pushed_before}\n")
+    assert since not in repo.git("rev-list", "HEAD")  # git itself believes the graft
+    refused = push(repo, "main")
+    assert refused.code != 0, refused
+    assert KEY in refused.output
+    assert remote_ref(remote, "refs/heads/main") == pushed_before
