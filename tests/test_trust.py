@@ -15,7 +15,7 @@ import pytest
 
 from failgate_hooks.core.errors import TrustError
 from failgate_hooks.core.events import Verification, Workdir
-from failgate_hooks.verify import trust
+from failgate_hooks.verify import lockfile, trust
 from failgate_hooks.verify.trust import TrustedVerifier, TrustStore, fingerprint, run_settings
 
 ARGV = ("python", "checks/check.py")
@@ -189,7 +189,7 @@ def test_a_lock_left_by_a_dead_process_is_broken(tmp_path: Path) -> None:
 def test_a_live_lock_is_waited_for_then_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(trust, "LOCK_WAIT_S", 0.3)
+    monkeypatch.setattr(lockfile, "LOCK_WAIT_S", 0.3)
     lock = tmp_path / "failgate/trust.json.lock"
     lock.parent.mkdir()
     lock.write_text(f"{os.getpid()} {os.uname().nodename} cafe\n")
@@ -203,7 +203,7 @@ def test_an_old_lock_is_stale_whoever_holds_it(tmp_path: Path) -> None:
     lock = tmp_path / "failgate/trust.json.lock"
     lock.parent.mkdir()
     lock.write_text(f"{os.getpid()} another-host cafe\n")
-    old = time.time() - trust.LOCK_STALE_S - 5
+    old = time.time() - lockfile.LOCK_STALE_S - 5
     os.utime(lock, (old, old))
     TrustStore(str(tmp_path)).approve([TrustedVerifier.new("e:x", ran(("true",)), [], "t")])
     assert TrustStore(str(tmp_path)).entries()[0].entity_key == "e:x"

@@ -10,12 +10,10 @@ once lose nothing.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,10 +24,10 @@ from failgate_hooks.verify.localfiles import (
     canonical_json,
     local_folder,
     pins_json,
-    read_quietly,
     utc_now,
     write_atomically,
 )
+from failgate_hooks.verify.lockfile import LockUnavailable, locked
 
 # 2: one approval per gate, with the versions it replaced. 1 kept every approval
 # ever given: it is read as its last approval of each gate, the others replaced.
@@ -37,12 +35,6 @@ TRUST_FORMAT = 2
 # fp2: the run settings too. An fp1 approval named argv and pins alone, so a pulled
 # event could widen env_pass under it unreviewed: it matches no fingerprint now.
 FINGERPRINT_VERSION = "fp2"
-
-# Holding the lock is only a read, a merge and a rename of a small file:
-# a lock older than this was left by a process that died holding it.
-LOCK_STALE_S = 30.0
-LOCK_WAIT_S = 10.0
-_LOCK_POLL_S = 0.05
 
 
 RunSettings = dict[str, Any]
@@ -150,20 +142,26 @@ class TrustStore:
             os.makedirs(folder, exist_ok=True)
         except OSError as exc:
             raise self._write_error(exc) from None
-        with _locked(self.path + ".lock"):
-            current = self._load()
-            for entry in new:
-                before = current.get(entry.entity_key)
-                if before is not None and before.fingerprint == entry.fingerprint:
-                    continue  # approved already: the first approval stands
-                current[entry.entity_key] = _replacing(before, entry)
-            data = {"format": TRUST_FORMAT, "verifiers": [e.to_json() for e in current.values()]}
-            try:
-                body = json.dumps(data, indent=2).encode("utf-8") + b"\n"
-                write_atomically(self.path, body, durable=True)
-            except OSError as exc:
-                raise self._write_error(exc) from None
-            self._approvals = current
+        try:
+            with locked(self.path + ".lock", "the trust store"):
+                current = self._load()
+                for entry in new:
+                    before = current.get(entry.entity_key)
+                    if before is not None and before.fingerprint == entry.fingerprint:
+                        continue  # approved already: the first approval stands
+                    current[entry.entity_key] = _replacing(before, entry)
+                data = {
+                    "format": TRUST_FORMAT,
+                    "verifiers": [e.to_json() for e in current.values()],
+                }
+                try:
+                    body = json.dumps(data, indent=2).encode("utf-8") + b"\n"
+                    write_atomically(self.path, body, durable=True)
+                except OSError as exc:
+                    raise self._write_error(exc) from None
+                self._approvals = current
+        except LockUnavailable as exc:
+            raise TrustError(str(exc), hint=exc.hint or None) from None
 
     def _by_gate(self) -> dict[str, TrustedVerifier]:
         if self._approvals is None:
@@ -264,92 +262,3 @@ def _parse_settings(value: object) -> RunSettings | None:
     if not isinstance(value, dict) or set(value) != {"env_pass", "inputs", "timeout_s", "workdir"}:
         return None
     return value
-
-
-# --------------------------------------------------------------------------- the lock
-
-
-@contextlib.contextmanager
-def _locked(lock_path: str) -> Iterator[None]:
-    """Hold `lock_path` (created with O_EXCL) for the duration; break it when stale."""
-    import socket  # only to write: reading approvals takes no lock
-
-    token = f"{os.getpid()} {socket.gethostname()} {os.urandom(8).hex()}\n".encode()
-    deadline = time.monotonic() + LOCK_WAIT_S
-    while True:
-        try:
-            fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            if _break_if_stale(lock_path):
-                continue
-            if time.monotonic() > deadline:
-                raise TrustError(
-                    f"the trust store is locked by {lock_path}",
-                    hint="if no failgate is running, remove that file and try again",
-                ) from None
-            time.sleep(_LOCK_POLL_S)
-            continue
-        except OSError as exc:
-            raise TrustError(f"cannot lock {lock_path}: {exc.strerror or exc}") from None
-        try:
-            os.write(fd, token)
-        finally:
-            os.close(fd)
-        break
-    try:
-        yield
-    finally:
-        # Remove only our own lock: if ours was judged stale and broken, the
-        # file there now belongs to someone else.
-        if read_quietly(lock_path) == token:
-            with contextlib.suppress(OSError):
-                os.unlink(lock_path)
-
-
-def _break_if_stale(lock_path: str) -> bool:
-    """Remove a lock left by a dead process (or older than LOCK_STALE_S); True if removed."""
-    seen = read_quietly(lock_path)
-    try:
-        age = time.time() - os.stat(lock_path).st_mtime
-    except FileNotFoundError:
-        return True  # released meanwhile: try again at once
-    except OSError:
-        return False
-    if not _is_stale(seen, age):
-        return False
-    # Rename rather than unlink, then look at what was moved: if another process
-    # took the lock between our look and the rename, give it back.
-    grave = f"{lock_path}.stale-{os.getpid()}-{os.urandom(4).hex()}"
-    try:
-        os.rename(lock_path, grave)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    if read_quietly(grave) != seen:
-        with contextlib.suppress(OSError):
-            os.link(grave, lock_path)
-    with contextlib.suppress(OSError):
-        os.unlink(grave)
-    return True
-
-
-def _is_stale(content: bytes | None, age: float) -> bool:
-    if age > LOCK_STALE_S:
-        return True
-    fields = (content or b"").split()
-    if len(fields) != 3:
-        # Created but not yet written: give the writer a moment.
-        return content is not None and age > 2.0
-    pid_text, host, _ = fields
-    import socket
-
-    if host.decode("utf-8", "replace") != socket.gethostname() or not pid_text.isdigit():
-        return False
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False  # alive, owned by someone else
-    return False
