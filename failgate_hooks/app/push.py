@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from failgate_hooks.app.accepted_tips import AcceptedTips
 from failgate_hooks.app.evaluate import Evaluator, Request, ResultKey, RunVerifier
 from failgate_hooks.app.evidence_update import judge_evidence_update
 from failgate_hooks.core import exitcodes, wildmatch
@@ -237,16 +238,20 @@ def pre_receive(
     uncommitted = _UncommittedLedger(repo)
     base = [Revision(default[0], default[1], protected=True)] if default else []
     default_config = config_for(repo, base) if base else None
+    accepted = AcceptedTips(repo.common_dir)
+    enforced: list[tuple[str, str]] = []  # (ref, commit) decided where failgate enforces
     for pushed in updates:
         update = _through_symref(repo, pushed)
         if update.remote_ref == EVIDENCE_REF:
             outcomes.append(RefOutcome(update, judge_evidence_update(repo, update.old, update.new)))
             continue
         old = None if update.is_create else repo.resolve_commit(update.old)
-        known = [] if old is None else [Revision(f"old tip of {update.remote_ref}", old, True)]
+        # The old tip is reviewed only if this server accepted it while enforcing here.
+        known = [] if old is None else [_old_tip(accepted, update.remote_ref, old)]
         # Never the pushed commit's own configuration: with no protected revision at all,
         # the built-in defaults decide, and the pushed one is judged against them.
-        config = config_for(repo, [*known, *base]) if known or base else Config()
+        protected = [r for r in [*known, *base] if r.protected]
+        config = config_for(repo, protected) if protected else Config()
         if default_config is not None:
             config = strictest(config, default_config)
         uncommitted.start(config)
@@ -283,7 +288,22 @@ def pre_receive(
         hold_open = exec_verifiers or config.requires_evidence
         decision = run.evaluator(config).evaluate(request, hold_open=hold_open)
         outcomes.append(RefOutcome(update, decision, []))
-    return PushReport(outcomes, uncommitted.warnings())
+        if decision.enforcing and decision.policy.mode == "enforce":
+            enforced.append((update.remote_ref, commit))
+    report = PushReport(outcomes, uncommitted.warnings())
+    if report.exit_code == exitcodes.ALLOWED:
+        # Only now: a refused push moves no ref, and its tips were not accepted.
+        problem = accepted.record(enforced)
+        report.warnings += [problem] if problem else []
+    return report
+
+
+def _old_tip(accepted: AcceptedTips, ref: str, old: str) -> Revision:
+    """A ref's old tip on the server: protected when accepted here while enforced; else
+    read, but its events are judged as new (pushed while only warnings applied there)."""
+    if accepted.holds(ref, old):
+        return Revision(f"old tip of {ref}", old, protected=True)
+    return Revision(f"old tip of {ref} (not accepted here while enforced)", old, protected=False)
 
 
 class _UncommittedLedger:

@@ -1,0 +1,73 @@
+"""What a server's pre-receive accepted while it enforced: the only old tips it trusts.
+
+A protected ref's old tip counts as a protected revision on the server (its
+events were judged when they were pushed) only if this server's failgate
+accepted exactly that commit for that ref while it enforced there. A tip pushed
+while nothing enforced on the ref (only warnings then), before failgate was
+installed, or in the same push as the configuration that protects the ref, was
+never judged: once the ref is enforced its events count as new, so an expiry
+pushed there unreviewed is PENDING like any other.
+
+One small file per ref under `<git-dir>/failgate/accepted/`, named by a digest
+of the ref, holding the last tips accepted for it: a server's own state, which
+a pusher can neither push nor fetch. Rewritten only under its lock file, so two
+pushes to one ref at once lose nothing. A file that cannot be read names no tip
+(fail closed: the old tip's events count as new).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+
+from failgate_hooks.verify.localfiles import local_folder, read_quietly, write_atomically
+from failgate_hooks.verify.lockfile import LockUnavailable, locked
+
+# Enough for pushes that race, and a force push back to a tip accepted a while ago.
+KEPT_PER_REF = 16
+
+
+class AcceptedTips:
+    """`<git-dir>/failgate/accepted/`: the tips this server accepted per enforced ref."""
+
+    def __init__(self, common_dir: str) -> None:
+        self.folder = os.path.join(local_folder(common_dir), "accepted")
+
+    def holds(self, ref: str, commit: str) -> bool:
+        """Whether `commit` is a tip this server accepted for `ref` while enforcing there."""
+        return commit in self._tips(ref)
+
+    def record(self, accepted: Iterable[tuple[str, str]]) -> str | None:
+        """Remember each (ref, commit) accepted; None when stored, else why not (never
+        raises: the push was decided, and a tip not remembered only fails closed later)."""
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+            for ref, commit in accepted:
+                path = self._path(ref)
+                with locked(path + ".lock", f"the accepted tips of {ref}"):
+                    tips = [t for t in self._tips(ref) if t != commit][-(KEPT_PER_REF - 1) :]
+                    body = json.dumps({"ref": ref, "tips": [*tips, commit]}).encode() + b"\n"
+                    write_atomically(path, body, durable=True)
+        except (OSError, LockUnavailable) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            return (
+                f"the tips accepted could not be remembered in {self.folder} ({why}): the next "
+                "push to those refs judges their events as new; make that folder writable"
+            )
+        return None
+
+    def _tips(self, ref: str) -> list[str]:
+        raw = read_quietly(self._path(ref))
+        if raw is None:
+            return []
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            return []
+        tips = data.get("tips") if isinstance(data, dict) and data.get("ref") == ref else None
+        return [t for t in tips if isinstance(t, str)] if isinstance(tips, list) else []
+
+    def _path(self, ref: str) -> str:
+        return os.path.join(self.folder, hashlib.sha256(ref.encode()).hexdigest()[:32] + ".json")

@@ -1,0 +1,137 @@
+"""A ref's old tip is reviewed only if the server accepted it while enforcing there.
+
+Each test pushes with `--no-verify` to a real bare remote with the real
+pre-receive hook and asserts on the remote's refs: events pushed to a ref while
+only warnings applied (before main protected it, or in the same push as the
+configuration that protects it) never count as reviewed later.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from failgate_hooks.app import demo
+from failgate_hooks.app.accepted_tips import AcceptedTips
+from tests.conftest import Repo
+from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive, push
+from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
+
+ONLY_MAIN = RELAXERS + 'protected_refs = ["refs/heads/main"]\n'
+BOTH = RELAXERS + 'protected_refs = ["refs/heads/main", "refs/heads/staging"]\n'
+
+
+def only_main_protected(tmp_path: Path, *hook: str) -> tuple[Repo, Path]:
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", ONLY_MAIN)
+    repo.commit("only main is protected")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert push(repo, "main").returncode == 0
+    install_pre_receive(remote, *hook)
+    return repo, remote
+
+
+def expire_on_staging(repo: Repo) -> None:
+    repo.git("checkout", "-q", "-b", "staging")
+    assert repo.failgate("expire", KEY, "--note", "no longer needed").code == 0
+    repo.commit("expire the gas budget gate on staging")
+    repo.git("checkout", "-q", "main")
+
+
+def protect_staging_on_main(repo: Repo) -> None:
+    repo.write("failgate.toml", BOTH)
+    repo.commit("staging ships too")
+
+
+def push_staging_again(repo: Repo, remote: Path, user: str = "bob") -> tuple[bool, str]:
+    """Staging with main merged (main's rules, the budget still broken): whether the
+    remote's staging moved, and what the hook said."""
+    repo.git("checkout", "-q", "staging")
+    repo.git("merge", "-q", "--no-edit", "main")
+    before = remote_ref(remote, "refs/heads/staging")
+    pushed = push(repo, "staging", user=user)
+    moved = remote_ref(remote, "refs/heads/staging") != before
+    assert moved == (pushed.returncode == 0), pushed.stderr
+    return moved, pushed.stderr
+
+
+def test_an_expiry_pushed_before_main_protected_the_ref_stays_pending(tmp_path: Path) -> None:
+    repo, remote = only_main_protected(tmp_path)
+    expire_on_staging(repo)
+    assert push(repo, "staging").returncode == 0  # not protected: only a warning
+    protect_staging_on_main(repo)
+    assert push(repo, "main").returncode == 0  # protecting a ref tightens: no relaxer needed
+
+    moved, said = push_staging_again(repo, remote)
+    assert not moved and "PENDING" in said and "status expired" in said, said
+    moved, said = push_staging_again(repo, remote, user="alice")
+    assert moved, said  # a relaxer reviews it, and from then on it stands
+    repo.write("notes.txt", "more\n")
+    repo.commit("more on staging")
+    assert push(repo, "staging").returncode == 0
+
+
+def test_an_expiry_pushed_with_the_config_that_protects_the_ref_stays_pending(
+    tmp_path: Path,
+) -> None:
+    """In one push, staging is judged by the configuration in force, where it is not
+    protected: its tip was never judged as a protected ref's."""
+    repo, remote = only_main_protected(tmp_path)
+    expire_on_staging(repo)
+    protect_staging_on_main(repo)
+    both = push(repo, "main", "staging")
+    assert both.returncode == 0, both.stderr
+    moved, said = push_staging_again(repo, remote)
+    assert not moved and "PENDING" in said, said
+
+
+def test_a_verifier_gutted_before_main_protected_the_ref_is_not_the_one_run(
+    tmp_path: Path,
+) -> None:
+    repo, remote = only_main_protected(tmp_path, "--exec")
+    repo.git("checkout", "-q", "-b", "staging")
+    repo.write(demo.CHECK_PATH, "import sys\nsys.exit(0)\n")
+    repo.commit("gut the verifier on staging")
+    assert push(repo, "staging").returncode == 0  # not protected: only a warning
+    repo.git("checkout", "-q", "main")
+    fix_budget(repo)
+    protect_staging_on_main(repo)
+    assert push(repo, "main").returncode == 0
+    repo.git("checkout", "-q", "staging")
+    repo.write("failgate.toml", BOTH)
+    repo.commit("main's rules on staging, its budget still broken")
+    before = remote_ref(remote, "refs/heads/staging")
+    pushed = push(repo, "staging")
+    assert pushed.returncode != 0, pushed.stderr
+    assert "budget 50M < required 120M" in pushed.stderr  # the reviewed copy ran
+    assert remote_ref(remote, "refs/heads/staging") == before
+
+
+def test_a_tip_accepted_while_enforced_is_remembered_and_a_refused_one_is_not(
+    tmp_path: Path,
+) -> None:
+    repo, remote = only_main_protected(tmp_path)
+    repo.write("notes.txt", "one\n")
+    accepted = repo.commit("an ordinary change")
+    assert push(repo, "main").returncode == 0
+    assert repo.failgate("expire", KEY, "--note", "no longer needed").code == 0
+    refused = repo.commit("expire the gate")
+    assert push(repo, "main").returncode != 0  # bob is no relaxer
+    tips = AcceptedTips(str(remote))
+    assert tips.holds("refs/heads/main", accepted)
+    assert not tips.holds("refs/heads/main", refused)
+    expire_on_staging(repo)
+    assert push(repo, "staging").returncode == 0
+    staged = remote_ref(remote, "refs/heads/staging")
+    assert staged is not None and not tips.holds("refs/heads/staging", staged)
+
+
+def test_a_server_that_cannot_remember_says_so_and_still_decides(tmp_path: Path) -> None:
+    repo, remote = only_main_protected(tmp_path)
+    (remote / "failgate").mkdir(exist_ok=True)
+    (remote / "failgate" / "accepted").write_text("not a folder")
+    repo.write("notes.txt", "one\n")
+    repo.commit("an ordinary change")
+    pushed = push(repo, "main")
+    assert pushed.returncode == 0, pushed.stderr
+    assert "could not be remembered" in pushed.stderr
