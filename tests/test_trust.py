@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -51,7 +52,11 @@ def test_fingerprint_covers_every_run_setting() -> None:
     ]
     others = {fingerprint(ARGV, PINS, run_settings(v)) for v in changed}
     assert len(others) == len(changed) and fp not in others
-    # env_pass is a set of names: its order is not a new verifier
+    # every field of a verification is covered: argv and files otherwise, the rest here
+    fields = {f.name for f in dataclasses.fields(Verification)} - {"command", "files"}
+    assert set(run_settings(ran(ARGV))) == fields == set(trust.SETTING_NAMES)
+    # env_pass and inputs are sets: their order is not a new verifier
+    assert run_settings(ran(ARGV, inputs=("b", "a"))) == run_settings(ran(ARGV, inputs=("a", "b")))
     assert run_settings(ran(ARGV, env_pass=("A", "B"))) == run_settings(
         ran(ARGV, env_pass=("B", "A"))
     )

@@ -38,14 +38,19 @@ FINGERPRINT_VERSION = "fp2"
 
 
 RunSettings = dict[str, Any]
+# Every field of a Verification but what the fingerprint covers otherwise (argv, and
+# the pins that `files` resolves to).
+SETTING_NAMES = ("env_pass", "inputs", "timeout_s", "workdir")
 
 
 def run_settings(verification: Verification) -> RunSettings:
     """How a verifier runs beyond its argv and files: what it sees of the environment,
-    where, for how long, and what its pass stands on. An approval covers these too."""
+    where, for how long, and what its pass stands on. An approval covers these too.
+    Names and patterns are sets: their order is not another verifier."""
+    inputs = verification.inputs
     return {
         "env_pass": sorted(set(verification.env_pass)),
-        "inputs": None if verification.inputs is None else list(verification.inputs),
+        "inputs": None if inputs is None else sorted(set(inputs)),
         "timeout_s": verification.timeout_s,
         "workdir": verification.workdir.value,
     }
@@ -259,6 +264,6 @@ def _parse_approval(item: object, *, with_replaced: bool) -> TrustedVerifier | N
 def _parse_settings(value: object) -> RunSettings | None:
     """The run settings an approval recorded; None when it recorded none (or not as ours):
     they are only shown, the fingerprint alone decides."""
-    if not isinstance(value, dict) or set(value) != {"env_pass", "inputs", "timeout_s", "workdir"}:
+    if not isinstance(value, dict) or set(value) != set(SETTING_NAMES):
         return None
     return value
