@@ -257,7 +257,7 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
     It should fail there: one that passes guards nothing, one that gives no verdict or
     cannot start holds the gate for the wrong reason. Never cached, never a pass for
     any commit. `trusted` False (record could not trust what it wrote): not run."""
-    from failgate_hooks.app.runner import close_checkouts
+    from failgate_hooks.app.runner import close_checkouts, verifier_sandbox
     from failgate_hooks.core.decide import verifier_reason
     from failgate_hooks.core.gates import VerifierOutcome
     from failgate_hooks.verify.checkout import Checkouts
@@ -291,6 +291,8 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
             ledger_dir=config.ledger,
             timeout_s=verification.timeout_s or config.default_timeout_s,
             watched=work_trees(repo),
+            # record's config: the probe runs the commit's code as a gate would
+            sandbox=verifier_sandbox(repo, config),
         )
     finally:
         close_checkouts(checkouts)

@@ -72,18 +72,9 @@ class VerifierRunner:
     @property
     def sandbox(self) -> Sandbox | None:
         """The sandbox every verifier runs in, when one was asked for; made once."""
-        if self._sandbox is None and (self.sandbox_by or self.config.sandbox == "bwrap"):
-            from failgate_hooks.verify.pool import pools_folder
-            from failgate_hooks.verify.sandbox import Sandbox
-
-            asked_by = self.sandbox_by or f'sandbox = "bwrap" in {self.config.source}'
-            # The repository and the user's work tree: nothing there is commit C's.
-            hidden = [self.repo.common_dir, self.repo.git_dir, self.repo.working_dir or ""]
-            # Every pool of kept checkouts: the run's own is bound back over it.
-            hidden.append(pools_folder(os.environ) or "")
-            hidden += self.hidden
-            self._sandbox = Sandbox(
-                network=self.config.sandbox_network, hidden=hidden, asked_by=asked_by
+        if self._sandbox is None:
+            self._sandbox = verifier_sandbox(
+                self.repo, self.config, asked_by=self.sandbox_by, hidden=self.hidden
             )
         return self._sandbox
 
@@ -116,6 +107,29 @@ class VerifierRunner:
     def close(self) -> None:
         if self._checkouts is not None:
             close_checkouts(self._checkouts)
+
+
+def verifier_sandbox(
+    repo: GitRepo, config: Config, *, asked_by: str | None = None, hidden: Sequence[str] = ()
+) -> Sandbox | None:
+    """The sandbox a verifier run in `repo` gets, or None when nothing asks for one.
+
+    `asked_by` names a flag that asks for it; `sandbox = "bwrap"` in `config` asks
+    too. Every run goes through here (a gate's, each step of replay, record's
+    probe), so the configuration's promise holds for each. Only made, never tried:
+    a bwrap that is missing is found by the run, which then cannot start."""
+    if not asked_by and config.sandbox != "bwrap":
+        return None
+    from failgate_hooks.verify.pool import pools_folder
+    from failgate_hooks.verify.sandbox import Sandbox
+
+    asked_by = asked_by or f'sandbox = "bwrap" in {config.source}'
+    # The repository and the user's work tree: nothing there is commit C's.
+    folders = [repo.common_dir, repo.git_dir, repo.working_dir or ""]
+    # Every pool of kept checkouts: the run's own is bound back over it.
+    folders.append(pools_folder(os.environ) or "")
+    folders += hidden  # more the caller's run must not see (a signing key's folder)
+    return Sandbox(network=config.sandbox_network, hidden=folders, asked_by=asked_by)
 
 
 def close_checkouts(checkouts: Checkouts) -> None:

@@ -1,4 +1,5 @@
-"""The bubblewrap sandbox, real bwrap, through the real `failgate check` and a real server hook.
+"""The bubblewrap sandbox, real bwrap, through the real `failgate check`, a real server hook
+and record's probe.
 
 Each verifier here passes only when the sandbox holds: it exits 0 when what it
 must not see is hidden, what it must not write is read-only, and so on. The same
@@ -541,3 +542,53 @@ def test_a_temporary_checkout_in_a_tmpdir_outside_tmp_sees_no_other_run(
     code, text = outcome(repo, "--sandbox", env=env)
     assert code == 0, text
     assert outcome(repo, env=env)[0] == 1  # unsandboxed, the other run's checkout is in sight
+
+
+# record's probe runs a verifier too: `sandbox = "bwrap"` holds there.
+# The verifier says whether the repository's git dir, which only the sandbox hides, is in sight.
+SEES_THE_GIT_DIR = """\
+import os, sys
+seen = os.path.exists({git_dir!r})
+print("the repository's git dir is", "in sight" if seen else "hidden")
+sys.exit(3 if seen else 0 if os.path.exists("fixed.txt") else 1)
+"""
+SANDBOXED = 'sandbox = "bwrap"\n'
+
+
+def probed(work: Path, config: str, *, env: dict[str, str] | None = None) -> str:
+    """`record` of an observed failure whose verifier is SEES_THE_GIT_DIR: what it printed."""
+    repo = make_repo(work)
+    repo.write(".gitignore", ".venv/\n")
+    repo.write("checks/v.py", SEES_THE_GIT_DIR.format(git_dir=str(work / ".git")))
+    if config:
+        repo.write("failgate.toml", config)
+    repo.commit("the verifier")
+    result = repo.failgate(
+        "record", KEY, "--status", "observed", "--title", "what the probe may see",
+        "--trigger", "push", "--verify", f"{sys.executable} checks/v.py",
+        "--verify-file", "checks/v.py", env=env,
+    )  # fmt: skip
+    assert result.code == 0, result
+    assert "Traceback" not in result.err
+    return result.err
+
+
+def test_records_probe_runs_in_the_sandbox_the_config_asks_for(visible: Path) -> None:
+    said = probed(visible / "sandboxed", SANDBOXED)
+    assert "probe: the verifier fails on HEAD" in said, said
+    assert "its last line: the repository's git dir is hidden" in said, said
+    # The control: without the sandbox the same probe sees the git dir.
+    said = probed(visible / "unsandboxed", "")
+    assert "its last line: the repository's git dir is in sight" in said, said
+
+
+def test_records_probe_never_runs_unsandboxed_when_bwrap_is_missing(
+    tmp_path: Path, visible: Path
+) -> None:
+    work = visible / "repo"
+    said = probed(work, SANDBOXED, env={"PATH": path_without_bwrap(tmp_path)})
+    # What a gate says of it, word for word: the probe is only a warning, but it never ran.
+    assert 'cannot start: a sandbox was asked for (sandbox = "bwrap" in HEAD ' in said, said
+    assert said.startswith("warning: probe: verifier "), said
+    assert "but bwrap is not on PATH" in said and "apt-get install bubblewrap" in said, said
+    assert "git dir is" not in said, said  # it never ran
