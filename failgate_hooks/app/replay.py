@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import failgate_hooks
-from failgate_hooks.app.runner import close_checkouts
+from failgate_hooks.app.runner import close_checkouts, verifier_sandbox
 from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, Verification, is_valid_entity_key
 from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
@@ -45,8 +45,12 @@ def replay(
     default_timeout_s: float = DEFAULT_TIMEOUT_S,
     progress: Progress | None = None,
     ledger_dir: str | None = None,
+    sandbox_by: str | None = None,
 ) -> ReplayReport:
-    """Run `entity_key`'s verifier, as `ledger_rev` holds it, on every commit of PARENT..REPAIR."""
+    """Run `entity_key`'s verifier, as `ledger_rev` holds it, on every commit of PARENT..REPAIR.
+
+    Each step runs in the sandbox when `sandbox_by` (a flag) or the configuration at
+    `ledger_rev` asks for one: history's code, perhaps a pulled branch's, is run."""
     # A UsageError (exit 2) for a bad interval, entity or verifier; a GitError when git
     # cannot answer. With no `ledger_dir`, the one configured at `ledger_rev` is read.
     if isinstance(expect_files, str):  # a str is a Sequence[str] too: one letter per path
@@ -55,8 +59,10 @@ def replay(
     parent = _resolve(repo, parent_rev, "PARENT")
     repair = _resolve(repo, repair_rev, "REPAIR")
     ledger_commit = _resolve(repo, ledger_rev, "--ledger-rev")
+    # The reviewed configuration, as the entity is: never that of a commit replayed.
+    config = config_at(repo, ledger_commit, ledger_rev)
     if ledger_dir is None:
-        ledger_dir = config_at(repo, ledger_commit, ledger_rev).ledger
+        ledger_dir = config.ledger
 
     title, verification = _entity(repo, entity_key, trigger, ledger_rev, ledger_commit, ledger_dir)
     try:
@@ -76,6 +82,7 @@ def replay(
     # is neither read nor written either: every step of a proof runs.
     steps = []
     watched = work_trees(repo)
+    sandbox = verifier_sandbox(repo, config, asked_by=sandbox_by)
     checkouts = Checkouts(repo)
     try:
         for position, commit in enumerate(chain, 1):
@@ -91,6 +98,7 @@ def replay(
                 ledger_dir=ledger_dir,
                 timeout_s=timeout_s,
                 watched=watched,
+                sandbox=sandbox,
             )
             steps.append(_step(commit, facts[commit][2], result, timeout_s))
     finally:

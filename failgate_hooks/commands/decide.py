@@ -141,6 +141,7 @@ def try_(ctx: click.Context, key: str, as_json: bool) -> None:
 @click.option(
     "--receipt", type=click.Path(dir_okay=False), help="Write a Markdown receipt to this file."
 )
+@sandbox_option
 @json_option
 @click.pass_context
 def replay(
@@ -152,6 +153,7 @@ def replay(
     direct: bool,
     expect_files: str | None,
     receipt: str | None,
+    sandbox: bool,
     as_json: bool,
 ) -> None:
     """Prove a gate on history: held at PARENT, cleared at REPAIR (exit 0, else 1)."""
@@ -173,6 +175,7 @@ def replay(
             expect_files=expected,
             default_timeout_s=inspection_config(repo).default_timeout_s,
             progress=_progress_bar() if sys.stderr.isatty() else None,
+            sandbox_by="failgate replay --sandbox" if sandbox else None,
         )
     if sys.stderr.isatty():
         click.echo("", err=True)

@@ -1,5 +1,5 @@
-"""The bubblewrap sandbox, real bwrap, through the real `failgate check`, a real server hook
-and record's probe.
+"""The bubblewrap sandbox, real bwrap, through the real `failgate check`, a real server hook,
+record's probe and replay.
 
 Each verifier here passes only when the sandbox holds: it exits 0 when what it
 must not see is hidden, what it must not write is read-only, and so on. The same
@@ -20,6 +20,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -544,7 +545,7 @@ def test_a_temporary_checkout_in_a_tmpdir_outside_tmp_sees_no_other_run(
     assert outcome(repo, env=env)[0] == 1  # unsandboxed, the other run's checkout is in sight
 
 
-# record's probe runs a verifier too: `sandbox = "bwrap"` holds there.
+# record's probe and each step of replay run a verifier too: `sandbox = "bwrap"` holds there.
 # The verifier says whether the repository's git dir, which only the sandbox hides, is in sight.
 SEES_THE_GIT_DIR = """\
 import os, sys
@@ -592,3 +593,83 @@ def test_records_probe_never_runs_unsandboxed_when_bwrap_is_missing(
     assert said.startswith("warning: probe: verifier "), said
     assert "but bwrap is not on PATH" in said and "apt-get install bubblewrap" in said, said
     assert "git dir is" not in said, said  # it never ran
+
+
+def replayable(work: Path, config: str) -> tuple[Repo, str]:
+    """A failure, its repair, then the verifier and its event: the interval PARENT..REPAIR."""
+    repo = make_repo(work)
+    repo.write(".gitignore", ".venv/\n")
+    if config:
+        repo.write("failgate.toml", config)
+    parent = repo.commit("the failure")
+    repo.write("fixed.txt", "the repair\n")
+    repair = repo.commit("the repair")
+    repo.write("checks/v.py", SEES_THE_GIT_DIR.format(git_dir=str(work / ".git")))
+    repo.commit("the verifier")
+    repo.record(
+        KEY, "--status", "observed", "--title", "what a replay may see",
+        "--trigger", "push", "--verify", f"{sys.executable} checks/v.py",
+        "--verify-file", "checks/v.py", "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the gate")
+    return repo, f"{parent}..{repair}"
+
+
+def replayed(
+    repo: Repo, interval: str, *args: str, env: dict[str, str] | None = None
+) -> tuple[int, Any]:
+    result = repo.failgate("replay", interval, "--entity", KEY, "--json", *args, env=env)
+    assert "Traceback" not in result.err, result
+    return result.code, json.loads(result.out)
+
+
+def test_replay_runs_every_step_in_the_sandbox_the_config_asks_for(visible: Path) -> None:
+    repo, interval = replayable(visible / "sandboxed", SANDBOXED)
+    code, report = replayed(repo, interval)
+    assert code == 0, report  # held at the parent, cleared at the repair: nothing saw .git
+    assert [step["exit_code"] for step in report["steps"]] == [1, 0], report
+    # The control: without the sandbox, every step sees the repository's git dir.
+    repo, interval = replayable(visible / "unsandboxed", "")
+    code, report = replayed(repo, interval)
+    assert code == 1, report
+    assert [step["exit_code"] for step in report["steps"]] == [3, 3], report
+
+
+def test_replay_sandbox_runs_every_step_sandboxed(visible: Path) -> None:
+    repo, interval = replayable(visible / "repo", "")
+    code, report = replayed(repo, interval, "--sandbox")
+    assert code == 0, report
+    assert [step["exit_code"] for step in report["steps"]] == [1, 0], report
+
+
+def test_replay_takes_the_sandbox_from_the_ledger_revs_config(visible: Path) -> None:
+    repo, interval = replayable(visible / "repo", SANDBOXED)
+    reviewed = repo.head()
+    repo.git("rm", "-q", "failgate.toml")
+    repo.commit("drop the sandbox")  # HEAD's config is not the one --ledger-rev names
+    code, report = replayed(repo, interval, "--ledger-rev", reviewed)
+    assert code == 0, report
+    assert [step["exit_code"] for step in report["steps"]] == [1, 0], report
+    code, report = replayed(repo, interval)  # HEAD's, which no longer asks for it
+    assert [step["exit_code"] for step in report["steps"]] == [3, 3], report
+
+
+@pytest.mark.parametrize(
+    ("config", "flag", "asked_by"),
+    [
+        (SANDBOXED, (), 'sandbox = "bwrap" in HEAD '),
+        ("", ("--sandbox",), "failgate replay --sandbox"),
+    ],
+)
+def test_replay_never_runs_unsandboxed_when_bwrap_is_missing(
+    tmp_path: Path, visible: Path, config: str, flag: tuple[str, ...], asked_by: str
+) -> None:
+    repo, interval = replayable(visible / "repo", config)
+    code, report = replayed(repo, interval, *flag, env={"PATH": path_without_bwrap(tmp_path)})
+    assert code == 1, report
+    assert "but bwrap is not on PATH: install bubblewrap" in report["reason"], report
+    for step in report["steps"]:
+        assert step["state"] == "no_verdict", report
+        assert f"a sandbox was asked for ({asked_by}" in step["detail"], report
+        assert "but bwrap is not on PATH" in step["detail"], report
+        assert step["exit_code"] is None, report  # it never ran
