@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bench import build
+from tests.conftest import Repo
 
 CHECK = ("check", "--trigger", "push", "--ref", "refs/heads/main")
 
@@ -144,17 +145,19 @@ HEAVY = (
 )
 
 _RUN = """\
-import json, sys
+import sys
 {call}
-json.dump(sorted(sys.modules), open({out!r}, "w"))
+loaded = sorted(sys.modules)  # before json is imported to write them down
+import json
+json.dump(loaded, open({out!r}, "w"))
 """
 
 
-def modules_after(world: build.World, call: str, stdin: str = "") -> set[str]:
-    out = world.work.parent / "modules.json"
+def modules_after(work: Path, call: str, stdin: str = "") -> set[str]:
+    out = work.parent / "modules.json"
     script = _RUN.format(call=call, out=str(out))
     proc = subprocess.run(
-        [sys.executable, "-c", script], cwd=world.work, input=stdin, capture_output=True,
+        [sys.executable, "-c", script], cwd=work, input=stdin, capture_output=True,
         text=True, check=False, timeout=300,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -174,7 +177,7 @@ def test_the_hook_imports_nothing_that_writes_renders_markdown_or_scans(
         "    assert not exit.code, exit.code\n"
     )
     stdin = f"refs/heads/main {world.tip} refs/heads/main {world.base}\n"
-    loaded = modules_after(world, call, stdin)
+    loaded = modules_after(world.work, call, stdin)
     assert "failgate_hooks.app.evaluate" in loaded  # the hook did decide
     assert not loaded & set(HEAVY)
     # a hook prints plain text: click is a fifth of the floor's import time
@@ -192,6 +195,61 @@ def test_check_imports_nothing_that_writes_renders_markdown_or_scans(
         "except SystemExit as exit:\n"
         "    assert not exit.code, exit.code\n"
     )
-    loaded = modules_after(world, call)
+    loaded = modules_after(world.work, call)
     assert "failgate_hooks.app.evaluate" in loaded
     assert not loaded & set(HEAVY)
+
+
+# What a `check` that holds nothing loads: the decision, never the verifier machinery
+# (checkouts, processes, the sandbox, trust, the pass cache: issue 17's fixed cost).
+# The CLI's main runs in the process whose modules are listed, as the console script runs it.
+_CHECK_IN_PROCESS = (
+    "from failgate_hooks.commands.cli import main\n"
+    f"code = main({list(CHECK)!r}, prog_name='failgate', standalone_mode=False)\n"
+    "assert code == 0, code\n"
+)
+
+
+# A pushed commit's copy of any gate's pinned files is compared, whatever the gate's state
+# (app/evaluate.py:_pin_changes): those modules load whenever the ledger pins a file.
+PINNED_FILE_RULE = {
+    "failgate_hooks.verify",
+    "failgate_hooks.verify.pins",
+    "failgate_hooks.verify.scrub",  # pins.py's writer empties folders with it
+    "failgate_hooks.verify.shadowing",
+}
+
+
+def verifier_modules(loaded: set[str]) -> set[str]:
+    return {name for name in loaded if name.split(".")[:2] == ["failgate_hooks", "verify"]}
+
+
+def test_check_of_an_empty_ledger_loads_no_verifier_code(
+    tmp_path: Path,
+) -> None:
+    world = build.ledger_world(tmp_path / "world", 0)  # protected upstream, no event
+    assert "OK: no gate applies" in failgate(world, *CHECK)
+    loaded = modules_after(world.work, _CHECK_IN_PROCESS)
+    assert "failgate_hooks.app.evaluate" in loaded  # it did decide
+    assert verifier_modules(loaded) == set()
+
+
+def test_check_where_every_gate_is_retired_or_elsewhere_loads_no_verifier_code(
+    repo: Repo,
+) -> None:
+    repo.write("checks/ok.py", "raise SystemExit(0)\n")
+    repo.commit("a verifier")
+    verifier = ("--verify", "python3 checks/ok.py", "--verify-file", "checks/ok.py")
+    # a gate with a verifier whose risk is gone, and one held only for deploys
+    repo.record("app:db:gone", "--status", "observed", "--title", "Gone", "--trigger",
+                "push", *verifier, "--no-probe")  # fmt: skip
+    expired = repo.failgate("expire", "app:db:gone", "--note", "the code was removed")
+    assert expired.code == 0, expired
+    repo.record("app:db:deploy", "--status", "observed", "--title", "Deploys only",
+                "--trigger", "deploy", *verifier, "--no-probe")  # fmt: skip
+    repo.commit("the ledger")
+    checked = repo.failgate(*CHECK)
+    assert checked.code == 0 and "0 open" in checked.out, checked
+    loaded = modules_after(repo.path, _CHECK_IN_PROCESS)
+    assert "failgate_hooks.app.evaluate" in loaded
+    assert verifier_modules(loaded) <= PINNED_FILE_RULE
