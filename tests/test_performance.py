@@ -224,7 +224,7 @@ def verifier_modules(loaded: set[str]) -> set[str]:
     return {name for name in loaded if name.split(".")[:2] == ["failgate_hooks", "verify"]}
 
 
-def test_check_of_an_empty_ledger_loads_no_verifier_code(
+def test_check_of_an_empty_ledger_loads_no_verifier_code_nor_json_nor_pickle(
     tmp_path: Path,
 ) -> None:
     world = build.ledger_world(tmp_path / "world", 0)  # protected upstream, no event
@@ -232,6 +232,8 @@ def test_check_of_an_empty_ledger_loads_no_verifier_code(
     loaded = modules_after(world.work, _CHECK_IN_PROCESS)
     assert "failgate_hooks.app.evaluate" in loaded  # it did decide
     assert verifier_modules(loaded) == set()
+    # `--json` alone prints JSON, and only a ledger with events has a parse cache to read
+    assert not loaded & {"json", "pickle"}
 
 
 def test_check_where_every_gate_is_retired_or_elsewhere_loads_no_verifier_code(

@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import pickle
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -100,6 +99,8 @@ class ParseCache:
 
     def _load(self) -> dict[bytes, Any]:
         assert self._path is not None
+        import pickle  # loaded with the first cache to read: a ledger without events has none
+
         try:
             with open(self._path, "rb") as handle:
                 data = pickle.load(handle)
@@ -128,6 +129,8 @@ class ParseCache:
         """Write the file again when this read parsed something new; never fail."""
         if self._path is None or not self._added:
             return
+        import pickle
+
         unused = {key: v for key, v in self._on_disk.items() if key not in self._used}
         entities = {**unused, **self._used} if len(unused) < len(self._used) else self._used
         data = pickle.dumps(

@@ -8,7 +8,6 @@ escapes ever reach a terminal.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -119,8 +118,7 @@ def render_json(decision: Decision) -> str:
         "errors": [_problem_json(p) for p in decision.errors],
         "warnings": [_problem_json(p) for p in decision.warnings],
     }
-    # ASCII only: even a character the sanitiser let through reaches no terminal raw.
-    return json.dumps(sanitize.clean_tree(doc), indent=2, ensure_ascii=True)
+    return _json_text(doc)
 
 
 # --------------------------------------------------------------------------- text
@@ -462,4 +460,12 @@ def log_json(resolution: Resolution, gate: Gate | None = None) -> str:
         "errors": [_problem_json(p) for p in resolution.problems],
         "gate": _gate_json(gate) if gate is not None else None,
     }
+    return _json_text(doc)
+
+
+def _json_text(doc: dict[str, Any]) -> str:
+    """`doc` sanitised, as `--json` prints it."""
+    import json  # only `--json` loads the encoder: a plain check prints text
+
+    # ASCII only: even a character the sanitiser let through reaches no terminal raw.
     return json.dumps(sanitize.clean_tree(doc), indent=2, ensure_ascii=True)
