@@ -27,7 +27,7 @@ from failgate_hooks.core.gates import (
 )
 from failgate_hooks.core.resolve import Resolution, verification_key
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.ledger.config import Config, loosened
+from failgate_hooks.ledger.config import MAX_CONFIG_BYTES, Config, loosened
 from failgate_hooks.ledger.union import Ledger, Revision, config_at, read_union
 
 
@@ -302,14 +302,22 @@ class Evaluator:
         if path is None or request.config_from is None:
             return []
 
-        def lines(commit: str) -> set[str]:
+        def lines(commit: str) -> set[str] | None:
+            """The file's signer lines at `commit`; None when it is too large to read."""
             entry = self.repo.tree_entry(commit, path)
             if entry is None or entry.type != "blob":
                 return set()
-            text = self.repo.read_blob(entry.oid).decode("utf-8", "replace")
+            data = self.repo.read_blob_at_most(entry.oid, MAX_CONFIG_BYTES)
+            if data is None:
+                return None
+            text = data.decode("utf-8", "replace")
             return {ln.strip() for ln in text.splitlines() if ln.strip()[:1] not in ("", "#")}
 
-        added = sorted(lines(request.commit) - lines(request.config_from))
+        pushed, in_force = lines(request.commit), lines(request.config_from)
+        if pushed is None or in_force is None:
+            # unread, it could name anyone: judged as a change of who may attest
+            return [f"evidence_signers file {path} is larger than {MAX_CONFIG_BYTES} bytes"]
+        added = sorted(pushed - in_force)
         if not added:
             return []
         who = ", ".join(line.split()[0] for line in added)

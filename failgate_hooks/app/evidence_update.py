@@ -16,17 +16,35 @@ from failgate_hooks.git import evidence as store
 from failgate_hooks.git.repo import GitRepo, is_null_id
 
 
-def dropped_lines(repo: GitRepo, old: str, new: str) -> list[Problem]:
-    """A problem for each file of `old` whose lines `new` does not all hold."""
+def update_problems(repo: GitRepo, old: str | None, new: str) -> list[Problem]:
+    """A problem for each file of `new` too large to read, and each of `old` (None: the
+    ref is created) whose lines `new` does not all hold."""
     # loaded only here: a push of anything but the evidence ref never reads a statement
-    from failgate_hooks.core.evidence import evidence_lines
+    from failgate_hooks.core.evidence import MAX_FILE_BYTES, evidence_lines
 
     problems = []
     new_files = store.files(repo, new)
-    for path, blob in sorted(store.files(repo, old).items()):
+    old_files = {} if old is None else store.files(repo, old)
+    read = {}
+    for path, blob in sorted(new_files.items()):
+        if old_files.get(path) == blob:
+            continue  # unchanged: accepted before, and bounded then
+        data = repo.read_blob_at_most(blob, MAX_FILE_BYTES)
+        if data is None:
+            problems.append(
+                Problem(
+                    code="evidence-too-large",
+                    message=f"this evidence file is larger than {MAX_FILE_BYTES} bytes, "
+                    "more than failgate reads of one",
+                    path=path,
+                    commit=new,
+                )
+            )
+        read[path] = data or b""
+    for path, blob in sorted(old_files.items()):
         if new_files.get(path) == blob:
             continue
-        kept = set(evidence_lines(repo.read_blob(new_files[path]))) if path in new_files else set()
+        kept = set(evidence_lines(read[path])) if path in new_files else set()
         lost = [line for line in evidence_lines(repo.read_blob(blob)) if line not in kept]
         if lost:
             problems.append(
@@ -58,8 +76,8 @@ def judge_evidence_update(repo: GitRepo, old: str, new: str) -> Decision:
                 message=f"{store.EVIDENCE_REF} must name a commit, not {new[:12]}",
             )
         )
-    elif not is_null_id(old):
-        problems = dropped_lines(repo, old, new)
+    else:
+        problems = update_problems(repo, None if is_null_id(old) else old, new)
     policy = Policy(protected_refs=(store.EVIDENCE_REF,), authority="protected")
     context = Context(trigger="push", ref=store.EVIDENCE_REF)
     commit = old if is_null_id(new) else new

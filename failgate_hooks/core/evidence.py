@@ -25,6 +25,9 @@ RESULT_PASS = "pass"
 MAX_PAYLOAD_BYTES = 4096
 MAX_SIGNATURE_BYTES = 4096
 MAX_LINE_BYTES = 12 * 1024
+# One gate's evidence file, a line per pass: hundreds of passes, and a push cannot fill
+# a server's memory with one.
+MAX_FILE_BYTES = 8 * 1024 * 1024
 _MAX_TEXT = {"entity": 200, "environment": 200, "repository": 500, "ref": 500, "run_url": 2000}
 _MAX_TIME = 40
 

@@ -48,11 +48,14 @@ def evidence_tips(repo: GitRepo) -> list[str]:
 
 
 def read_file(repo: GitRepo, commit: str, path: str) -> bytes | None:
-    """The bytes of `path` in evidence commit `commit`, or None when it holds no such file."""
+    """The bytes of `path` in evidence commit `commit`, or None when it holds no such file,
+    or one too large to hold statements (the server refuses such a push): no evidence."""
+    from failgate_hooks.core.evidence import MAX_FILE_BYTES  # only where statements are read
+
     entry = repo.tree_entry(commit, path)
     if entry is None or entry.type != "blob":
         return None
-    return repo.read_blob(entry.oid)
+    return repo.read_blob_at_most(entry.oid, MAX_FILE_BYTES)
 
 
 def files(repo: GitRepo, commit: str) -> dict[str, str]:

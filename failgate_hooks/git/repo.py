@@ -400,6 +400,13 @@ class GitRepo:
             raise GitError(f"blob {oid} is missing from the object database")
         return found[1]
 
+    def read_blob_at_most(self, oid: str, max_bytes: int) -> bytes | None:
+        """The bytes of blob `oid` a pusher chose, or None when it holds more than
+        `max_bytes` (then never held in memory); GitError when it is missing."""
+        for found in self.iter_bounded_blobs([oid], max_bytes):
+            return found.data
+        raise GitError(f"blob {oid} is missing from the object database")
+
     def read_blobs(self, oids: Iterable[str], *, missing_ok: bool = False) -> dict[str, bytes]:
         """Many blobs through the one `cat-file` (see `iter_blobs`), by id."""
         return dict(self.iter_blobs(oids, missing_ok=missing_ok))

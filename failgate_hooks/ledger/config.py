@@ -23,6 +23,9 @@ CONFIG_FILES = ("failgate.toml", "pyproject.toml")
 MAX_EVENT_BYTES = 64 * 1024
 # The most a configuration may raise it to.
 MAX_EVENT_BYTES_LIMIT = 16 * 1024 * 1024
+# A configuration file, or the signers file it names, is read whole from a pushed
+# commit: larger than any real one, small enough that a push cannot fill memory.
+MAX_CONFIG_BYTES = 1024 * 1024
 # `**` crosses `/`: refs/tags/prod/v1 and refs/heads/release/2.0/hotfix are shipped refs too.
 DEFAULT_PROTECTED_REFS = (
     "refs/heads/main",

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from failgate_hooks.core.errors import GitError
+from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.core.events import (
     ID_RE,
     Event,
@@ -23,7 +23,13 @@ from failgate_hooks.core.validate import parse_event
 from failgate_hooks.git.catfile import BoundedBlob
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.git.trees import TreeEntry
-from failgate_hooks.ledger.config import CONFIG_FILES, MAX_EVENT_BYTES, Config, parse_config
+from failgate_hooks.ledger.config import (
+    CONFIG_FILES,
+    MAX_CONFIG_BYTES,
+    MAX_EVENT_BYTES,
+    Config,
+    parse_config,
+)
 from failgate_hooks.ledger.parsecache import File, Parse, ParseCache
 
 
@@ -387,12 +393,18 @@ def _add_entry(
 def config_at(repo: GitRepo, commit: str, label: str) -> Config:
     """The configuration as committed at `commit` (defaults when it has none)."""
     # the root tree through the running cat-file: no ls-tree process for two names
-    files = {
-        e.path: repo.read_blob(e.oid)
-        for e in repo.tree_entries(repo.commit_tree(commit))
-        if e.path in CONFIG_FILES and e.type == "blob"
-    }
-    return parse_config(files, f"{label} {commit[:12]}")
+    where = f"{label} {commit[:12]}"
+    files = {}
+    for entry in repo.tree_entries(repo.commit_tree(commit)):
+        if entry.path in CONFIG_FILES and entry.type == "blob":
+            data = repo.read_blob_at_most(entry.oid, MAX_CONFIG_BYTES)
+            if data is None:
+                raise UsageError(
+                    f"{where}: {entry.path} is larger than {MAX_CONFIG_BYTES} bytes, more "
+                    "than failgate reads of a configuration file"
+                )
+            files[entry.path] = data
+    return parse_config(files, where)
 
 
 def config_for(repo: GitRepo, revisions: Sequence[Revision]) -> Config:

@@ -71,7 +71,7 @@ def test_an_error_the_tools_answer_with_is_cleaned_and_bounded(tmp_path: Path) -
     repo = budget_repo(tmp_path / "work")
     record_failure(repo, "push")
     # a configuration key failgate does not know, which its error names back
-    repo.write("failgate.toml", f'"{HOSTILE}{"q" * (1 << 20)}" = 1\n')
+    repo.write("failgate.toml", f'"{HOSTILE}{"q" * (1 << 19)}" = 1\n')  # under the file bound
     repo.commit("a hostile configuration")
     _, answers = talk(repo.path, [("held_gates", {}), ("export_ledger", {})])
     for answer in answers:
