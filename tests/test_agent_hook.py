@@ -61,3 +61,12 @@ def test_a_megabyte_command_is_answered_in_well_under_a_second(
     started = time.process_time()
     agent_hook.answer("claude", raw, cwd=str(tmp_path))
     assert time.process_time() - started < 1.0
+
+
+def test_a_protected_name_in_a_command_it_cannot_read_is_refused(tmp_path: Path) -> None:
+    # nothing in it writes and no inline code is read: only the unread part names the hooks
+    command = "echo 'rm -rf .git/hooks' | bash"
+    refused = agent_hook.answer("claude", call(tmp_path, command), cwd=str(tmp_path))
+    verdict = host_verdict("claude", "tool", refused.exit_code, refused.stdout, refused.stderr)
+    assert verdict.action == "block"
+    assert ".git/hooks" in verdict.reason and "cannot read" in verdict.reason

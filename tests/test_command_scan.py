@@ -17,7 +17,7 @@ PROTECTED = Protected(root=ROOT, ledger="ledger", hooks_dirs=(f"{ROOT}/.git/hook
 
 def risks(command: str, cwd: str = ROOT, protected: Protected = PROTECTED) -> set[Risk]:
     scan = scan_command(command, cwd)
-    found = [*scan.findings, *protected_writes(scan.writes, scan.code, protected)]
+    found = [*scan.findings, *protected_writes(scan.writes, scan.code, protected, scan.unread)]
     return {f.risk for f in found}
 
 

@@ -96,8 +96,8 @@ def judge(call: HookInput, where: str) -> list[Finding]:
     # like the hook itself, which core.hooksPath may have moved out of `.git/hooks`.
     hook_named = any(_HOOK_NAMES & {posixpath.basename(w.path).lower()} for w in call.writes)
     findings += protected_writes(call.writes, (), _protection(where) if hook_named else Protected())
-    if scan.writes or scan.code:
-        findings += protected_writes(scan.writes, scan.code, _protection(where))
+    if scan.writes or scan.code or scan.unread:
+        findings += protected_writes(scan.writes, scan.code, _protection(where), scan.unread)
     return findings
 
 

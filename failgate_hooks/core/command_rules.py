@@ -134,6 +134,7 @@ class Risk(enum.StrEnum):
     HOOKS_CONFIG = "hooks-config"
     RELAXING = "relaxing-command"
     PROTECTED_WRITE = "protected-write"
+    PROTECTED_UNREADABLE = "protected-unreadable"
 
 
 @dataclass(frozen=True)
@@ -145,10 +146,19 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Unread:
+    """A command line with a part the scan could not read, and the first such part."""
+
+    text: str  # the whole line: judged by the protected names it holds, as inline code is
+    why: str
+
+
+@dataclass(frozen=True)
 class CommandScan:
     findings: tuple[Finding, ...] = ()
     writes: tuple[WriteTarget, ...] = ()
     code: tuple[str, ...] = ()  # inline code for an interpreter: judged by the names it holds
+    unread: Unread | None = None
 
 
 def squashed(text: str) -> str:

@@ -51,6 +51,7 @@ from failgate_hooks.core.command_rules import (
     CommandScan,
     Finding,
     Risk,
+    Unread,
     basename,
     holds_bypass,
     needs_reading,
@@ -67,6 +68,7 @@ from failgate_hooks.core.command_words import (
     code_option,
 )
 from failgate_hooks.core.command_writes import WRITERS, WriteTarget, operands, written_by
+from failgate_hooks.core.protected import Protected, named_in
 from failgate_hooks.core.shell_lexer import (
     DYN,
     READ_REDIRECTS,
@@ -81,18 +83,19 @@ from failgate_hooks.core.shell_lexer import (
 def scan_command(command: str, cwd: str | None = None) -> CommandScan:
     """What `command`, run in `cwd`, would do around the gate."""
     flat = squashed(command)
-    if not needs_reading(flat):
+    # a protected name is a needle too: the line may hold a part the scan cannot read
+    if not needs_reading(flat) and named_in(flat, Protected()) is None:
         return CommandScan()
     state = ScanState(cwd)
     try:
         _scan_text(command, state, depth=0)
     except Unreadable as error:
         state.unreadable.append(error.reason)
-        state.code.append(command)  # names of protected files still count in what was not read
-    return _verdict(state, "push" in flat, bypass_seen=holds_bypass(flat))
+    return _verdict(command, state, bypass_seen=holds_bypass(flat))
 
 
-def _verdict(state: ScanState, pushes: bool, *, bypass_seen: bool) -> CommandScan:
+def _verdict(command: str, state: ScanState, *, bypass_seen: bool) -> CommandScan:
+    pushes = "push" in squashed(command)
     findings = list(state.findings)
     for push in state.pushes:
         bypass = push.bypass or next(iter(state.bypass_variables), None)
@@ -119,6 +122,8 @@ def _verdict(state: ScanState, pushes: bool, *, bypass_seen: bool) -> CommandSca
         findings=tuple(dict.fromkeys(findings)),
         writes=tuple(state.writes),
         code=tuple(state.code),
+        # what the unread part runs is unknown: the whole line is judged by the names it holds
+        unread=Unread(command, state.unreadable[0]) if state.unreadable else None,
     )
 
 
@@ -259,16 +264,16 @@ def _remote(name: str, args: list[Word], cmd: Command, state: ScanState) -> None
 
 
 def _appender(name: str, args: list[Word], state: ScanState, depth: int) -> None:
-    """`xargs git push`: the arguments it adds are read from its input, unseen here."""
+    """`xargs CMD`: the arguments it adds to CMD (or puts for `-I{}`, the program too) are
+    read from its input, unseen here."""
+    if any(not w.text.startswith("-") for w in args):
+        state.unreadable.append(f"{name} runs a command with arguments it reads from its input")
     for index, word in enumerate(args):
         if not word.dynamic and basename(word.text) == "git":
             state.pushes.extend(
                 Push(p.kind, p.bypass, computed_args=True)
                 for p in git_pushes(_READER, args[index + 1 :], state, depth)
             )
-            return
-        if not word.dynamic and basename(word.text) in _SHELLS:
-            state.unreadable.append(f"{name} runs a shell with arguments it reads from its input")
             return
 
 

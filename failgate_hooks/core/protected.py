@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from failgate_hooks.core.command_rules import Finding, Risk
+from failgate_hooks.core.command_rules import Finding, Risk, Unread
 from failgate_hooks.core.command_writes import WriteTarget
 from failgate_hooks.core.shell_lexer import DYN
 
@@ -54,24 +54,38 @@ class Protected:
 
 
 def protected_writes(
-    writes: Iterable[WriteTarget], code: Iterable[str], protected: Protected
+    writes: Iterable[WriteTarget],
+    code: Iterable[str],
+    protected: Protected,
+    unread: Unread | None = None,
 ) -> tuple[Finding, ...]:
-    """A finding for each write, and each piece of inline code, that touches a protected place."""
+    """A finding for each write, each piece of inline code, and a line the scan could not
+    read, that touches or names a protected place."""
     found: dict[str, Finding] = {}
     for target in writes:
         what = touched(target, protected)
         if what is not None:
             found.setdefault(what, Finding(Risk.PROTECTED_WRITE, what))
-    names = protected.names()
     for text in code:
-        lowered = text.lower()
-        name = next((n for n in names if n in lowered), None)
-        if name is None and _EVENT_FILE.search(lowered):
-            name = "a ledger event file"
+        name = named_in(text, protected)
         if name is not None:
-            what = f"code naming {name.strip(chr(39) + chr(34))}"
+            what = f"code naming {name}"
             found.setdefault(what, Finding(Risk.PROTECTED_WRITE, what))
+    # what the unread part runs could write anywhere its line names: fail closed on the names
+    name = named_in(unread.text, protected) if unread is not None else None
+    if unread is not None and name is not None:
+        what = f"{name} ({unread.why})"
+        found.setdefault(what, Finding(Risk.PROTECTED_UNREADABLE, what))
     return tuple(found.values())
+
+
+def named_in(text: str, protected: Protected) -> str | None:
+    """The first protected place text names, for text that is judged by its names alone."""
+    lowered = text.lower()
+    name = next((n for n in protected.names() if n in lowered), None)
+    if name is None and _EVENT_FILE.search(lowered):
+        return "a ledger event file"
+    return name.strip("'\"") if name is not None else None
 
 
 def touched(target: WriteTarget, protected: Protected) -> str | None:

@@ -165,6 +165,9 @@ _WHAT = {
     "ask the user to run it.",
     Risk.PROTECTED_WRITE: "it writes into {}, which decides what a push must prove. Change the "
     "code instead; to remember a new failure, use `failgate record`.",
+    Risk.PROTECTED_UNREADABLE: "it names {}, in a command failgate cannot read, which could "
+    "write there; that place decides what a push must prove. Run what you meant as a plain "
+    "command (not piped into a shell, nor through ssh, tmux or xargs), or change the code instead.",
 }
 
 
