@@ -29,12 +29,12 @@ import re
 from collections.abc import Sequence
 
 from failgate_hooks.core.command_git import command_value, git_pushes, read_git
+from failgate_hooks.core.command_programs import program_input, read_shell, shell_text
 from failgate_hooks.core.command_rules import (
     _APPENDERS,
     _BYPASS_VARIABLES,
     _CODE_FLAGS,
     _COMMAND_VARIABLES,
-    _DESCRIPTOR_SCRIPT,
     _INTERPRETER,
     _JOINS_COMMAND,
     _KEYWORDS,
@@ -179,7 +179,7 @@ def _argv(argv: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
         # a git command by its own program name, as git's exec path holds it
         read_git(_READER, [Word(name[4:]), *args], state, depth, state.cwd)
     elif name in _SHELLS:
-        _shell(args, cmd, state, depth)
+        read_shell(_READER, args, cmd, state, depth)
     elif name == "eval":
         _code_string(args, state, depth, what="eval")
     elif name == "trap":
@@ -190,7 +190,7 @@ def _argv(argv: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
         _remote(name, args, cmd, state)
     elif name in _QUEUES:
         if not any(w.text.startswith("-f") for w in args):  # `-f FILE`: a script file, unseen
-            _shell_input(cmd, "0", state, depth)
+            program_input(cmd, "0", state, name, shell_text(_READER, state, depth))
     elif name == "alias":
         for word in args:
             _, sep, value = word.text.partition("=")
@@ -275,62 +275,6 @@ def _appender(name: str, args: list[Word], state: ScanState, depth: int) -> None
                 for p in git_pushes(_READER, args[index + 1 :], state, depth)
             )
             return
-
-
-def _shell(args: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
-    """`bash -c CODE`, a script file, or a shell that runs what arrives on a descriptor."""
-    index = 0
-    takes_code = reads_input = False
-    while index < len(args) and not args[index].dynamic:
-        text = args[index].text
-        index += 1
-        if text in ("-", "--"):
-            break  # the end of the options: what follows is the script and its arguments
-        if not text.startswith(("-", "+")):
-            index -= 1
-            break
-        if text.startswith("--"):
-            index += text in ("--rcfile", "--init-file")
-            continue
-        takes_code = takes_code or (text[0] == "-" and "c" in text)
-        reads_input = reads_input or (text[0] == "-" and "s" in text)  # the operands are $1…
-        index += sum(text.count(flag) for flag in "oO")  # `-o pipefail`, `-eo pipefail`
-    if takes_code:
-        _code_string(args[index : index + 1], state, depth, what="a shell's -c")
-        return
-    descriptor = "0"
-    if not reads_input and index < len(args):
-        script = args[index]
-        if script.text == DYN:
-            state.unreadable.append("a shell runs a script the shell computes (a <(…), a variable)")
-            return
-        if (named := _DESCRIPTOR_SCRIPT.fullmatch(script.text)) is None:
-            return  # a script file: its commands are not in this text
-        descriptor = named.group(1) or "0"
-        if not descriptor.isdigit():
-            state.unreadable.append("a shell reads its commands from a descriptor it computes")
-            return
-    _shell_input(cmd, descriptor, state, depth)
-
-
-def _shell_input(cmd: Command, descriptor: str, state: ScanState, depth: int) -> None:
-    """What a shell reading descriptor `descriptor` runs: here-documents are read, the rest is not.
-
-    Every here-document and here-string is read, whichever descriptor it feeds: reading
-    one the shell ignores costs nothing, and which one it reads last is the shell's to say.
-    """
-    for doc in cmd.heredocs:
-        _nested(doc.body, state, depth)
-    if cmd.herestrings:
-        _code_string(cmd.herestrings, state, depth, what="a shell's <<<")
-    opened = [r for r in cmd.redirects if r.op in READ_REDIRECTS and (r.fd or "0") == descriptor]
-    if cmd.piped and descriptor == "0":
-        state.unreadable.append("a shell reads its commands from a pipe")
-    elif opened:
-        source = _shown(opened[-1].target) if opened[-1].target else "another descriptor"
-        state.unreadable.append(f"a shell reads its commands from {source}")
-    elif descriptor != "0" and not cmd.heredocs and not cmd.herestrings:
-        state.unreadable.append(f"a shell reads its commands from descriptor {descriptor}")
 
 
 def _code_string(words: Sequence[Word], state: ScanState, depth: int, what: str) -> None:
