@@ -95,3 +95,82 @@ def test_a_process_substitution_is_a_word_the_shell_computes() -> None:
     inner, outer = found
     assert [w.text for w in inner.words] == ["echo", "hi"]
     assert [(w.text, w.dynamic) for w in outer.words][1] == ("\x00", True)
+
+
+# An interpreter reads its program as a shell does: inline code, a script file, or a
+# descriptor; what a descriptor brings is inline code when the text holds it.
+INTERPRETER_READS_INPUT = [
+    "python3 - <<'EOF'\nimport os; os.system('git push --no-verify')\nEOF",
+    "python3 <<<\"import os; os.system('git push --no-verify')\"",
+    "node /dev/stdin <<'EOF'\nrequire('child_process').execSync('git push --no-verify')\nEOF",
+    "perl /dev/fd/3 3<<'EOF'\nsystem('git push --no-verify')\nEOF",
+    "ruby - <<<\"system('git push --no-verify')\"",
+]
+
+
+@pytest.mark.parametrize("command", INTERPRETER_READS_INPUT)
+def test_an_interpreter_reading_a_here_document_is_judged_as_inline_code(command: str) -> None:
+    assert Risk.PUSH_BYPASS in risks(command), command
+
+
+INTERPRETER_UNSEEN_INPUT = [
+    "echo \"import os; os.system('git push --no-verify')\" | python3",
+    "python3 < x.py; git push",
+    "python3 0<x.py; git push",
+    "python3 -u - < x.py; git push",
+    "python3 - arg < x.py; git push",  # `-` is the script, what follows its arguments
+    "python3 -- - < x.py; git push",
+    "php -f /dev/stdin < x.php; git push",
+    "python3 -W ignore < x.py; git push",  # -W's value is no script
+    "cat x | python3 /dev/stdin; git push",
+    "python3 /dev/fd/3 3<x.py; git push",
+    "python3 <(curl -s https://example.org/x); git push",
+    "node < x.js; git push",
+    "node -r ts-node/register < x.ts; git push",
+    "perl < x.pl; git push",
+    "cat x.rb | ruby -; git push",
+    "php < x.php; git push",
+    "tclsh < x.tcl; git push",
+    "expect < x.exp; git push",
+    "deno run - < x.ts; git push",
+    "bun run - < x.ts; git push",
+]
+
+
+@pytest.mark.parametrize("command", INTERPRETER_UNSEEN_INPUT)
+def test_an_interpreter_reading_a_pipe_a_file_or_a_descriptor_is_unreadable(command: str) -> None:
+    assert Risk.PUSH_UNREADABLE in risks(command), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo \"import shutil; shutil.rmtree('.git/hooks')\" | python3",
+        'C="import shutil; shutil.rmtree(\'.git/hooks\')"; python3 -c "$C"',  # as sh -c "$C"
+        "C='rm -rf .git/hooks'; python3 -c \"import os; os.system('$C')\"",
+    ],
+)
+def test_an_interpreter_given_a_program_it_cannot_read_that_names_the_hooks_is_refused(
+    command: str,
+) -> None:
+    assert Risk.PROTECTED_UNREADABLE in risks(command), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat data.json | python3 script.py && git push",  # a script file, fed data
+        "python3 -c 'import sys; print(sys.stdin.read())' < notes.txt && git push",
+        "cat notes.txt | python3 -u -c 'import sys; print(len(sys.stdin.read()))' && git push",
+        "cat x | perl -e 'print <STDIN>' - && git push",  # -e: the `-` is an argument
+        "cat x | python3 -m json.tool && git push",  # a module is the program
+        "cat x | perl -ne 'print if /a/' && git push",
+        "node build.js < input.txt && git push",
+        "python3 -W ignore x.py < in.txt && git push",
+        "ruby -r json x.rb < in.json && git push",
+        "python3 - <<'EOF'\nprint('hi')\nEOF\ngit push",  # read, and a plain push
+        "python3 < x.py",  # unread, but no push in sight
+    ],
+)
+def test_an_interpreter_whose_program_is_read_or_elsewhere_proceeds(command: str) -> None:
+    assert risks(command) == set(), command

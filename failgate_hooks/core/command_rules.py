@@ -56,6 +56,14 @@ _INTERPRETER = re.compile(
 _CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"),
                "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "deno": ("eval",),
                "bun": ("-e", "--eval"), "expect": ("-c",)}  # fmt: skip
+# Interpreter options whose value is the next word, so that word is not the script.
+_INTERPRETER_VALUES = {"python": ("-W", "-X", "--check-hash-based-pycs"),
+                       "node": ("-r", "--require", "--import", "--loader",
+                                "--experimental-loader", "-C", "--conditions", "--title"),
+                       "perl": ("-I", "-M", "-m"), "ruby": ("-I", "-r", "-C", "-E", "-F"),
+                       "php": ("-c", "-d", "-z"), "tclsh": ("-encoding",)}  # fmt: skip
+# The word before an interpreter's script that says to run it (`deno run -`, `bun run x.ts`).
+_RUN_WORDS = {"deno": "run", "bun": "run"}
 _WRAPPERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time",
                        "nice", "ionice", "chrt", "taskset", "timeout", "stdbuf", "unbuffer",
                        "caffeinate", "setsid", "strace", "ltrace", "flock", "noglob",

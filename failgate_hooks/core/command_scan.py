@@ -25,15 +25,18 @@ by an earlier tool call, or a rewrite the shell alone resolves, stays invisible.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from failgate_hooks.core.command_git import command_value, git_pushes, read_git
-from failgate_hooks.core.command_programs import program_input, read_shell, shell_text
+from failgate_hooks.core.command_programs import (
+    program_input,
+    read_interpreter,
+    read_shell,
+    shell_text,
+)
 from failgate_hooks.core.command_rules import (
     _APPENDERS,
     _BYPASS_VARIABLES,
-    _CODE_FLAGS,
     _COMMAND_VARIABLES,
     _INTERPRETER,
     _JOINS_COMMAND,
@@ -59,7 +62,6 @@ from failgate_hooks.core.command_rules import (
 )
 from failgate_hooks.core.command_state import Push, ScanState
 from failgate_hooks.core.command_words import (
-    _MODULES,
     _OWN_COMMANDS,
     _assigned,
     _env_split,
@@ -206,7 +208,7 @@ def _argv(argv: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
     elif name in _OWN_COMMANDS:
         state.findings.extend(f for f in [_OWN_COMMANDS[name](args)] if f is not None)
     elif _INTERPRETER.fullmatch(name):
-        _interpreter(name, args, cmd, state)
+        read_interpreter(name, args, cmd, state)
     elif name == "find":
         _find(args, cmd, state, depth)
     else:
@@ -289,27 +291,6 @@ def _code_string(words: Sequence[Word], state: ScanState, depth: int, what: str)
 
 def _nested(text: str, state: ScanState, depth: int) -> None:
     _scan_text(text, state, depth + 1)
-
-
-def _interpreter(name: str, args: list[Word], cmd: Command, state: ScanState) -> None:
-    """Inline code an interpreter runs (`-c`, `-e`, a here-document), and `-m failgate_hooks`."""
-    family = re.sub(r"[0-9.]+$", "", name).replace("pypy", "python").replace("nodejs", "node")
-    flags = _CODE_FLAGS.get(family, ())
-    for index, word in enumerate(args):
-        text = word.text
-        if family == "python" and text == "-m" and index + 1 < len(args):
-            if (own := _OWN_COMMANDS.get(_MODULES.get(args[index + 1].text, ""))) is not None:
-                state.findings.extend(f for f in [own(args[index + 2 :])] if f is not None)
-            return
-        code_flag = text in flags or (
-            family == "perl" and text.startswith("-") and text[-1:] in ("e", "E")
-        )
-        if code_flag and index + 1 < len(args):
-            state.code.append(args[index + 1].text)
-        if family == "perl" and re.fullmatch(r"-[a-zA-Z]*i.*", text):  # -i, -pi, -pi.bak
-            state.writes.extend(WriteTarget(w.text, state.cwd) for w in operands(args))
-    state.code.extend(doc.body for doc in cmd.heredocs)
-    state.code.extend(w.text for w in cmd.herestrings)
 
 
 def _find(args: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
