@@ -8,9 +8,11 @@ This reads it, once, and says what routes around the gate:
   included config, or a variable that changes which hooks or which config git
   reads (`GIT_CONFIG_*`, `GIT_DIR`, `HOME`, pre-commit's `SKIP`, failgate's own);
 - a push it cannot read: computed by the shell (`$g push`, `git $(…)`, an
-  argument only known when it runs), run from `eval`, `bash -c`, a shell fed
-  from a pipe, a file or a descriptor, `xargs`, `ssh HOST CMD`, a terminal
-  multiplexer, or text it cannot parse at all;
+  argument only known when it runs), run from `eval`, `bash -c`, a shell or an
+  interpreter fed from a pipe, a file or a descriptor, `xargs`, `ssh HOST CMD`,
+  a terminal multiplexer, or text it cannot parse at all;
+- a line with any part it cannot read: handed back whole (`CommandScan.unread`),
+  for `protected.py` to judge by the protected names it holds, as inline code;
 - `git config` that moves or includes the hooks, an alias that pushes with a
   bypass, and failgate's own relaxing commands (`expire`, `confirm`, `trust
   --yes`, `uninstall`, `record --supersedes/--retracts/--status expired`);
