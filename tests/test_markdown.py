@@ -261,14 +261,15 @@ def test_the_replay_receipt_keeps_hostile_text_in_its_cells_spans_and_fences() -
         date="2026-11-29T23:05:00+00:00", reasons=(HOSTILE,), failgate_version="0.1.0",
     )  # fmt: skip
     root = read(render_receipt(report))
-    facts = {row[0].text: row[1] for row in root.rows()[1:12]}
-    assert all(len(row) == 2 for row in root.rows()[:12])
+    facts = {row[0].text: row[1] for row in root.rows()[1:13]}
+    assert all(len(row) == 2 for row in root.rows()[:13])
+    assert facts["sandbox"].text == "none: unsandboxed"
     assert facts["entity"].spans() == ["ops:hostile"]
     assert facts["entity"].text == f"ops:hostile {ONE_LINE.strip()}"
     assert facts["repair author"].spans() == [ONE_LINE]
     assert facts["ledger revision"].spans() == [step.commit, ONE_LINE]
     assert facts["pinned files"].spans() == [ONE_LINE, "ab" * 20]
-    steps = root.rows()[12:]
+    steps = root.rows()[13:]
     assert [len(row) for row in steps] == [5, 5, 5]
     assert steps[1][1].text == f"HELD: {ONE_LINE.strip()}"
     assert steps[1][4].text == ONE_LINE.strip()

@@ -124,6 +124,7 @@ def replay(
         date=facts[repair][1],
         reasons=failure_reasons(steps, changed, expected),
         failgate_version=failgate_hooks.__version__,
+        isolation=None if sandbox is None else sandbox.isolation,
     )
 
 

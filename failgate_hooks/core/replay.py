@@ -51,6 +51,8 @@ class ReplayReport:
     date: str
     reasons: tuple[str, ...]  # why the replay failed; empty when it proves the gate
     failgate_version: str
+    # what each step ran in: "bwrap", "bwrap+network", or None, with the user's access
+    isolation: str | None = None
 
     @property
     def ok(self) -> bool:

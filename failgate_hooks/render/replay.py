@@ -69,6 +69,7 @@ def render_replay_json(report: ReplayReport) -> str:
         "command": list(report.command),
         "pinned_files": [{"path": path, "blob": oid} for path, oid in report.pinned],
         "timeout_s": report.timeout_s,
+        "sandbox": report.isolation or "none",
         "steps": [
             {
                 "commit": step.commit,
@@ -104,6 +105,7 @@ def render_receipt(report: ReplayReport) -> str:
         ("verifier argv", _cell(json.dumps(list(report.command)))),
         ("pinned files", _pinned(report)),
         ("timeout", f"{report.timeout_s:g} s"),
+        ("sandbox", _cell(report.isolation) if report.isolation else "none: unsandboxed"),
         ("failgate version", _cell(report.failgate_version)),
     ]
     lines = [

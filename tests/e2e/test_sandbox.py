@@ -628,11 +628,13 @@ def test_replay_runs_every_step_in_the_sandbox_the_config_asks_for(visible: Path
     code, report = replayed(repo, interval)
     assert code == 0, report  # held at the parent, cleared at the repair: nothing saw .git
     assert [step["exit_code"] for step in report["steps"]] == [1, 0], report
+    assert report["sandbox"] == "bwrap"  # and the report says what its proof ran in
     # The control: without the sandbox, every step sees the repository's git dir.
     repo, interval = replayable(visible / "unsandboxed", "")
     code, report = replayed(repo, interval)
     assert code == 1, report
     assert [step["exit_code"] for step in report["steps"]] == [3, 3], report
+    assert report["sandbox"] == "none"
 
 
 def test_replay_sandbox_runs_every_step_sandboxed(visible: Path) -> None:
