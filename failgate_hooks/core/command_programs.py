@@ -15,12 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from failgate_hooks.core.command_rules import (
-    _CODE_FLAGS,
-    _DESCRIPTOR_SCRIPT,
-    _INTERPRETER_VALUES,
-    _RUN_WORDS,
+from failgate_hooks.core.command_options import (
+    InterpreterOptions,
+    interpreter_family,
+    option_word,
+    options_of,
 )
+from failgate_hooks.core.command_rules import _DESCRIPTOR_SCRIPT
 from failgate_hooks.core.command_state import LineReader, ScanState
 from failgate_hooks.core.command_words import _MODULES, _OWN_COMMANDS, _shown
 from failgate_hooks.core.command_writes import WriteTarget, operands
@@ -61,21 +62,25 @@ def read_shell(
 
 
 def read_interpreter(name: str, args: list[Word], cmd: Command, state: ScanState) -> None:
-    """Inline code an interpreter runs (`-c`, `-e`, or what its input brings), and `-m
-    failgate_hooks`."""
-    family = re.sub(r"[0-9.]+$", "", name).replace("pypy", "python").replace("nodejs", "node")
+    """Inline code an interpreter runs (`-c`, `-Bc`, `--eval=`, or what its input brings),
+    and `-m failgate_hooks`."""
+    family = interpreter_family(name)
+    options = options_of(family)
     inline_code = _inline_code(state)
+    # every word is read as an option, past the script too: code a script's argument holds
+    # is judged by its names all the same, and an option this table lacks cannot hide code
     for index, word in enumerate(args):
-        text = word.text
-        if family == "python" and text == "-m" and index + 1 < len(args):
-            if (own := _OWN_COMMANDS.get(_MODULES.get(args[index + 1].text, ""))) is not None:
-                state.findings.extend(f for f in [own(args[index + 2 :])] if f is not None)
+        option = option_word(options, args, index)
+        if option.module is not None:
+            if (own := _OWN_COMMANDS.get(_MODULES.get(option.module.text, ""))) is not None:
+                rest = args[index + 1 + option.takes_next :]
+                state.findings.extend(f for f in [own(rest)] if f is not None)
             return
-        if _code_flag(family, text) and index + 1 < len(args):
-            inline_code(args[index + 1], f"{name}'s {text}")
-        if family == "perl" and re.fullmatch(r"-[a-zA-Z]*i.*", text):  # -i, -pi, -pi.bak
+        for code in option.code:
+            inline_code(code, f"{name}'s {_shown(word)}")
+        if family == "perl" and re.fullmatch(r"-[a-zA-Z]*i.*", word.text):  # -i, -pi, -pi.bak
             state.writes.extend(WriteTarget(w.text, state.cwd) for w in operands(args))
-    descriptor = _interpreter_descriptor(family, name, args, state)
+    descriptor = _interpreter_descriptor(options, name, args, state)
     if descriptor is not None:
         program_input(cmd, descriptor, state, name, inline_code)
         return
@@ -85,31 +90,27 @@ def read_interpreter(name: str, args: list[Word], cmd: Command, state: ScanState
     state.code.extend(w.text for w in cmd.herestrings)
 
 
-def _code_flag(family: str, text: str) -> bool:
-    """Whether an interpreter's option gives it code to run (`-c`, `-e`, perl's `-ne`)."""
-    return text in _CODE_FLAGS.get(family, ()) or (
-        family == "perl" and text.startswith("-") and text[-1:] in ("e", "E")
-    )
-
-
 def _interpreter_descriptor(
-    family: str, name: str, args: list[Word], state: ScanState
+    options: InterpreterOptions, name: str, args: list[Word], state: ScanState
 ) -> str | None:
     """The descriptor an interpreter reads its program from: its input when no script is
-    named (or the script is `-`), or the one a script operand names. Inline code given is
-    read here as a script's name: a file's, so its input is data."""
-    values = _INTERPRETER_VALUES.get(family, ())
+    named (or the script is `-`), or the one a script operand names. None when its program
+    is on its command line (code, a module) or in a file."""
     index = 0
-    while index < len(args) and not args[index].dynamic:
+    while index < len(args):
         text = args[index].text
         if text == "-":
             return "0"
-        if not text.startswith("-"):
-            if index > 0 or text != _RUN_WORDS.get(family):
-                break
-        elif text in values:
-            index += 1
-        index += 1
+        run_word = index == 0 and text == options.run_word and not args[index].dynamic
+        if not text.startswith("-") and not run_word:
+            break  # the script, or a word the shell computes
+        option = option_word(options, args, index)
+        if option.unreadable:
+            state.unreadable.append(f"{name}'s option {_shown(args[index])} cannot be read")
+            return None
+        if option.code or option.module is not None:
+            return None
+        index += 1 + option.takes_next
     if index >= len(args):
         return "0"
     return script_descriptor(args[index], name, state)

@@ -53,17 +53,6 @@ _DESCRIPTOR_SCRIPT = re.compile(r"/dev/stdin|(?:/dev|/proc/[^/]+)/fd/([^/]+)")
 _INTERPRETER = re.compile(
     r"python[0-9.]*|pypy[0-9.]*|node|nodejs|perl|ruby|php|deno|bun|expect|tclsh[0-9.]*"
 )
-_CODE_FLAGS = {"python": ("-c",), "node": ("-e", "--eval", "-p", "--print"),
-               "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "deno": ("eval",),
-               "bun": ("-e", "--eval"), "expect": ("-c",)}  # fmt: skip
-# Interpreter options whose value is the next word, so that word is not the script.
-_INTERPRETER_VALUES = {"python": ("-W", "-X", "--check-hash-based-pycs"),
-                       "node": ("-r", "--require", "--import", "--loader",
-                                "--experimental-loader", "-C", "--conditions", "--title"),
-                       "perl": ("-I", "-M", "-m"), "ruby": ("-I", "-r", "-C", "-E", "-F"),
-                       "php": ("-c", "-d", "-z"), "tclsh": ("-encoding",)}  # fmt: skip
-# The word before an interpreter's script that says to run it (`deno run -`, `bun run x.ts`).
-_RUN_WORDS = {"deno": "run", "bun": "run"}
 _WRAPPERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time",
                        "nice", "ionice", "chrt", "taskset", "timeout", "stdbuf", "unbuffer",
                        "caffeinate", "setsid", "strace", "ltrace", "flock", "noglob",
