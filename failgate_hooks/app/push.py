@@ -239,6 +239,7 @@ def pre_receive(
     base = [Revision(default[0], default[1], protected=True)] if default else []
     default_config = config_for(repo, base) if base else None
     accepted = AcceptedTips(repo.common_dir)
+    base_commits = {r.commit for r in base}
     enforced: list[tuple[str, str]] = []  # (ref, commit) decided where failgate enforces
     for pushed in updates:
         update = _through_symref(repo, pushed)
@@ -287,7 +288,11 @@ def pre_receive(
         # evidence clears it, and nothing pushed is executed.
         hold_open = exec_verifiers or config.requires_evidence
         decision = run.evaluator(config).evaluate(request, hold_open=hold_open)
-        outcomes.append(RefOutcome(update, decision, []))
+        # A refusal says when the old tip was not trusted: the default branch's is, as the base.
+        untrusted = [r for r in known if not r.protected and r.commit not in base_commits]
+        refused = decision.exit_code != exitcodes.ALLOWED
+        notes = [_unaccepted_note(update.remote_ref, r.commit) for r in untrusted if refused]
+        outcomes.append(RefOutcome(update, decision, notes))
         if decision.enforcing and decision.policy.mode == "enforce":
             enforced.append((update.remote_ref, commit))
     report = PushReport(outcomes, uncommitted.warnings())
@@ -296,6 +301,15 @@ def pre_receive(
         problem = accepted.record(enforced)
         report.warnings += [problem] if problem else []
     return report
+
+
+def _unaccepted_note(ref: str, old: str) -> str:
+    return (
+        f"{ref}'s tip {old[:12]} was not accepted by this server while it enforced there "
+        "(pushed while only warnings applied, in the push that protected it, or before "
+        "this failgate was installed): the events it holds count as new, so a relaxation "
+        "only it holds needs a relaxer's push once"
+    )
 
 
 def _old_tip(accepted: AcceptedTips, ref: str, old: str) -> Revision:
@@ -412,14 +426,21 @@ def _deletion(
     def events(commit: str) -> set[str]:
         return {e.path for e in repo.ls_folder(commit, config.ledger) if e.path.endswith(".toml")}
 
-    kept = set() if default is None or default[0] == update.remote_ref else events(default[1])
-    lost = sorted(events(old) - kept)
-    if not lost:
-        return RefOutcome(update, None)
-    what = (
-        f"deletion of {update.remote_ref}: its ledger holds {len(lost)} event file(s) that "
-        f"the default branch lacks (e.g. {lost[0]})"
-    )
+    if default is not None and default[0] == update.remote_ref:
+        # Whatever it holds: without it another branch, as it stands, would become the
+        # default whose ledger and configuration decide every ref.
+        what = (
+            f"deletion of {update.remote_ref}, the server's default branch: another "
+            "branch, never judged as the default, would decide every ref"
+        )
+    else:
+        lost = sorted(events(old) - (set() if default is None else events(default[1])))
+        if not lost:
+            return RefOutcome(update, None)
+        what = (
+            f"deletion of {update.remote_ref}: its ledger holds {len(lost)} event file(s) "
+            f"that the default branch lacks (e.g. {lost[0]})"
+        )
     accepted = authority == "accept" or relaxer
     relaxation = Relaxation("", "", RelaxationKind.REF_DELETION.value, accepted, what)
     request = Request(

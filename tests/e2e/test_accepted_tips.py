@@ -12,7 +12,7 @@ from pathlib import Path
 
 from failgate_hooks.app import demo
 from failgate_hooks.app.accepted_tips import AcceptedTips
-from tests.conftest import Repo
+from tests.conftest import Repo, git
 from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive, push
 from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
 
@@ -64,6 +64,7 @@ def test_an_expiry_pushed_before_main_protected_the_ref_stays_pending(tmp_path: 
 
     moved, said = push_staging_again(repo, remote)
     assert not moved and "PENDING" in said and "status expired" in said, said
+    assert "was not accepted by this server while it enforced there" in said  # and why
     moved, said = push_staging_again(repo, remote, user="alice")
     assert moved, said  # a relaxer reviews it, and from then on it stands
     repo.write("notes.txt", "more\n")
@@ -135,3 +136,26 @@ def test_a_server_that_cannot_remember_says_so_and_still_decides(tmp_path: Path)
     pushed = push(repo, "main")
     assert pushed.returncode == 0, pushed.stderr
     assert "could not be remembered" in pushed.stderr
+
+
+def test_deleting_the_servers_default_branch_is_pending_whatever_it_holds(
+    tmp_path: Path,
+) -> None:
+    """Without it, another branch as it stands (pushed while unprotected, perhaps with
+    its own configuration) would become the default that decides every ref."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", ONLY_MAIN)
+    repo.commit("only main is protected; no event yet")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    git(remote, "config", "receive.denyDeleteCurrent", "ignore")  # git's own guard off
+    install_pre_receive(remote)
+    repo.write("failgate.toml", RELAXERS + 'mode = "warn"\n')
+    repo.commit("a laxer configuration, on a branch nothing protects")
+    assert push(repo, "HEAD:refs/heads/master").returncode == 0
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, ":main")
+    assert refused.returncode != 0, refused.stderr
+    assert "the server's default branch" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+    relaxed = push(repo, ":main", user="alice")
+    assert relaxed.returncode == 0, relaxed.stderr  # a relaxer may
