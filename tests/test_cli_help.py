@@ -60,7 +60,7 @@ def test_each_command_is_loaded_from_the_module_that_defines_it() -> None:
         (
             "failgate-pre-receive",
             "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox] "
-            "[--evidence-signers FILE]",
+            "[--evidence-signers FILE] | --accept-current-tips",
         ),
         ("failgate-pre-push", "usage: failgate-pre-push REMOTE URL"),
     ],

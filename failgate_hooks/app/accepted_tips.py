@@ -22,6 +22,12 @@ import json
 import os
 from collections.abc import Iterable
 
+from failgate_hooks.core import wildmatch
+from failgate_hooks.git.evidence import EVIDENCE_REF
+from failgate_hooks.git.remotes import default_branch, ref_tips
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.union import config_at
 from failgate_hooks.verify.localfiles import local_folder, read_quietly, write_atomically
 from failgate_hooks.verify.lockfile import LockUnavailable, locked
 
@@ -71,3 +77,18 @@ class AcceptedTips:
 
     def _path(self, ref: str) -> str:
         return os.path.join(self.folder, hashlib.sha256(ref.encode()).hexdigest()[:32] + ".json")
+
+
+def enforced_tips(repo: GitRepo) -> list[tuple[str, str]]:
+    """Every ref on this server that its default branch's configuration enforces on, and
+    the commit it names now: what an administrator vouches for after an upgrade."""
+    default = default_branch(repo, "HEAD", "refs/heads/")
+    config = config_at(repo, default[1], default[0]) if default else Config()
+    if config.mode != "enforce":
+        return []
+    protected = (*config.protected_refs, *((default[0],) if default else ()))
+    return [
+        (ref, commit)
+        for ref, commit in ref_tips(repo)
+        if ref != EVIDENCE_REF and (config.block_on == "all" or wildmatch.match_any(protected, ref))
+    ]

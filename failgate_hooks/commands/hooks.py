@@ -83,6 +83,8 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     if any(a in HELP_FLAGS for a in args):
         sys.stdout.write(PRE_RECEIVE_HELP)
         return exitcodes.ALLOWED
+    if ACCEPT_TIPS in args:
+        return _accept_current_tips(args)
     args, signers_file = _evidence_signers_flag(args)
     unknown = [a for a in args if a not in ("--exec", "--sandbox", "--no-sandbox")]
     if unknown:
@@ -106,6 +108,26 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     note = None if exec_verifiers else (_EVIDENCE_NOTE if holds else _NO_EXEC_NOTE)
     _print_report(report, note)
     return report.exit_code
+
+
+def _accept_current_tips(args: Sequence[str]) -> int:
+    """An administrator's vouching, once, after installing or upgrading the server hook:
+    every ref the default branch enforces on counts as reviewed as it stands now."""
+    from failgate_hooks.app.accepted_tips import AcceptedTips, enforced_tips
+    from failgate_hooks.core.sanitize import clean_line
+    from failgate_hooks.git.repo import GitRepo
+
+    if list(args) != [ACCEPT_TIPS]:
+        raise UsageError(f"{ACCEPT_TIPS} takes no other argument")
+    with GitRepo.open() as repo:
+        tips = enforced_tips(repo)
+        problem = AcceptedTips(repo.common_dir).record(tips)
+    if problem:
+        raise UsageError(problem)
+    for ref, commit in tips:
+        sys.stdout.write(f"accepted {clean_line(ref)} at {commit[:12]}\n")
+    sys.stdout.write(f"failgate-pre-receive: {len(tips)} ref tip(s) count as reviewed\n")
+    return exitcodes.ALLOWED
 
 
 def _hook_run(
@@ -172,8 +194,10 @@ HOOK_ADVICE = (
     "or fetch it); failgate check --verbose lists them"
 )
 
+ACCEPT_TIPS = "--accept-current-tips"
 PRE_RECEIVE_USAGE = (
     "usage: failgate-pre-receive [--exec] [--sandbox | --no-sandbox] [--evidence-signers FILE]"
+    f" | {ACCEPT_TIPS}"
 )
 HELP_FLAGS = ("--help", "-h")
 PRE_RECEIVE_HELP = f"""{PRE_RECEIVE_USAGE}
@@ -190,6 +214,14 @@ variable the pusher's name is read from). Exit 0 accepts the push.
   --evidence-signers FILE
                 the allowed-signers file whose signed evidence clears a gate
                 (else the one a protected revision's config names)
+
+A ref's old tip counts as reviewed only if this hook accepted it while it
+enforced there. After installing or upgrading it, an administrator may run,
+once, in the server's repository (no push, no input):
+
+  --accept-current-tips
+                every ref the default branch's configuration enforces on
+                counts as reviewed as it stands now: you vouch for it
 """
 PRE_PUSH_HELP = """usage: failgate-pre-push REMOTE URL
 

@@ -77,3 +77,21 @@ def default_remote(repo: GitRepo) -> str | None:
     if "origin" in remotes:
         return "origin"
     return remotes[0] if len(remotes) == 1 else None
+
+
+def ref_tips(repo: GitRepo) -> list[tuple[str, str]]:
+    """Every ref and the commit it names, tags peeled; refs to anything else left out."""
+    listed = repo.run(
+        "for-each-ref", "--format=%(objecttype) %(objectname) %(*objecttype) %(*objectname) "
+        "%(refname)",
+    )  # fmt: skip
+    out = []
+    for line in listed.splitlines():
+        kind, oid, peeled_kind, peeled, ref = line.split(" ", 4)
+        if kind == "commit":
+            out.append((ref, oid))
+        elif kind == "tag":  # a tag of a tag: `*` peels once, git peels the rest
+            commit = peeled if peeled_kind == "commit" else repo.try_resolve_commit(oid)
+            if commit is not None:
+                out.append((ref, commit))
+    return out

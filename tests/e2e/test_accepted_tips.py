@@ -8,6 +8,9 @@ configuration that protects it) never count as reviewed later.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from failgate_hooks.app import demo
@@ -159,3 +162,37 @@ def test_deleting_the_servers_default_branch_is_pending_whatever_it_holds(
     assert remote_ref(remote, "refs/heads/main") == before
     relaxed = push(repo, ":main", user="alice")
     assert relaxed.returncode == 0, relaxed.stderr  # a relaxer may
+
+
+def test_an_administrator_vouches_once_for_the_tips_as_they_stand_after_an_upgrade(
+    tmp_path: Path,
+) -> None:
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", BOTH)
+    repo.commit("main and staging are protected")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert push(repo, "main").returncode == 0
+    install_pre_receive(remote)
+    expire_on_staging(repo)
+    assert push(repo, "staging", user="alice").returncode == 0  # reviewed by a relaxer
+    assert push(repo, "main:refs/heads/scratch").returncode == 0  # nothing enforces there
+    shutil.rmtree(remote / "failgate" / "accepted")  # as after an upgrade: nothing remembered
+
+    repo.git("checkout", "-q", "staging")
+    repo.write("notes.txt", "more\n")
+    repo.commit("more on staging")
+    refused = push(repo, "staging")
+    assert refused.returncode != 0 and "was not accepted" in refused.stderr, refused.stderr
+
+    call = "from failgate_hooks.commands.cli import pre_receive_main; pre_receive_main()"
+    vouched = subprocess.run(
+        [sys.executable, "-c", call, "--accept-current-tips"], cwd=remote,
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert vouched.returncode == 0, vouched.stderr
+    assert "accepted refs/heads/staging at" in vouched.stdout
+    assert "accepted refs/heads/main at" in vouched.stdout
+    assert "scratch" not in vouched.stdout
+    pushed = push(repo, "staging")
+    assert pushed.returncode == 0, pushed.stderr
