@@ -23,10 +23,11 @@ ONLY_MAIN = RELAXERS + 'protected_refs = ["refs/heads/main"]\n'
 BOTH = RELAXERS + 'protected_refs = ["refs/heads/main", "refs/heads/staging"]\n'
 
 
-def only_main_protected(tmp_path: Path, *hook: str) -> tuple[Repo, Path]:
+def gated_server(tmp_path: Path, *hook: str, config: str = ONLY_MAIN) -> tuple[Repo, Path]:
+    """The recorded failure on main, the hook installed; `config` says what is protected."""
     repo = budget_repo(tmp_path / "work")
-    repo.write("failgate.toml", ONLY_MAIN)
-    repo.commit("only main is protected")
+    repo.write("failgate.toml", config)
+    repo.commit("what is protected")
     remote = with_remote(repo, tmp_path / "remote.git")
     record_failure(repo, "push")
     assert push(repo, "main").returncode == 0
@@ -59,7 +60,7 @@ def push_staging_again(repo: Repo, remote: Path, user: str = "bob") -> tuple[boo
 
 
 def test_an_expiry_pushed_before_main_protected_the_ref_stays_pending(tmp_path: Path) -> None:
-    repo, remote = only_main_protected(tmp_path)
+    repo, remote = gated_server(tmp_path)
     expire_on_staging(repo)
     assert push(repo, "staging").returncode == 0  # not protected: only a warning
     protect_staging_on_main(repo)
@@ -80,7 +81,7 @@ def test_an_expiry_pushed_with_the_config_that_protects_the_ref_stays_pending(
 ) -> None:
     """In one push, staging is judged by the configuration in force, where it is not
     protected: its tip was never judged as a protected ref's."""
-    repo, remote = only_main_protected(tmp_path)
+    repo, remote = gated_server(tmp_path)
     expire_on_staging(repo)
     protect_staging_on_main(repo)
     both = push(repo, "main", "staging")
@@ -92,7 +93,7 @@ def test_an_expiry_pushed_with_the_config_that_protects_the_ref_stays_pending(
 def test_a_verifier_gutted_before_main_protected_the_ref_is_not_the_one_run(
     tmp_path: Path,
 ) -> None:
-    repo, remote = only_main_protected(tmp_path, "--exec")
+    repo, remote = gated_server(tmp_path, "--exec")
     repo.git("checkout", "-q", "-b", "staging")
     repo.write(demo.CHECK_PATH, "import sys\nsys.exit(0)\n")
     repo.commit("gut the verifier on staging")
@@ -114,7 +115,7 @@ def test_a_verifier_gutted_before_main_protected_the_ref_is_not_the_one_run(
 def test_a_tip_accepted_while_enforced_is_remembered_and_a_refused_one_is_not(
     tmp_path: Path,
 ) -> None:
-    repo, remote = only_main_protected(tmp_path)
+    repo, remote = gated_server(tmp_path)
     repo.write("notes.txt", "one\n")
     accepted = repo.commit("an ordinary change")
     assert push(repo, "main").returncode == 0
@@ -131,7 +132,7 @@ def test_a_tip_accepted_while_enforced_is_remembered_and_a_refused_one_is_not(
 
 
 def test_a_server_that_cannot_remember_says_so_and_still_decides(tmp_path: Path) -> None:
-    repo, remote = only_main_protected(tmp_path)
+    repo, remote = gated_server(tmp_path)
     (remote / "failgate").mkdir(exist_ok=True)
     (remote / "failgate" / "accepted").write_text("not a folder")
     repo.write("notes.txt", "one\n")
@@ -167,13 +168,7 @@ def test_deleting_the_servers_default_branch_is_pending_whatever_it_holds(
 def test_an_administrator_vouches_once_for_the_tips_as_they_stand_after_an_upgrade(
     tmp_path: Path,
 ) -> None:
-    repo = budget_repo(tmp_path / "work")
-    repo.write("failgate.toml", BOTH)
-    repo.commit("main and staging are protected")
-    remote = with_remote(repo, tmp_path / "remote.git")
-    record_failure(repo, "push")
-    assert push(repo, "main").returncode == 0
-    install_pre_receive(remote)
+    repo, remote = gated_server(tmp_path, config=BOTH)
     expire_on_staging(repo)
     assert push(repo, "staging", user="alice").returncode == 0  # reviewed by a relaxer
     assert push(repo, "main:refs/heads/scratch").returncode == 0  # nothing enforces there
