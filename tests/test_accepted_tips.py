@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import stat
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-from failgate_hooks.app.accepted_tips import KEPT_PER_REF, AcceptedTips
+from failgate_hooks.app.accepted_tips import KEPT_PER_REF, AcceptedTips, shared_modes
 
 REF = "refs/heads/staging"
 
@@ -50,3 +51,19 @@ def test_concurrent_pushes_to_one_ref_lose_no_tip(tmp_path: Path) -> None:
     assert [p.wait(timeout=120) for p in procs] == [0] * 8
     tips = AcceptedTips(str(tmp_path))
     assert all(tips.holds(REF, f"{n}{i}" * 20) for n in range(8) for i in range(2))
+
+
+def test_a_shared_repository_shares_the_folder_and_files_as_git_does(tmp_path: Path) -> None:
+    """Where each pusher is their own Unix user in one group, the next pusher must be able
+    to rewrite what the last one wrote: else every push warns and nothing is remembered."""
+    assert shared_modes(None) is None and shared_modes("umask") is None
+    assert shared_modes("group") == shared_modes("true") == (0o660, 0o2770)
+    assert shared_modes("all") == (0o664, 0o2775)
+    assert shared_modes("0640") == (0o640, 0o2750)
+    tips = AcceptedTips(str(tmp_path), "group")
+    assert tips.record([(REF, "a" * 40)]) is None
+    folder = tmp_path / "failgate/accepted"
+    (file,) = [p for p in folder.iterdir() if p.suffix == ".json"]
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o2770
+    assert stat.S_IMODE((tmp_path / "failgate").stat().st_mode) == 0o2770
+    assert stat.S_IMODE(file.stat().st_mode) == 0o660

@@ -36,10 +36,14 @@ KEPT_PER_REF = 16
 
 
 class AcceptedTips:
-    """`<git-dir>/failgate/accepted/`: the tips this server accepted per enforced ref."""
+    """`<git-dir>/failgate/accepted/`: the tips this server accepted per enforced ref.
 
-    def __init__(self, common_dir: str) -> None:
+    `shared` is the repository's core.sharedRepository: where each pusher is their
+    own Unix user, the folder and files are shared as git shares its own."""
+
+    def __init__(self, common_dir: str, shared: str | None = None) -> None:
         self.folder = os.path.join(local_folder(common_dir), "accepted")
+        self._modes = shared_modes(shared)
 
     def holds(self, ref: str, commit: str) -> bool:
         """Whether `commit` is a tip this server accepted for `ref` while enforcing there."""
@@ -49,13 +53,15 @@ class AcceptedTips:
         """Remember each (ref, commit) accepted; None when stored, else why not (never
         raises: the push was decided, and a tip not remembered only fails closed later)."""
         try:
-            os.makedirs(self.folder, exist_ok=True)
+            self._make_folders()
             for ref, commit in accepted:
                 path = self._path(ref)
                 with locked(path + ".lock", f"the accepted tips of {ref}"):
                     tips = [t for t in self._tips(ref) if t != commit][-(KEPT_PER_REF - 1) :]
                     body = json.dumps({"ref": ref, "tips": [*tips, commit]}).encode() + b"\n"
                     write_atomically(path, body, durable=True)
+                    if self._modes is not None:
+                        os.chmod(path, self._modes[0])
         except (OSError, LockUnavailable) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             return (
@@ -63,6 +69,13 @@ class AcceptedTips:
                 "push to those refs judges their events as new; make that folder writable"
             )
         return None
+
+    def _make_folders(self) -> None:
+        for folder in (os.path.dirname(self.folder), self.folder):
+            if not os.path.isdir(folder):
+                os.makedirs(folder, exist_ok=True)
+                if self._modes is not None:
+                    os.chmod(folder, self._modes[1])
 
     def _tips(self, ref: str) -> list[str]:
         raw = read_quietly(self._path(ref))
@@ -77,6 +90,18 @@ class AcceptedTips:
 
     def _path(self, ref: str) -> str:
         return os.path.join(self.folder, hashlib.sha256(ref.encode()).hexdigest()[:32] + ".json")
+
+
+def shared_modes(shared: str | None) -> tuple[int, int] | None:
+    """(file mode, folder mode) for core.sharedRepository as git reads it; None: the umask."""
+    value = (shared or "").strip().lower()
+    if value in ("group", "true", "1", "all", "world", "everybody", "2"):
+        other = 0o004 if value in ("all", "world", "everybody", "2") else 0
+        return 0o660 | other, 0o2770 | other | (other >> 2)
+    if len(value) == 4 and value.startswith("0") and all(c in "01234567" for c in value):
+        mode = int(value, 8)
+        return mode, 0o2000 | mode | ((mode & 0o444) >> 2)  # a folder is searched where read
+    return None
 
 
 def enforced_tips(repo: GitRepo) -> list[tuple[str, str]]:

@@ -238,7 +238,7 @@ def pre_receive(
     uncommitted = _UncommittedLedger(repo)
     base = [Revision(default[0], default[1], protected=True)] if default else []
     default_config = config_for(repo, base) if base else None
-    accepted = AcceptedTips(repo.common_dir)
+    accepted = AcceptedTips(repo.common_dir, repo.config_get("core.sharedRepository"))
     base_commits = {r.commit for r in base}
     enforced: list[tuple[str, str]] = []  # (ref, commit) decided where failgate enforces
     for pushed in updates:

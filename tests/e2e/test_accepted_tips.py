@@ -191,3 +191,14 @@ def test_an_administrator_vouches_once_for_the_tips_as_they_stand_after_an_upgra
     assert "scratch" not in vouched.stdout
     pushed = push(repo, "staging")
     assert pushed.returncode == 0, pushed.stderr
+
+
+def test_a_shared_server_repository_keeps_its_memory_group_writable(tmp_path: Path) -> None:
+    repo, remote = gated_server(tmp_path)
+    git(remote, "config", "core.sharedRepository", "group")
+    repo.write("notes.txt", "one\n")
+    repo.commit("an ordinary change")
+    assert push(repo, "main").returncode == 0
+    folder = remote / "failgate" / "accepted"
+    assert folder.stat().st_mode & 0o2070 == 0o2070
+    assert all(p.stat().st_mode & 0o060 == 0o060 for p in folder.glob("*.json"))
