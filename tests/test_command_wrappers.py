@@ -36,6 +36,14 @@ READ_WRAPPERS = [
     "nice -n 5 {}",
     "chronic sh -c '{}'",
     "at now <<'EOF'\n{}\nEOF",  # at runs its input with sh, later
+    # the command's option in a cluster, as getopt reads it
+    "script -qc '{}' /dev/null",
+    "script -c'{}'",
+    "script --command='{}'",
+    "su -lc '{}'",
+    "su - root -c '{}'",
+    "flock -xc '{}' /tmp/l",
+    "flock -n /tmp/l --command '{}'",
 ]
 
 
@@ -58,6 +66,7 @@ UNREAD_WRAPPERS = [
     "screen -dm sh -c '{}'",
     "echo '{}' | at now",
     "at now < job.sh; {}",
+    "su -Zc '{}'",  # a letter the table does not know: the cluster may hide the command
     "expect -c 'spawn {}'",  # Tcl, not the shell
     "xargs -I{{}} {}",  # the arguments come from its input
 ]

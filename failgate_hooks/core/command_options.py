@@ -1,4 +1,4 @@
-"""Each interpreter's options, and what one of its option words gives it. Pure.
+"""Each interpreter's options, and a few wrappers', and what one option word gives it. Pure.
 
 An interpreter reads a short option word letter by letter, as getopt does:
 `python3 -Bc CODE` is `-B -c CODE`, `python3 -cCODE` is `-c CODE`, `perl -lne
@@ -57,6 +57,16 @@ _INTERPRETERS = {
     "tclsh": InterpreterOptions(long_values=("-encoding",)),
 }  # fmt: skip
 _NONE = InterpreterOptions()
+# Wrappers with an option whose value is a command line they hand a shell (`script -qc
+# CMD`, `su -lc CMD`, `flock -xc CMD`): their short options cluster as getopt reads them.
+WRAPPER_OPTIONS = {
+    "flock": InterpreterOptions(code="c", flags="sxeunoFhV", values="wE",
+                                long_code=("--command",)),
+    "script": InterpreterOptions(code="c", flags="aefqhV", values="EIOBTm", attached="t",
+                                 long_code=("--command",)),
+    "su": InterpreterOptions(code="c", flags="fmplPhV", values="gGsw",
+                             long_code=("--command", "--session-command")),
+}  # fmt: skip
 
 
 def interpreter_family(name: str) -> str:

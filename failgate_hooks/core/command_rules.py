@@ -71,9 +71,6 @@ _WRAPPER_VALUES = {
                "--log-timing", "-m", "--logging-format"},
     "watch": {"-n", "--interval", "-q", "--equexit"}, "pkexec": {"--user"},
 }  # fmt: skip
-# Wrapper options whose value is a command line the wrapper hands a shell.
-_WRAPPER_CODE = {"flock": ("-c", "--command"), "script": ("-c", "--command"),
-                 "su": ("-c", "--command", "--session-command")}  # fmt: skip
 # Wrappers that join their command's words and hand the line to `sh -c`.
 _JOINS_COMMAND = frozenset({"watch"})
 # Wrappers whose first operand is theirs, not the command's (a duration, a mask, a lock).

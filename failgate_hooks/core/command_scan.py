@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from failgate_hooks.core.command_git import command_value, git_pushes, read_git
+from failgate_hooks.core.command_options import WRAPPER_OPTIONS, OptionWord, option_word
 from failgate_hooks.core.command_programs import (
     program_input,
     read_interpreter,
@@ -48,7 +49,6 @@ from failgate_hooks.core.command_rules import (
     _SHELLS,
     _SSH_VALUES,
     _UNFOLLOWED,
-    _WRAPPER_CODE,
     _WRAPPER_OPERAND,
     _WRAPPER_VALUES,
     _WRAPPERS,
@@ -69,7 +69,6 @@ from failgate_hooks.core.command_words import (
     _env_split,
     _moved,
     _shown,
-    code_option,
 )
 from failgate_hooks.core.command_writes import WRITERS, WriteTarget, operands, written_by
 from failgate_hooks.core.protected import Protected, named_in
@@ -235,8 +234,11 @@ def _unwrap(name: str, args: list[Word], state: ScanState, depth: int) -> list[W
         elif name == "env" and (split := _env_split(args, index)) is not None:
             _code_string(split, state, depth, what="env -S")
             return []
-        elif name in _WRAPPER_CODE and (code := code_option(args, index, _WRAPPER_CODE[name])):
-            _code_string(code, state, depth, what=f"{name} -c")
+        elif name in WRAPPER_OPTIONS and (given := _wrapper_code(name, args, index)):
+            if given.unreadable:
+                state.unreadable.append(f"{name} {_shown(word)} runs a command unseen here")
+            else:
+                _code_string(given.code, state, depth, what=f"{name} -c")
             return []
         elif text == "--":
             return args[index + 1 :]
@@ -248,6 +250,13 @@ def _unwrap(name: str, args: list[Word], state: ScanState, depth: int) -> list[W
             return args[index:]
         index += 1
     return []
+
+
+def _wrapper_code(name: str, args: list[Word], index: int) -> OptionWord | None:
+    """What `args[index]` gives the wrapper when it holds the command line it runs, or
+    one the cluster hides; None for any other word."""
+    given = option_word(WRAPPER_OPTIONS[name], args, index)
+    return given if given.code or given.unreadable else None
 
 
 def _remote(name: str, args: list[Word], cmd: Command, state: ScanState) -> None:

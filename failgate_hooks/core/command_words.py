@@ -40,20 +40,6 @@ def _env_split(args: list[Word], index: int) -> list[Word] | None:
     return None
 
 
-def code_option(args: list[Word], index: int, names: Sequence[str]) -> list[Word] | None:
-    """The command line an option among `names` (`-c CODE`, `-cCODE`, `--command=CODE`) gives."""
-    word = args[index]
-    option, eq, value = word.text.partition("=")
-    if word.text in names:
-        return args[index + 1 : index + 2]
-    if eq and option.startswith("--") and option in names:
-        return [Word(value, word.dynamic)]
-    attached = [n for n in names if len(n) == 2 and word.text.startswith(n)]
-    if attached and not word.text.startswith("--"):
-        return [Word(word.text[2:], word.dynamic)]
-    return None
-
-
 def _bypass_flag(args: list[Word]) -> str | None:
     """`--no-verify`, or a prefix git would take for it, before any `--`."""
     for word in args:
