@@ -20,8 +20,8 @@ from failgate_hooks.verify.trust import (
     RunSettings,
     TrustedVerifier,
     TrustStore,
-    fingerprint,
     run_settings,
+    verifier_fingerprint,
 )
 
 
@@ -79,7 +79,7 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
             except PinError as exc:
                 pins, problem = [], str(exc)
             pinned = tuple((p.path, p.oid) for p in pins)
-            fp = fingerprint(argv, pinned, run_settings(verification)) if problem is None else ""
+            fp = verifier_fingerprint(verification, pinned) if problem is None else ""
             if fp and fp in seen:
                 continue
             seen.add(fp)

@@ -21,7 +21,7 @@ from failgate_hooks.verify.keys import content_key, input_key
 from failgate_hooks.verify.localfiles import Pinned
 from failgate_hooks.verify.passcache import pass_key
 from failgate_hooks.verify.pins import Pin, resolve_pins
-from failgate_hooks.verify.trust import fingerprint, run_settings
+from failgate_hooks.verify.trust import verifier_fingerprint
 
 if TYPE_CHECKING:
     from failgate_hooks.core.evidence import Subject
@@ -73,7 +73,7 @@ class GateRun:
     @cached_property
     def fingerprint(self) -> str:
         """What trust names: the command, the pinned files and the run settings."""
-        return fingerprint(self.command, self.pinned, run_settings(self.verification))
+        return verifier_fingerprint(self.verification, self.pinned)
 
     @cached_property
     def content(self) -> str:

@@ -63,6 +63,11 @@ def fingerprint(argv: Sequence[str], pinned: Iterable[Pinned], settings: RunSett
     return hashlib.sha256(canonical_json(payload)).hexdigest()
 
 
+def verifier_fingerprint(verification: Verification, pinned: Iterable[Pinned]) -> str:
+    """The fingerprint of `verification` run with these pinned files."""
+    return fingerprint(verification.command, pinned, run_settings(verification))
+
+
 @dataclass(frozen=True)
 class TrustedVerifier:
     """One approval: this verifier (argv, pinned blobs, run settings) may run for this entity."""
@@ -89,15 +94,14 @@ class TrustedVerifier:
     ) -> TrustedVerifier:
         """An approval made now, its fingerprint computed from the verification and the pins."""
         pins = tuple(sorted(pinned))
-        settings = run_settings(verification)
         return cls(
-            fingerprint=fingerprint(verification.command, pins, settings),
+            fingerprint=verifier_fingerprint(verification, pins),
             entity_key=entity_key,
             argv=verification.command,
             pinned=pins,
             approved_by=approved_by,
             approved_at=approved_at or utc_now(),
-            settings=settings,
+            settings=run_settings(verification),
         )
 
     def to_json(self) -> dict[str, Any]:
