@@ -20,9 +20,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from failgate_hooks.core import wildmatch
+from failgate_hooks.core.decide import enforces
+from failgate_hooks.core.gates import PUSH, Context, Policy
 from failgate_hooks.git.evidence import EVIDENCE_REF
 from failgate_hooks.git.remotes import default_branch, ref_tips
 from failgate_hooks.git.repo import GitRepo
@@ -104,6 +105,15 @@ def shared_modes(shared: str | None) -> tuple[int, int] | None:
     return None
 
 
+def remember(repo: GitRepo, accepted: Sequence[tuple[str, str]]) -> str | None:
+    """Record the (ref, commit) pairs accepted in `repo`, shared as the repository is;
+    None when stored (or nothing to store), else why not."""
+    if not accepted:
+        return None
+    shared = repo.config_get("core.sharedRepository")  # read only when something is written
+    return AcceptedTips(repo.common_dir, shared).record(accepted)
+
+
 def enforced_tips(repo: GitRepo) -> list[tuple[str, str]]:
     """Every ref on this server that its default branch's configuration enforces on, and
     the commit it names now: what an administrator vouches for after an upgrade."""
@@ -111,9 +121,12 @@ def enforced_tips(repo: GitRepo) -> list[tuple[str, str]]:
     config = config_at(repo, default[1], default[0]) if default else Config()
     if config.mode != "enforce":
         return []
-    protected = (*config.protected_refs, *((default[0],) if default else ()))
+    policy = Policy(
+        protected_refs=(*config.protected_refs, *((default[0],) if default else ())),
+        block_on=config.block_on,
+    )
     return [
         (ref, commit)
         for ref, commit in ref_tips(repo)
-        if ref != EVIDENCE_REF and (config.block_on == "all" or wildmatch.match_any(protected, ref))
+        if ref != EVIDENCE_REF and enforces(Context(trigger=PUSH, ref=ref), policy)
     ]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from failgate_hooks.app.accepted_tips import AcceptedTips
+from failgate_hooks.app.accepted_tips import AcceptedTips, remember
 from failgate_hooks.app.evaluate import Evaluator, Request, ResultKey, RunVerifier
 from failgate_hooks.app.evidence_update import judge_evidence_update
 from failgate_hooks.core import exitcodes, wildmatch
@@ -238,7 +238,7 @@ def pre_receive(
     uncommitted = _UncommittedLedger(repo)
     base = [Revision(default[0], default[1], protected=True)] if default else []
     default_config = config_for(repo, base) if base else None
-    accepted = AcceptedTips(repo.common_dir, repo.config_get("core.sharedRepository"))
+    accepted = AcceptedTips(repo.common_dir)  # read here; written through `remember`
     base_commits = {r.commit for r in base}
     enforced: list[tuple[str, str]] = []  # (ref, commit) decided where failgate enforces
     for pushed in updates:
@@ -298,7 +298,7 @@ def pre_receive(
     report = PushReport(outcomes, uncommitted.warnings())
     if report.exit_code == exitcodes.ALLOWED:
         # Only now: a refused push moves no ref, and its tips were not accepted.
-        problem = accepted.record(enforced)
+        problem = remember(repo, enforced)
         report.warnings += [problem] if problem else []
     return report
 

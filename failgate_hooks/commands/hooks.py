@@ -113,7 +113,7 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
 def _accept_current_tips(args: Sequence[str]) -> int:
     """An administrator's vouching, once, after installing or upgrading the server hook:
     every ref the default branch enforces on counts as reviewed as it stands now."""
-    from failgate_hooks.app.accepted_tips import AcceptedTips, enforced_tips
+    from failgate_hooks.app.accepted_tips import enforced_tips, remember
     from failgate_hooks.core.sanitize import clean_line
     from failgate_hooks.git.repo import GitRepo
 
@@ -121,7 +121,7 @@ def _accept_current_tips(args: Sequence[str]) -> int:
         raise UsageError(f"{ACCEPT_TIPS} takes no other argument")
     with GitRepo.open() as repo:
         tips = enforced_tips(repo)
-        problem = AcceptedTips(repo.common_dir).record(tips)
+        problem = remember(repo, tips)
     if problem:
         raise UsageError(problem)
     for ref, commit in tips:
