@@ -185,3 +185,21 @@ def test_identity_env_may_not_name_what_an_http_pusher_sends(name: str) -> None:
     # request's own parts as the other CGI variables: the pusher writes them.
     with pytest.raises(UsageError, match="identity_env"):
         config(f'identity_env = "{name}"\n')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{'k' * 100_000} = 1\n",
+        f'ledger = "/{"x" * 100_000}"\n',
+        f'protected_refs = ["{"x" * 100_000}", 1]\n',
+        f'mode = "{"x" * 100_000}"\n',
+    ],
+)
+def test_a_message_quotes_a_pushed_value_bounded(text: str) -> None:
+    """A pushed configuration chooses its keys and values: a message quotes at most a
+    bounded part of one, whatever reads it next."""
+    with pytest.raises(UsageError) as raised:
+        config(text)
+    assert len(raised.value.message) < 1_000, raised.value.message[:200]
+    assert "more characters" in raised.value.message

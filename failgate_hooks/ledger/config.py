@@ -15,6 +15,7 @@ from typing import Any
 
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, is_safe_relative_path
+from failgate_hooks.core.sanitize import clip
 from failgate_hooks.core.validate import timeout_problem
 
 CONFIG_FILES = ("failgate.toml", "pyproject.toml")
@@ -96,30 +97,37 @@ def parse_config(files: Mapping[str, bytes], source: str) -> Config:
     return Config(source=source)
 
 
+# How much of one pushed value a message quotes.
+SHOWN_LIMIT = 200
+
+
 def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) -> Config:
     known = set(Config.__dataclass_fields__) - {"source"}
     for key in table:
         if key not in known:
             raise UsageError(
-                f"{where}: unknown key {prefix}{key}; expected one of {', '.join(sorted(known))}"
+                f"{where}: unknown key {prefix}{clip(str(key), SHOWN_LIMIT)}; "
+                f"expected one of {', '.join(sorted(known))}"
             )
 
     def text(key: str, default: str, choices: tuple[str, ...] | None = None) -> str:
         value = table.get(key, default)
         if not isinstance(value, str) or (choices and value not in choices):
             expected = " or ".join(f'"{c}"' for c in choices) if choices else "a string"
-            raise UsageError(f"{where}: {prefix}{key} must be {expected}, got {value!r}")
+            raise UsageError(f"{where}: {prefix}{key} must be {expected}, got {_shown(value)}")
         return value
 
     def strings(key: str, default: tuple[str, ...]) -> tuple[str, ...]:
         value = table.get(key, list(default))
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise UsageError(f"{where}: {prefix}{key} must be a list of strings, got {value!r}")
+            raise UsageError(
+                f"{where}: {prefix}{key} must be a list of strings, got {_shown(value)}"
+            )
         return tuple(value)
 
     ledger = text("ledger", "ledger")
     if not is_safe_relative_path(ledger):
-        raise UsageError(f"{where}: {prefix}ledger must be a relative folder, got {ledger!r}")
+        raise UsageError(f"{where}: {prefix}ledger must be a relative folder, got {_shown(ledger)}")
     timeout = table.get("default_timeout_s", DEFAULT_TIMEOUT_S)
     problem = timeout_problem(timeout)
     if problem is not None:
@@ -132,7 +140,7 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
     ):
         raise UsageError(
             f"{where}: {prefix}max_event_bytes must be a whole number of bytes from 1024 to "
-            f"{MAX_EVENT_BYTES_LIMIT}, got {max_event_bytes!r}"
+            f"{MAX_EVENT_BYTES_LIMIT}, got {_shown(max_event_bytes)}"
         )
     sandbox_network = table.get("sandbox_network", False)
     if not isinstance(sandbox_network, bool):
@@ -143,7 +151,7 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
     ):
         raise UsageError(
             f"{where}: {prefix}evidence_signers must be the path of a file in the repository, "
-            f"got {evidence_signers!r}"
+            f"got {_shown(evidence_signers)}"
         )
     require_evidence = table.get("require_evidence")
     if require_evidence is not None and not isinstance(require_evidence, bool):
@@ -156,8 +164,8 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
             _PUSHER_CONTROLLED_PREFIXES
         ):
             raise UsageError(
-                f"{where}: {prefix}identity_env = {identity_env!r} is a variable the pusher can "
-                "set, so it cannot say who pushes; name the one your git server sets "
+                f"{where}: {prefix}identity_env = {_shown(identity_env)} is a variable the "
+                "pusher can set, so it cannot say who pushes; name the one your git server sets "
                 "(e.g. GL_USERNAME on GitLab, REMOTE_USER behind a web server)"
             )
     return Config(
@@ -242,5 +250,11 @@ def loosened(before: Config, after: Config) -> list[str]:
     # Another file may list other signers: any change of it is one.
     for key in ("identity_env", "ledger", "ledger_refs", "evidence_signers"):
         if getattr(before, key) != getattr(after, key):
-            changes.append(f"{key} {getattr(before, key)!r} -> {getattr(after, key)!r}")
+            changes.append(f"{key} {_shown(getattr(before, key))} -> {_shown(getattr(after, key))}")
     return changes
+
+
+def _shown(value: object) -> str:
+    """A pushed value in a message, bounded where it is written: a string of a whole
+    megabyte must not become a message of one."""
+    return clip(repr(value), SHOWN_LIMIT)
