@@ -90,7 +90,9 @@ class AcceptedTips:
         return [t for t in tips if isinstance(t, str)] if isinstance(tips, list) else []
 
     def _path(self, ref: str) -> str:
-        return os.path.join(self.folder, hashlib.sha256(ref.encode()).hexdigest()[:32] + ".json")
+        # A ref name is bytes to git: one not UTF-8 arrives surrogate-escaped.
+        digest = hashlib.sha256(ref.encode("utf-8", "surrogateescape")).hexdigest()
+        return os.path.join(self.folder, digest[:32] + ".json")
 
 
 def shared_modes(shared: str | None) -> tuple[int, int] | None:

@@ -15,12 +15,15 @@ from typing import NamedTuple
 from failgate_hooks.app.accepted_tips import AcceptedTips, remember
 from failgate_hooks.app.evaluate import Evaluator, Request, ResultKey, RunVerifier
 from failgate_hooks.app.evidence_update import judge_evidence_update
-from failgate_hooks.core import exitcodes, wildmatch
+from failgate_hooks.core import exitcodes
+from failgate_hooks.core.decide import enforces
 from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.core.gates import (
+    PUSH,
     Context,
     Decision,
     DecisionKind,
+    Policy,
     Relaxation,
     RelaxationKind,
     VerifierResult,
@@ -408,10 +411,12 @@ def _deletion(
     pusher: str | None = None,
 ) -> RefOutcome:
     """A deleted ref (`default`: the default branch as a ref of the side that receives the
-    push, and its tip): a relaxation when it is protected and its ledger holds events that
-    the default branch's ledger lacks (else they would leave the server with it)."""
+    push, and its tip): a relaxation when failgate enforces there and its ledger holds
+    event files that the default branch lacks or holds otherwise (else they would leave
+    the server with it)."""
     protected = (*config.protected_refs, *((default[0],) if default else ()))
-    if not wildmatch.match_any(protected, update.remote_ref):
+    policy = Policy(protected_refs=protected, block_on=config.block_on)
+    if not enforces(Context(trigger=PUSH, ref=update.remote_ref), policy):
         return RefOutcome(update, None)
     if old is None:
         return RefOutcome(
@@ -423,8 +428,11 @@ def _deletion(
             ],
         )
 
-    def events(commit: str) -> set[str]:
-        return {e.path for e in repo.ls_folder(commit, config.ledger) if e.path.endswith(".toml")}
+    def events(commit: str) -> set[tuple[str, str]]:
+        """(path, blob) of each event file: a file at the same path with other bytes on
+        the default branch is not the event this ref holds."""
+        listing = repo.ls_folder(commit, config.ledger)
+        return {(e.path, e.oid) for e in listing if e.path.endswith(".toml")}
 
     if default is not None and default[0] == update.remote_ref:
         # Whatever it holds: without it another branch, as it stands, would become the
@@ -434,12 +442,13 @@ def _deletion(
             "branch, never judged as the default, would decide every ref"
         )
     else:
-        lost = sorted(events(old) - (set() if default is None else events(default[1])))
+        kept = set() if default is None else events(default[1])
+        lost = sorted(path for path, _ in events(old) - kept)
         if not lost:
             return RefOutcome(update, None)
         what = (
             f"deletion of {update.remote_ref}: its ledger holds {len(lost)} event file(s) "
-            f"that the default branch lacks (e.g. {lost[0]})"
+            f"that the default branch lacks or holds otherwise (e.g. {lost[0]})"
         )
     accepted = authority == "accept" or relaxer
     relaxation = Relaxation("", "", RelaxationKind.REF_DELETION.value, accepted, what)

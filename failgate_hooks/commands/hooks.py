@@ -83,6 +83,15 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     if any(a in HELP_FLAGS for a in args):
         sys.stdout.write(PRE_RECEIVE_HELP)
         return exitcodes.ALLOWED
+    namespace = environ.get("GIT_NAMESPACE")
+    if namespace:
+        # git hands the hook the names inside the namespace, while every git command the
+        # hook runs reads the whole repository's refs: the wrong tips and default branch.
+        raise UsageError(
+            f"git namespaces are not supported (GIT_NAMESPACE={clean_line(namespace, 80)}): "
+            "failgate would judge this push against refs outside the namespace",
+            hint="serve this project from a repository of its own, without GIT_NAMESPACE",
+        )
     if ACCEPT_TIPS in args:
         return _accept_current_tips(args)
     args, signers_file = _evidence_signers_flag(args)

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from failgate_hooks.app.accepted_tips import AcceptedTips
 from tests.conftest import Repo, git
 from tests.worlds import (
     KEY,
@@ -160,6 +161,83 @@ def test_a_pending_deletion_names_the_pusher_seen(tmp_path: Path) -> None:
     assert refused.returncode != 0, refused.stderr
     assert "PENDING deletion of refs/heads/release/1" in refused.stderr
     assert "the pusher seen is bob (identity_env = REMOTE_USER); relaxers: alice" in refused.stderr
+
+
+def test_a_deletion_is_pending_when_main_holds_the_event_path_with_other_bytes(
+    tmp_path: Path,
+) -> None:
+    """A file at the same path on main is not the event the branch holds: else anyone
+    could plant a harmless copy on main, then delete the branch and its gate with it."""
+    repo, remote = server(tmp_path)
+    repo.git("checkout", "-q", "-b", "release/1")
+    path = repo.record("ops:release", "--status", "observed", "--title", "t", "--trigger", "push")
+    repo.commit("an event only the release branch holds")
+    assert push(repo, "release/1", user="alice").returncode == 0
+    event = (repo.path / path).read_text()
+    repo.git("checkout", "-q", "main")
+    harmless = event.replace('"push"', '"deploy"')
+    assert harmless != event
+    repo.write(path, harmless)
+    repo.commit("the same event file, harmless on main")
+    assert push(repo, "main", user="alice").returncode == 0
+    refused = push(repo, "--delete", "release/1", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert "PENDING deletion of refs/heads/release/1" in refused.stderr
+    assert remote_ref(remote, "refs/heads/release/1") is not None
+
+
+def test_under_block_on_all_deleting_any_branch_with_its_own_events_is_pending(
+    tmp_path: Path,
+) -> None:
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS + 'block_on = "all"\n')
+    repo.commit("every branch enforces")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    install_pre_receive(remote)
+    repo.git("checkout", "-q", "-b", "team/feat")
+    repo.record("feat:risk", "--status", "observed", "--title", "t", "--trigger", "deploy")
+    repo.commit("an event only the team branch holds")
+    assert push(repo, "team/feat").returncode == 0
+    refused = push(repo, "--delete", "team/feat", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert "PENDING deletion of refs/heads/team/feat" in refused.stderr
+    assert remote_ref(remote, "refs/heads/team/feat") is not None
+    assert push(repo, "--delete", "team/feat", user="alice").returncode == 0
+
+
+def test_a_ref_name_that_is_not_utf8_is_judged_without_a_traceback(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path, "--exec")
+    fix_budget(repo)
+    name = b"refs/heads/release/r\xff".decode("utf-8", "surrogateescape")
+    repo.git("update-ref", name, "HEAD")
+
+    def push_it() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "push", "--no-verify", "origin", name], cwd=repo.path, capture_output=True,
+            text=True, errors="replace", check=False, timeout=300,
+        )  # fmt: skip
+
+    pushed = push_it()
+    assert "Traceback" not in pushed.stderr, pushed.stderr
+    assert pushed.returncode == 0, pushed.stderr
+    assert "CLEARED" in pushed.stderr
+    assert AcceptedTips(str(remote)).holds(name, repo.head())  # its next push's old tip
+
+
+def test_a_push_into_a_git_namespace_is_refused_before_anything_is_judged(tmp_path: Path) -> None:
+    """In a namespace git names the refs inside it to the hook, while every git command the
+    hook runs reads the whole repository's: failgate would judge the wrong tips."""
+    repo, remote = server(tmp_path)
+    fix_budget(repo)
+    pushed = subprocess.run(
+        ["git", "push", "--no-verify", "--receive-pack=GIT_NAMESPACE=team git-receive-pack",
+         "origin", "main"], cwd=repo.path, capture_output=True, text=True, check=False,
+        timeout=300,
+    )  # fmt: skip
+    assert pushed.returncode != 0, pushed.stderr
+    assert "git namespaces are not supported (GIT_NAMESPACE=team)" in pushed.stderr
+    assert "Traceback" not in pushed.stderr
+    assert remote_ref(remote, "refs/namespaces/team/refs/heads/main") is None
 
 
 # --------------------------------------------------------------------------- raw tree modes
