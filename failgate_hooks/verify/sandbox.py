@@ -9,14 +9,17 @@ has a PID namespace, so every process the verifier started ends with it, or
 with failgate.
 
 Hiding the home folder would hide a virtualenv that lives there, and the
-Python it was made from (pyenv, uv): the `sys.prefix` and `sys.base_prefix` of
-the verifier's interpreter are bound back, read-only. The checkout is bound
-last, at its own path, so nothing hidden before covers it.
+Python it was made from (pyenv, uv): their folders are bound back, read-only.
+They are read from the files, never asked of the interpreter: a pushed commit
+chooses the interpreter (its `#!` line can name a file it wrote into a work
+tree or a pool slot), and what an interpreter says it cannot be let to decide.
+The checkout is bound last, at its own path, so nothing hidden before covers it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import pwd
 import re
@@ -34,11 +37,10 @@ USERNS_HINT = (
 )
 # Private and empty inside: other runs' files, sockets (a daemon's, an ssh agent's) stay out.
 PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/run")
-_ASK_TIMEOUT_S = 30
+_PROBE_TIMEOUT_S = 30
 # Root keeps its capabilities in a sandbox without them dropped: it could remount / writable.
 _NO_ROOT = ("--cap-drop", "ALL")
 _PYTHON_NAME = re.compile(r"(python|pypy)[0-9.]*\Z")
-_ASK_PYTHON = "import sys; print(sys.prefix); print(sys.base_prefix); print(sys.executable)"
 
 
 class SandboxError(Exception):
@@ -83,24 +85,20 @@ class Sandbox:
         program = find_program(argv[0], cwd=checkout, path=env.get("PATH", os.defpath))
         chain = _program_and_interpreter(program, cwd=checkout, env=env)
         hidden = self._hidden_folders(checkout, env)
-        python = self._ask_python(bwrap, chain, checkout, env)
-        bound = [] if python is None else [p for p in python.prefixes if _may_bind(p, hidden)]
+        homes = {os.path.realpath(home) for home in home_folders(env)}
+        # Every hidden folder but the home folders may hold a file a pushed commit wrote.
+        writable = [folder for folder in hidden if folder not in homes]
+        pythons = [path for path in chain if _PYTHON_NAME.match(os.path.basename(path))]
+        bound = [] if not pythons else python_folders(pythons[0], hidden, writable)
         covered = _outermost(hidden)
         seen = [*bound, checkout]
-        if (
-            python is not None
-            and python.launcher == program
-            and not _is_visible(program, covered, seen)
-        ):
-            # A launcher the sandbox hides (a pyenv shim): run the Python it resolves to.
-            chain = [python.executable]
-            argv = [python.executable, *argv[1:]]
         for path in chain:
             if not _is_visible(path, covered, seen):
                 raise SandboxError(
                     f"cannot start {argv[0]!r} in the sandbox: {path} is in a folder it hides "
-                    "(the home folder, the work tree, the repository, /tmp); install it "
-                    "elsewhere, or in a virtualenv whose Python it runs"
+                    "(the home folder, the repository and its work trees, /tmp, TMPDIR); "
+                    "install it elsewhere, or in a virtualenv whose Python it runs outside "
+                    "the repository's work trees and the temporary folders"
                 )
         args = self._read_only(bwrap)
         for folder in covered:
@@ -143,7 +141,7 @@ class Sandbox:
         probe = [*self._read_only(bwrap), "--", sys.executable, "-I", "-S", "-c", ""]
         try:
             done = subprocess.run(
-                probe, capture_output=True, stdin=subprocess.DEVNULL, timeout=_ASK_TIMEOUT_S
+                probe, capture_output=True, stdin=subprocess.DEVNULL, timeout=_PROBE_TIMEOUT_S
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return None, f"{asked}, but {bwrap} does not run: {exc}"
@@ -164,44 +162,6 @@ class Sandbox:
         resolved = {os.path.realpath(folder) for folder in wanted if folder}
         return sorted(f for f in resolved if f != "/" and os.path.isdir(f))
 
-    def _ask_python(
-        self, bwrap: str, chain: Sequence[str], checkout: str, env: Mapping[str, str]
-    ) -> _Python | None:
-        """The Python the verifier starts (the program, or its `#!` interpreter), if any.
-
-        It is asked inside a sandbox that can read everything and write nothing.
-        Never one inside the checkout: that is the pushed commit's code, and what
-        it printed would decide what the verifier may read."""
-        pythons = [path for path in chain if _PYTHON_NAME.match(os.path.basename(path))]
-        if not pythons or _under_any(os.path.realpath(pythons[0]), [checkout]):
-            return None
-        ask = [*self._read_only(bwrap), "--", pythons[0], "-I", "-c", _ASK_PYTHON]
-        try:
-            done = subprocess.run(
-                ask,
-                capture_output=True,
-                stdin=subprocess.DEVNULL,
-                env=dict(env),
-                cwd="/",
-                timeout=_ASK_TIMEOUT_S,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        lines = done.stdout.decode("utf-8", "replace").splitlines()
-        if done.returncode != 0 or len(lines) != 3 or not all(map(os.path.isabs, lines)):
-            return None
-        prefix, base_prefix, executable = (os.path.realpath(line) for line in lines)
-        return _Python(pythons[0], (prefix, base_prefix), executable)
-
-
-@dataclass(frozen=True)
-class _Python:
-    """A Python a verifier starts: the path it is started by, its prefixes, its executable."""
-
-    launcher: str
-    prefixes: tuple[str, str]
-    executable: str
-
 
 def home_folders(env: Mapping[str, str]) -> list[str]:
     """The home folder as HOME says and as the password database says (they may differ)."""
@@ -209,6 +169,50 @@ def home_folders(env: Mapping[str, str]) -> list[str]:
     with contextlib.suppress(KeyError):  # a uid with no entry (a container's)
         homes.append(pwd.getpwuid(os.getuid()).pw_dir)
     return [home for home in homes if home]
+
+
+def python_folders(python: str, hidden: Sequence[str], writable: Sequence[str]) -> list[str]:
+    """The folders the Python at `python` runs from, to bind back: a virtualenv's, the
+    base Python's; none for one in a `writable` folder.
+
+    Read from the files without running it: a virtualenv is the folder above `bin/`
+    holding `pyvenv.cfg`, whose `home` names the base Python's `bin/`; else the
+    base Python is the one the path resolves to. A base folder counts only when it
+    holds a standard library (`lib/*/os.py`), so no path a file names can show a
+    folder that is not a Python's; and never one in, or holding, a hidden folder
+    other than the home folders."""
+    named, real = os.path.abspath(python), os.path.realpath(python)
+    if not os.path.isabs(python) or _under_any(named, writable) or _under_any(real, writable):
+        return []
+    found = []
+    venv = os.path.dirname(os.path.dirname(named))
+    home = _venv_home(os.path.join(venv, "pyvenv.cfg"))
+    if home is None:
+        base = os.path.dirname(os.path.dirname(real))
+    else:
+        found.append(os.path.realpath(venv))
+        base = os.path.dirname(os.path.realpath(home))
+    if glob.glob(os.path.join(glob.escape(base), "lib", "*", "os.py")):
+        found.append(base)
+    return [
+        folder
+        for folder in dict.fromkeys(found)
+        if not _under_any(folder, writable) and _may_bind(folder, hidden)
+    ]
+
+
+def _venv_home(config: str) -> str | None:
+    """The absolute `home` a virtualenv's pyvenv.cfg names, or None (no virtualenv)."""
+    try:
+        with open(config, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read(64 * 1024).splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "home" and os.path.isabs(value.strip()):
+            return value.strip()
+    return None
 
 
 def find_program(name: str, *, cwd: str, path: str) -> str:

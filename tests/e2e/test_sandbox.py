@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -32,24 +31,12 @@ from tests.worlds import remote_ref, verified_tree, with_remote
 
 KEY = "ops:sandbox"
 CHECK = ("check", "--trust-ledger", "--ref", "refs/heads/main", "--no-cache")
-# pytest's folders are in /tmp, which the sandbox hides whole: a folder that the home or
-# work-tree rule alone must hide lives here instead (build/ is ignored by git).
-VISIBLE_BASE = Path(__file__).resolve().parents[2] / "build" / "sandbox-tests"
 
 
 @pytest.fixture(autouse=True)
 def _bwrap_is_installed() -> None:
     # Never a skip: `make test` installs bubblewrap, and a run without it must fail loudly.
     assert shutil.which("bwrap"), "bubblewrap is missing: apt-get install bubblewrap"
-
-
-@pytest.fixture
-def visible() -> Iterator[Path]:
-    """A temporary folder outside /tmp, so no rule but the one under test hides it."""
-    VISIBLE_BASE.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(dir=VISIBLE_BASE))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def gated(path: Path, verifier: str, *, python: str = sys.executable, config: str = "") -> Repo:
@@ -105,25 +92,19 @@ def test_a_venv_in_the_home_folder_runs_and_the_rest_of_home_is_hidden(
     assert outcome(repo, env=env)[0] == 1  # unsandboxed, the key is in reach
 
 
-def test_a_venv_in_the_work_tree_runs_and_the_work_tree_is_hidden(visible: Path) -> None:
+def test_a_venv_in_the_work_tree_cannot_start_and_says_where_to_put_it(visible: Path) -> None:
+    """A work tree holds what a pushed commit wrote (in CI, the commit itself): a Python
+    there never decides what the sandbox shows."""
     work = visible / "repo"
     python = venv(work / ".venv")
-    repo = gated(
-        work,
-        f"""\
-        import os, sys
-        work = {str(work)!r}
-        print("prefix", sys.prefix, "work tree", sorted(os.listdir(work)))
-        in_venv = sys.prefix == os.path.join(work, ".venv")
-        hidden = not any(os.path.exists(os.path.join(work, p)) for p in ("fix.txt", "checks"))
-        sys.exit(0 if in_venv and hidden else 1)
-        """,
-        python=str(python),
-    )
-    repo.write("fix.txt", "an uncommitted fix\n")
+    verifier = "import sys\nprint('it ran')\nsys.exit(0)\n"
+    repo = gated(work, verifier, python=str(python))
     code, text = outcome(repo, "--sandbox")
-    assert code == 0, text
-    assert outcome(repo)[0] == 1
+    assert code == 1, text
+    assert "it ran" not in text, text
+    assert f"{python} is in a folder it hides" in text, text
+    assert "in a virtualenv whose Python it runs outside the repository's work trees" in text
+    assert outcome(repo)[0] == 0  # the control: unsandboxed, it runs
 
 
 @pytest.fixture

@@ -1,0 +1,98 @@
+"""What a pushed commit can reach through the sandbox's own set-up: real bwrap, the real
+`failgate check --sandbox` and a real server hook.
+
+A commit chooses the interpreter its verifier's `#!` line names, and a file it
+wrote into a work tree or a pool slot is where that line can point. Whatever
+such a file is or says, the sandbox shows no more than it would without it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from tests.conftest import Repo, make_repo
+from tests.e2e.test_pre_receive import install_pre_receive, push
+from tests.e2e.test_sandbox import KEY, outcome
+from tests.worlds import remote_ref, with_remote
+
+SECRET = "a private key\n"
+
+
+def a_home_with_a_key(base: Path) -> Path:
+    home = base / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(SECRET)
+    return home
+
+
+def fake_python(names: Path, secret: Path) -> str:
+    """A `python3` that, asked for its prefixes, names `names` and its own folder (so it
+    can start); run, it prints `secret`."""
+    return (
+        "#!/bin/sh\n"
+        f'if [ "$1" = -I ]; then echo {names}; dirname "$0"; echo /bin/sh; exit 0; fi\n'
+        f"cat {secret} && exit 0\n"
+        "exit 1\n"
+    )
+
+
+def gated_by(repo: Repo, interpreter: str) -> None:
+    """The gate runs ./run-tests, whose `#!` line names `interpreter`."""
+    script = repo.write("run-tests", f"#!{interpreter}\n")
+    script.chmod(0o755)
+    repo.commit("a verifier whose interpreter is elsewhere")
+    repo.record(
+        KEY, "--status", "observed", "--title", "a chosen interpreter", "--trigger", "push",
+        "--verify", "./run-tests", "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the gate")
+
+
+def test_an_interpreter_in_the_work_tree_never_decides_what_the_sandbox_shows(
+    visible: Path,
+) -> None:
+    home = a_home_with_a_key(visible)
+    ssh = home / ".ssh"
+    repo = make_repo(visible / "repo")  # outside /tmp: only the work-tree rule hides it
+    # Dressed as a virtualenv, over a real Python: still never one to show.
+    base = os.path.dirname(os.path.realpath(sys._base_executable))
+    repo.write("tools/pyvenv.cfg", f"home = {base}\n")
+    fake = repo.write("tools/bin/python3", fake_python(ssh, ssh / "id_ed25519"))
+    fake.chmod(0o755)
+    gated_by(repo, str(fake))
+    code, text = outcome(repo, "--sandbox", env={"HOME": str(home)})
+    assert SECRET.strip() not in text, text
+    assert code == 1, text
+    assert f"{fake} is in a folder it hides" in text, text
+    assert outcome(repo, env={"HOME": str(home)})[0] == 0  # unsandboxed, the key is in reach
+
+
+def test_an_interpreter_in_another_push_s_checkout_never_decides_what_the_server_shows(
+    tmp_path: Path, visible: Path
+) -> None:
+    """A pool slot holds the checkout of another push: its files are a pusher's too."""
+    server_home = a_home_with_a_key(visible)
+    ssh = server_home / ".ssh"
+    cache = visible / "cache"
+    repo = make_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    install_pre_receive(remote, "--exec")
+    hook = remote / "hooks" / "pre-receive"
+    lines = hook.read_text().splitlines()
+    exports = f"export HOME={server_home} XDG_CACHE_HOME={cache}"
+    hook.write_text("\n".join([lines[0], exports, *lines[1:]]) + "\n")
+    pools = cache / "failgate" / "checkouts"
+    # A pushed interpreter, where a kept checkout of an earlier push lies.
+    planted = pools / "some-repository" / "0" / "tree" / "tools" / "python3"
+    planted.parent.mkdir(parents=True)
+    planted.write_text(fake_python(ssh, ssh / "id_ed25519"))
+    planted.chmod(0o755)
+    gated_by(repo, str(planted))
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main")
+    assert SECRET.strip() not in refused.stderr, refused.stderr
+    assert refused.returncode != 0, refused.stderr
+    assert "is in a folder it hides" in refused.stderr, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before

@@ -1,0 +1,83 @@
+"""Which folders of a Python the sandbox shows again: read from its files, never asked of it.
+
+A pushed commit chooses the interpreter (a `#!` line names any path), so every
+case here is one it could set up: the sandbox must show a Python's folders and
+nothing else, and nothing in a folder the commit could have written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from failgate_hooks.verify.sandbox import python_folders
+
+
+def a_python(prefix: Path) -> Path:
+    """A base Python's folder: its interpreter and a standard library."""
+    (prefix / "lib" / "python3.12").mkdir(parents=True)
+    (prefix / "lib" / "python3.12" / "os.py").write_text("")
+    (prefix / "bin").mkdir()
+    (prefix / "bin" / "python3.12").write_text("")
+    return prefix / "bin" / "python3.12"
+
+
+def a_venv(folder: Path, home: Path) -> Path:
+    (folder / "bin").mkdir(parents=True)
+    (folder / "pyvenv.cfg").write_text(f"home = {home}\ninclude-system-site-packages = false\n")
+    (folder / "bin" / "python").write_text("")
+    return folder / "bin" / "python"
+
+
+def folders(python: Path, home: Path, *writable: Path) -> list[str]:
+    hidden = [str(home), *map(str, writable)]
+    return python_folders(str(python), hidden, [str(folder) for folder in writable])
+
+
+def test_a_venv_in_the_home_folder_and_its_base_python_are_shown(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    base = a_python(home / ".pyenv" / "versions" / "3.12")
+    python = a_venv(home / ".venvs" / "project", base.parent)
+    assert folders(python, home) == [str(home / ".venvs" / "project"), str(base.parent.parent)]
+
+
+def test_a_base_python_is_found_where_its_path_resolves(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    base = a_python(home / ".local" / "python")
+    (home / "bin").mkdir()
+    (home / "bin" / "python3").symlink_to(base)
+    assert folders(home / "bin" / "python3", home) == [str(base.parent.parent)]
+
+
+def test_a_venv_home_that_holds_no_python_is_not_shown(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh" / "bin").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("a private key\n")
+    python = a_venv(home / ".venvs" / "project", home / ".ssh" / "bin")
+    assert folders(python, home) == [str(home / ".venvs" / "project")]
+
+
+def test_a_path_into_a_secret_folder_is_not_a_python(tmp_path: Path) -> None:
+    """A `#!` line may name a file that is not there: its folders are no Python's."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    assert folders(home / ".ssh" / "bin" / "python3", home) == []
+
+
+def test_nothing_is_shown_for_a_python_where_a_commit_could_have_written(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    work = home / "project"  # a work tree inside the home folder
+    base = a_python(home / ".pyenv" / "versions" / "3.12")
+    python = a_venv(work / "tools", base.parent)
+    assert folders(python, home, work) == []
+
+
+def test_a_folder_that_holds_a_hidden_one_is_never_shown(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "pyvenv.cfg").write_text(f"home = {home / 'bin'}\n")
+    (home / "bin").mkdir()
+    (home / "lib" / "python3.12").mkdir(parents=True)
+    (home / "lib" / "python3.12" / "os.py").write_text("")
+    assert folders(home / "bin" / "python3", home) == []
