@@ -122,10 +122,12 @@ def verifier_sandbox(
         return None
     from failgate_hooks.verify.pool import pools_folder
     from failgate_hooks.verify.sandbox import Sandbox
+    from failgate_hooks.verify.worktree_loads import work_trees
 
     asked_by = asked_by or f'sandbox = "bwrap" in {config.source}'
-    # The repository and the user's work tree: nothing there is commit C's.
-    folders = [repo.common_dir, repo.git_dir, repo.working_dir or ""]
+    # The repository and every work tree of it, not only the one failgate runs in: nothing
+    # there is commit C's, and with the work trees hidden no load watcher is needed.
+    folders = [repo.common_dir, repo.git_dir, repo.working_dir or "", *work_trees(repo)]
     # Every pool of kept checkouts: the run's own is bound back over it.
     folders.append(pools_folder(os.environ) or "")
     folders += hidden  # more the caller's run must not see (a signing key's folder)

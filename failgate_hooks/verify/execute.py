@@ -258,7 +258,8 @@ def run_verifier(
     env.update(git_env)
     command = verification.command
     if sandbox is not None:
-        # The sandbox hides the work tree: nothing there can be loaded, so no watcher runs.
+        # The sandbox hides every work tree of the repository: nothing there can be
+        # loaded, so no watcher runs.
         ran = run_command(command, cwd=cwd, env=env, timeout_s=timeout_s, sandbox=sandbox)
         return _result(command, ran, notes)
     with contextlib.ExitStack() as stack:

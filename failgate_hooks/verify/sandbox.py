@@ -1,10 +1,10 @@
 """The optional bubblewrap sandbox a verifier runs in (`sandbox = "bwrap"`, `--sandbox`).
 
 Inside it the checkout is the one writable folder of the filesystem and the
-rest is read-only; the home folder, the user's work tree, the repository and
-every other checkout are hidden behind empty folders; /tmp, /var/tmp, /run
-and failgate's own TMPDIR are private and empty (no other run's files, no
-daemon's socket); there is no network unless `sandbox_network = true`; and it
+rest is read-only; the home folder, every work tree of the repository, the
+repository and every other checkout are hidden behind empty folders; /tmp,
+/var/tmp, /run and failgate's own TMPDIR are private and empty (no other run's
+files, no daemon's socket); there is no network unless `sandbox_network = true`; and it
 has a PID namespace, so every process the verifier started ends with it, or
 with failgate.
 
@@ -59,7 +59,7 @@ class Sandbox:
     """bubblewrap for a run's verifiers: found and tried once, then one launch per verifier.
 
     `hidden` names the folders to hide besides the home folder and the other
-    checkouts (the user's work tree, the repository); `asked_by` says where
+    checkouts (the repository and its work trees); `asked_by` says where
     the sandbox was asked for, for the message when it cannot be had."""
 
     def __init__(self, *, network: bool, hidden: Sequence[str], asked_by: str) -> None:

@@ -4,17 +4,20 @@
 A commit chooses the interpreter its verifier's `#!` line names, and a file it
 wrote into a work tree or a pool slot is where that line can point. Whatever
 such a file is or says, the sandbox shows no more than it would without it.
+The repository's other work trees are hidden too: a verifier that imports from
+one judged code that is no commit's.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 from tests.conftest import Repo, make_repo
 from tests.e2e.test_pre_receive import install_pre_receive, push
-from tests.e2e.test_sandbox import KEY, outcome
+from tests.e2e.test_sandbox import KEY, outcome, venv
 from tests.worlds import remote_ref, with_remote
 
 SECRET = "a private key\n"
@@ -96,3 +99,41 @@ def test_an_interpreter_in_another_push_s_checkout_never_decides_what_the_server
     assert refused.returncode != 0, refused.stderr
     assert "is in a folder it hides" in refused.stderr, refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_another_work_tree_of_the_repository_is_hidden(tmp_path: Path, visible: Path) -> None:
+    """An editable install from the main work tree, run from a linked one: not C's code."""
+    python = venv(visible / "venv")
+    (site,) = (visible / "venv" / "lib").glob("python3*/site-packages")
+    main = visible / "main"
+    (site / "_pkg_editable.pth").write_text(f"{main}\n")
+    repo = make_repo(main)
+    repo.write(".gitignore", "notes/\n")
+    repo.write("pkg/__init__.py", "FIXED = False\n")
+    repo.write(
+        "checks/check.py",
+        textwrap.dedent("""\
+            import sys, pkg
+            print("pkg from", pkg.__file__)
+            sys.exit(0 if pkg.FIXED else 1)
+            """),
+    )
+    repo.commit("the package and its check")
+    repo.record(
+        KEY, "--status", "observed", "--title", "the package is broken", "--trigger", "push",
+        "--verify", f"{python} checks/check.py", "--verify-file", "checks/check.py",
+        "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the gate")
+    linked = Repo(visible / "feature")
+    repo.git("worktree", "add", "-q", "--detach", str(linked.path), "HEAD")
+    repo.write("pkg/__init__.py", "FIXED = True  # never committed\n")
+    env = {"PATH": os.environ["PATH"]}
+    code, text = outcome(linked, "--sandbox", env=env)
+    assert code == 1, text
+    assert "CLEARED" not in text, text
+    assert f"pkg from {main}" not in text, text
+    # The control: unsandboxed, the load watcher says where it came from.
+    code, text = outcome(linked, env=env)
+    assert code == 1, text
+    assert str(main) in text, text
