@@ -703,13 +703,14 @@ def test_a_root_module_of_a_standard_name_is_no_shadow_for_a_script_run_by_path(
     assert runs(marker) == ["ran"]
 
 
-def test_a_new_module_in_the_package_of_a_pinned_module_run_with_m_is_no_shadow(
+def test_a_new_module_beside_a_pinned_module_run_with_m_is_judged_as_a_scripts_neighbour(
     tmp_path: Path,
 ) -> None:
-    """`python -m checks.gate`, checks/ a package: sys.path gets the root, not checks/,
-    so a new checks/other_gate.py (another gate's script) can be imported only as
-    `checks.other_gate`, which the pinned module never names. The folder of every
-    pinned Python file is judged for any name, as if it were a script's folder."""
+    """`python -m checks.gate`, checks/ a package: this command puts the root first, not
+    checks/, but a wrapper may as well run checks/gate.py by a path no reading of the
+    command recognises, and then checks/ is first for every import. The folder of every
+    pinned Python file is judged for any name, whatever the command: a new
+    checks/other_gate.py must be pinned too, or checks/ pinned whole."""
     repo = make_repo(tmp_path / "repo")
     repo.write("checks/__init__.py", "")
     repo.write("checks/gate.py", GATE)
@@ -717,13 +718,39 @@ def test_a_new_module_in_the_package_of_a_pinned_module_run_with_m_is_no_shadow(
     repo.write("checks/other_gate.py", "x = 1\n")
     pushed = repo.commit("another gate's script in the package")
     marker = tmp_path / "marker"
-    check = Verification(
-        command=(PY, "-m", "checks.gate", str(marker)),
-        files=("checks/__init__.py", "checks/gate.py"),
-    )
+    files = ("checks/__init__.py", "checks/gate.py")
+    check = Verification(command=(PY, "-m", "checks.gate", str(marker)), files=files)
     result = verify(repo, check, pushed, pinned_from=reviewed)
-    assert result.outcome is VerifierOutcome.FAILED, result
+    assert result.outcome is VerifierOutcome.NO_VERDICT, result
+    assert "checks/other_gate.py is not pinned" in result.detail
+    assert runs(marker) == []
+    whole = Verification(command=(PY, "-m", "checks.gate", str(marker)), files=("checks",))
+    result = verify(repo, whole, pushed, pinned_from=reviewed)
+    assert result.outcome is VerifierOutcome.FAILED, result  # the folder pinned whole
     assert runs(marker) == ["ran"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("sh", "-c", "cd checks && exec python3 check.py"),
+        ("sh", "-c", 'python3 "$PWD/checks/check.py"'),
+        ("sh", "checks/run.sh"),
+        ("coverage", "run", "checks/check.py"),
+        ("uv", "run", "checks/check.py"),
+    ],
+)
+def test_a_module_beside_a_pinned_script_is_judged_however_the_command_starts_it(
+    world: Repo, command: tuple[str, ...]
+) -> None:
+    """Python puts a script's folder first on sys.path however a wrapper names it; the
+    command's form is not read for it."""
+    world.write("checks/run.sh", 'python3 "$(dirname "$0")/check.py"\n')
+    reviewed = world.commit("a wrapper")
+    world.write("checks/json.py", LENIENT)
+    pushed = world.commit("a json beside the check")
+    why = _why(world, reviewed, pushed, ("checks/check.py", "checks/run.sh"), command)
+    assert why is not None and "checks/json.py is not pinned, and " in why, why
 
 
 @pytest.mark.parametrize("package", [True, False], ids=["tests package", "plain tests folder"])

@@ -7,10 +7,10 @@ that Python finds first under the same name: a package folder (`helper/` beats
 source). Nor can it add, where Python looks first, a module the reviewed
 revision did not hold there: Python looks in a script's own folder first, so a
 `checks/json.py` is what the pinned `checks/check.py` loads for `import json`,
-a `checks/yaml.py` for `import yaml` (`_first_folder_shadow` says which folders
-and names). Judged on C's tree with the pinned files laid over it, which is
-what the checkout holds, so a pass cached for C cannot skip the judgement
-either.
+a `checks/yaml.py` for `import yaml`, however the command starts it
+(`_first_folder_shadow` says which folders and names). Judged on C's tree with
+the pinned files laid over it, which is what the checkout holds, so a pass
+cached for C cannot skip the judgement either.
 """
 
 from __future__ import annotations
@@ -99,9 +99,12 @@ def _first_folder_shadow(
     What the reviewed revision held where it is was reviewed, and the commit may change
     it as it changes every unpinned file; a module it adds may take an import from
     elsewhere, whoever starts Python (the command, `make`, a shell script). Judged:
-    - in the folder of a pinned script Python runs by its path, first on sys.path for
-      every import: any name (`simplejson.py`, `yaml.py`), and so in the folder pytest
-      puts first for a pinned test, but for the tests beside it (`test_*`, `*_test`);
+    - in the folder of every pinned Python file, and of a pinned file the command runs
+      with a python-named program: a wrapper may run it by a path no reading of the
+      command recognises (`cd checks && python3 check.py`), and Python puts its folder
+      first on sys.path for every import: any name (`simplejson.py`, `yaml.py`); so
+      too in the folder pytest puts first for a pinned test, but for the tests beside
+      it (`test_*`, `*_test`);
     - on the way from the root to a module Python imports (a `-m` module, a pinned
       module no command runs by its path, a pinned test), the packages it is reached
       through: `checks.py` or `checks/__init__.py` for checks/gate.py; for pytest, each
@@ -120,9 +123,10 @@ def _first_folder_shadow(
         if pin.folder is not None:
             continue
         folder, _, _ = pin.path.rpartition("/")
-        if _runs_as_script(repo, pin, words):
+        named = _runs_as_script(repo, pin, words)
+        if named or _python_file(repo, pin):
             names[folder] = None
-        elif pin.path.endswith(tuple(SOURCE_SUFFIXES)) or pytest:
+        if not named and (pin.path.endswith(tuple(SOURCE_SUFFIXES)) or pytest):
             ways.append(folder.split("/") if folder else [])
         if pytest:  # pytest runs every conftest.py on the way, and puts a folder first
             parts = folder.split("/") if folder else []
@@ -199,19 +203,29 @@ def _words(repo: GitRepo, argv: Sequence[str], pins: Sequence[Pin]) -> list[str]
 
 
 def _runs_as_script(repo: GitRepo, pin: Pin, words: Sequence[str]) -> bool:
-    """Whether Python runs pinned `pin` by its path: named after a python-named program
-    (and its options), or named at all with a `#!` line naming python."""
-    for at, word in enumerate(words):
-        if posixpath.normpath(word) != pin.path:
-            continue
-        if _python_before(words, at):
-            return True
-        if not pin.oid:
-            continue  # a path no revision holds (main lost it): no `#!` line to read
-        head = repo.read_blob(pin.oid)[:128].split(b"\n", 1)[0]
-        if head.startswith(b"#!") and b"python" in head:
-            return True
-    return False
+    """Whether the command plainly runs pinned `pin` by its path: named after a
+    python-named program (and its options), or named at all when it is a Python file."""
+    return any(
+        posixpath.normpath(word) == pin.path
+        and (_python_before(words, at) or _python_shebang(repo, pin))
+        for at, word in enumerate(words)
+    )
+
+
+def _python_file(repo: GitRepo, pin: Pin) -> bool:
+    """Whether pinned `pin` is a Python source or starts with a `#!` line naming python:
+    something Python may run as a script, its folder first on sys.path, however the
+    command names it (`cd checks && python3 check.py`, a wrapper's `"$(dirname "$0")"`,
+    `$PWD/…`). No reading of a command can follow every wrapper, so none is needed."""
+    return pin.path.endswith(tuple(SOURCE_SUFFIXES)) or _python_shebang(repo, pin)
+
+
+def _python_shebang(repo: GitRepo, pin: Pin) -> bool:
+    """Whether pinned `pin` starts with a `#!` line naming python."""
+    if not pin.oid:
+        return False  # a path no revision holds (main lost it): no `#!` line to read
+    head = repo.read_blob(pin.oid)[:128].split(b"\n", 1)[0]
+    return head.startswith(b"#!") and b"python" in head
 
 
 def _python_before(words: Sequence[str], at: int) -> bool:
