@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from failgate_hooks.app.evaluate import pinned_revision
@@ -15,7 +17,8 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import read_union
 from failgate_hooks.render.trust import argv_lines, content_lines, diff_lines, settings_lines
-from failgate_hooks.verify.pins import PinError, resolve_pins, write_regular_file
+from failgate_hooks.verify.pins import Pin, PinError, resolve_pins, write_regular_file
+from failgate_hooks.verify.shadowing import command_words
 from failgate_hooks.verify.trust import (
     RunSettings,
     TrustedVerifier,
@@ -83,8 +86,7 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
             if fp and fp in seen:
                 continue
             seen.add(fp)
-            paths = {path for path, _ in pinned}
-            unpinned = tuple(a for a in argv[1:] if a in tracked and a not in paths)
+            unpinned = _unpinned_repo_files(repo, argv, pins, tracked)
             out.append(
                 Candidate(
                     entity_key=key,
@@ -101,6 +103,17 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
                 )
             )
     return out
+
+
+def _unpinned_repo_files(
+    repo: GitRepo, argv: Sequence[str], pins: Sequence[Pin], tracked: set[str]
+) -> tuple[str, ...]:
+    """The repository files the command names but does not pin, each once: its program
+    too, the words of each string in it (`sh -c '…'`) and of each pinned wrapper, as
+    shadowing reads them, and `./checks/check.py` as `checks/check.py`."""
+    pinned = {pin.path for pin in pins}
+    named = (posixpath.normpath(word) for word in command_words(repo, argv, pins))
+    return tuple(dict.fromkeys(p for p in named if p in tracked and p not in pinned))
 
 
 def to_approve(found: list[Candidate]) -> list[Candidate]:

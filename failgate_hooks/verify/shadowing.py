@@ -114,7 +114,7 @@ def _first_folder_shadow(
       commit's by design."""
     pinned = {pin.path for pin in pins}
     folders_pinned = pinned_folders(pins)
-    words = _words(repo, argv, pins)
+    words = command_words(repo, argv, pins)
     names: dict[str, set[str] | None] = {}  # folder -> the names judged there (None: any)
     modules = _modules(words)
     ways = [[part for part in m.split(".") if part] for m in modules]
@@ -184,7 +184,7 @@ def _judge(names: dict[str, set[str] | None], folder: str, *judged: str) -> None
         found.update(judged)
 
 
-def _words(repo: GitRepo, argv: Sequence[str], pins: Sequence[Pin]) -> list[str]:
+def command_words(repo: GitRepo, argv: Sequence[str], pins: Sequence[Pin]) -> list[str]:
     """The command's words, with those of each string in it that holds a space (`sh -c
     '…'`, `env -S '…'`) and of each pinned file that is no Python source (a Makefile, a
     shell script): what starts Python may be any of them."""
