@@ -24,7 +24,7 @@ FP = "f" * 64
 
 def test_pass_keys_are_versioned_and_cover_every_part() -> None:
     base = pass_key(FP, "deploy:gas", "mainnet", "ck1:00")
-    assert base.startswith("pc3-")
+    assert base.startswith("pc4-")
     others = [
         pass_key("e" * 64, "deploy:gas", "mainnet", "ck1:00"),
         pass_key(FP, "deploy:other", "mainnet", "ck1:00"),
@@ -88,5 +88,5 @@ def test_a_pass_is_cached_under_the_pins_and_content_key_evidence_names(tmp_path
     assert [entry.name for entry in cache.iterdir()] == [run.pass_key(None)]
     assert approved is not None and approved.fingerprint == run.fingerprint
     assert (subject.content, subject.verifier, subject.entity) == (
-        content, f"vd3:{approved.fingerprint}", KEY,
+        content, f"vd4:{approved.fingerprint}", KEY,
     )  # fmt: skip

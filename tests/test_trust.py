@@ -29,20 +29,20 @@ def ran(argv: tuple[str, ...], **settings: object) -> Verification:
 
 def test_fingerprint_is_order_free_for_pins_and_sensitive_to_everything_else() -> None:
     plain = run_settings(ran(ARGV))
-    fp = fingerprint(ARGV, PINS, plain)
+    fp = fingerprint(ARGV, PINS, (), plain)
     assert len(fp) == 64
-    assert fingerprint(ARGV, list(reversed(PINS)), plain) == fp
-    assert fingerprint(("python", "checks/other.py"), PINS, plain) != fp
-    assert fingerprint(ARGV, [PINS[0], ("checks/lib.py", "c" * 40)], plain) != fp
-    assert fingerprint(ARGV, PINS[:1], plain) != fp
+    assert fingerprint(ARGV, list(reversed(PINS)), (), plain) == fp
+    assert fingerprint(("python", "checks/other.py"), PINS, (), plain) != fp
+    assert fingerprint(ARGV, [PINS[0], ("checks/lib.py", "c" * 40)], (), plain) != fp
+    assert fingerprint(ARGV, PINS[:1], (), plain) != fp
     # argv boundaries matter: two words are not one word with a space.
-    assert fingerprint(("a b",), [], plain) != fingerprint(("a", "b"), [], plain)
+    assert fingerprint(("a b",), [], (), plain) != fingerprint(("a", "b"), [], (), plain)
 
 
 def test_fingerprint_covers_every_run_setting() -> None:
     """What the verifier sees and what its pass stands on are part of what was reviewed:
     a pulled event that widens env_pass or narrows inputs is another verifier."""
-    fp = fingerprint(ARGV, PINS, run_settings(ran(ARGV)))
+    fp = fingerprint(ARGV, PINS, (), run_settings(ran(ARGV)))
     changed = [
         ran(ARGV, env_pass=("AWS_SECRET_ACCESS_KEY",)),
         ran(ARGV, inputs=("src/**",)),
@@ -50,7 +50,7 @@ def test_fingerprint_covers_every_run_setting() -> None:
         ran(ARGV, timeout_s=5),
         ran(ARGV, workdir=Workdir.INPLACE),
     ]
-    others = {fingerprint(ARGV, PINS, run_settings(v)) for v in changed}
+    others = {fingerprint(ARGV, PINS, (), run_settings(v)) for v in changed}
     assert len(others) == len(changed) and fp not in others
     # every field of a verification is covered: argv and files otherwise, the rest here
     fields = {f.name for f in dataclasses.fields(Verification)} - {"command", "files"}
@@ -228,5 +228,29 @@ def test_an_approval_from_before_run_settings_counted_trusts_no_version(tmp_path
     store = TrustStore(str(tmp_path))
     approved = store.approved("deploy:gas")
     assert approved is not None and approved.settings is None
-    now = fingerprint(ARGV, PINS, run_settings(ran(ARGV)))
+    now = fingerprint(ARGV, PINS, (), run_settings(ran(ARGV)))
     assert not store.is_trusted("deploy:gas", now)
+
+
+def test_fingerprint_tells_a_folder_pinned_whole_from_a_list_of_its_files(
+    tmp_path: Path,
+) -> None:
+    """`files = ["lib"]` removes what the commit adds in lib/ before the run, `["lib/mod.py"]`
+    keeps it: the same pinned blobs, another verifier. An fp2 approval, which named both
+    alike, trusts neither now; the order of the list is no other verifier."""
+    pins = [("lib/mod.py", "a" * 40)]
+    whole = TrustedVerifier.new("e:x", ran(ARGV, files=("lib",)), pins, "Ada")
+    listed = TrustedVerifier.new("e:x", ran(ARGV, files=("lib/mod.py",)), pins, "Ada")
+    assert whole.fingerprint != listed.fingerprint
+    both = [ran(ARGV, files=order) for order in [("lib", "tools"), ("tools", "lib")]]
+    assert len({trust.verifier_fingerprint(v, pins) for v in both}) == 1
+    fp2 = trust.hashlib.sha256(
+        trust.canonical_json(["fp2", list(ARGV), trust.pins_json(pins), run_settings(ran(ARGV))])
+    ).hexdigest()
+    old = replace(whole, fingerprint=fp2).to_json()
+    path = tmp_path / "failgate/trust.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"format": 2, "verifiers": [old]}))
+    store = TrustStore(str(tmp_path))
+    assert not store.is_trusted("e:x", whole.fingerprint)
+    assert not store.is_trusted("e:x", listed.fingerprint)

@@ -20,9 +20,9 @@ from failgate_hooks.verify.localfiles import (
     write_atomically,
 )
 
-# pc3: keyed by trust's fingerprint, so a pass stands only for the verifier as approved,
-# its run settings included.
-PASS_KEY_VERSION = "pc3"
+# pc4: keyed by trust's fingerprint, so a pass stands only for the verifier as approved,
+# its run settings and the shape of its pins (fp3) included.
+PASS_KEY_VERSION = "pc4"
 
 
 def pass_key(

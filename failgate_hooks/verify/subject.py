@@ -26,9 +26,9 @@ from failgate_hooks.verify.trust import verifier_fingerprint
 if TYPE_CHECKING:
     from failgate_hooks.core.evidence import Subject
 
-# The verifier digest: trust's fingerprint, versioned. vd3: the fingerprint covers the
-# run settings, so a vd2 statement stands for no run.
-DIGEST_VERSION = "vd3"
+# The verifier digest: trust's fingerprint, versioned. vd4: the fingerprint covers the
+# pins' shape (fp3), so a vd3 statement, like a vd2 one, stands for no run.
+DIGEST_VERSION = "vd4"
 
 
 def run_content_key(

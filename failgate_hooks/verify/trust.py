@@ -32,9 +32,11 @@ from failgate_hooks.verify.lockfile import LockUnavailable, locked
 # 2: one approval per gate, with the versions it replaced. 1 kept every approval
 # ever given: it is read as its last approval of each gate, the others replaced.
 TRUST_FORMAT = 2
-# fp2: the run settings too. An fp1 approval named argv and pins alone, so a pulled
-# event could widen env_pass under it unreviewed: it matches no fingerprint now.
-FINGERPRINT_VERSION = "fp2"
+# fp3: the pins' shape too, `files` as listed. A folder pinned whole removes what the
+# commit adds there, a list of its files keeps it: under fp2 `["lib"]` and
+# `["lib/mod.py"]` were one verifier, so trust and passes carried from one to the other.
+# An fp2 (or fp1) approval matches no fingerprint now: `failgate trust` asks once again.
+FINGERPRINT_VERSION = "fp3"
 
 
 RunSettings = dict[str, Any]
@@ -56,16 +58,20 @@ def run_settings(verification: Verification) -> RunSettings:
     }
 
 
-def fingerprint(argv: Sequence[str], pinned: Iterable[Pinned], settings: RunSettings) -> str:
-    """sha256 of a verifier's argv, its sorted pinned (path, blob) pairs and its run
-    settings: what trust names."""
-    payload = [FINGERPRINT_VERSION, list(argv), pins_json(pinned), settings]
+def fingerprint(
+    argv: Sequence[str], pinned: Iterable[Pinned], listed: Sequence[str], settings: RunSettings
+) -> str:
+    """sha256 of a verifier's argv, its sorted pinned (path, blob) pairs, the `files` they
+    were `listed` as (a folder pinned whole is not the list of its files; their order is
+    no other verifier) and its run settings: what trust names."""
+    payload = [FINGERPRINT_VERSION, list(argv), pins_json(pinned), sorted(set(listed)), settings]
     return hashlib.sha256(canonical_json(payload)).hexdigest()
 
 
 def verifier_fingerprint(verification: Verification, pinned: Iterable[Pinned]) -> str:
     """The fingerprint of `verification` run with these pinned files."""
-    return fingerprint(verification.command, pinned, run_settings(verification))
+    settings = run_settings(verification)
+    return fingerprint(verification.command, pinned, verification.files, settings)
 
 
 @dataclass(frozen=True)
