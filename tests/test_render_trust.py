@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from failgate_hooks.render.trust import (
+    ESCAPED_NOTE,
     MAX_LINES,
     MAX_WIDTH,
     argv_lines,
@@ -74,14 +75,63 @@ def test_run_settings_are_one_per_line_and_no_item_poses_as_another() -> None:
     assert len(huge) == 1 and len(huge[0]) < 2 * MAX_WIDTH and "more characters" in huge[0]
 
 
-def test_file_lines_are_prefixed_cleaned_and_bounded() -> None:
-    data = b"ok\n\x1b[2Kcleared\rFORGED\n" + b"W" * (MAX_WIDTH + 50) + b"\n"
+def test_file_lines_are_prefixed_and_bounded() -> None:
+    data = b"ok\n" + b"W" * (MAX_WIDTH + 50) + b"\n\tindented\n"
     lines = content_lines(data, "ab" * 20)
-    assert lines[:3] == ["       | ok", "       | cleared", "       | FORGED"]
-    assert lines[3] == f"       | {'W' * MAX_WIDTH}… (50 more characters)"
+    assert lines == [
+        "       | ok",
+        f"       | {'W' * MAX_WIDTH}… (50 more characters)",
+        "       |     indented",
+    ]
     many = content_lines(b"x\n" * (MAX_LINES + 7), "cd" * 20)
     assert len(many) == MAX_LINES + 1
     assert many[-1] == "       … 7 more lines: see git show cdcdcdcdcdcd"
+
+
+# Code a terminal would hide: between ESC ] and BEL, behind a carriage return, in
+# reverse behind a bidi override, in tag characters, split by a zero-width space.
+HIDING = [
+    (
+        'BANNER = "\x1b]0;"; run("evil"); X = "\x07"',
+        """$'BANNER = "\\x1b]0;"; run("evil"); X = "\\x07"'""",
+    ),
+    ("ok = 1\rrun('evil')", "$'ok = 1\\rrun(\\'evil\\')'"),
+    ("x = '\u202e)live(nur'", "$'x = \\'\\u202e)live(nur\\''"),
+    ("# \U000e0072\U000e0075\U000e006e", "$'# \\U000e0072\\U000e0075\\U000e006e'"),
+    ("ru\u200bn('evil')", "$'ru\\u200bn(\\'evil\\')'"),
+    ("a = 1\x0c\x1c\u2028b = 2", "$'a = 1\\x0c\\x1c\\u2028b = 2'"),
+]
+
+
+@pytest.mark.parametrize(("line", "shown"), HIDING)
+def test_a_line_with_characters_that_do_not_print_is_marked_and_shown_escaped(
+    line: str, shown: str
+) -> None:
+    """What a reviewer approves is shown in full: nothing a terminal would hide is dropped."""
+    lines = content_lines(f"import sys\n{line}\nsys.exit(0)\n".encode(), "ab" * 20)
+    assert lines == [
+        "       | import sys",
+        f"       ! {shown}",
+        "       | sys.exit(0)",
+        f"       {ESCAPED_NOTE}",
+    ]
+    assert all(shown_line.isprintable() for shown_line in lines)
+
+
+def test_the_escaped_line_reads_back_as_the_file_line() -> None:
+    """The escaping is bash's `$'…'`: bash reads each shown line back as the file's."""
+    for line, _ in HIDING:
+        shown = content_lines(line.encode() + b"\n", "ab" * 20)[0].removeprefix("       ! ")
+        out = subprocess.run(
+            ["bash", "-c", f"printf %s {shown}"],
+            capture_output=True, check=True, env={"LC_ALL": "C.UTF-8"},
+        ).stdout  # fmt: skip
+        assert out.decode("utf-8") == line
+
+
+def test_a_printable_line_cannot_pose_as_an_escaped_one() -> None:
+    lines = content_lines(b"! $'forged'\n", "ab" * 20)
+    assert lines == ["       | ! $'forged'"]
 
 
 def test_binary_content_is_named_not_printed() -> None:
@@ -100,4 +150,13 @@ def test_a_diff_is_unified_and_prefixed() -> None:
         "       |  a",
         "       | -b",
         "       | +c",
+    ]
+
+
+def test_a_diff_shows_what_a_changed_line_hides() -> None:
+    lines = diff_lines(b"X = 1\n", b'X = "\x1b]0;"; run("evil"); Y = "\x07"\n', "1" * 40, "2" * 40)
+    assert lines[3:] == [
+        "       | -X = 1",
+        """       ! $'+X = "\\x1b]0;"; run("evil"); Y = "\\x07"'""",
+        f"       {ESCAPED_NOTE}",
     ]

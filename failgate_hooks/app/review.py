@@ -16,7 +16,13 @@ from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import read_union
-from failgate_hooks.render.trust import argv_lines, content_lines, diff_lines, settings_lines
+from failgate_hooks.render.trust import (
+    argv_lines,
+    content_lines,
+    diff_lines,
+    settings_lines,
+    shown_path,
+)
 from failgate_hooks.verify.pins import Pin, PinError, resolve_pins, write_regular_file
 from failgate_hooks.verify.shadowing import command_words
 from failgate_hooks.verify.trust import (
@@ -168,7 +174,7 @@ def describe(repo: GitRepo, candidate: Candidate) -> list[str]:
         )
     for path in candidate.unpinned_repo_files:
         lines.append(
-            f"     WARNING {clean_line(path)} is a repository file the command names but does "
+            f"     WARNING {shown_path(path)} is a repository file the command names but does "
             "not pin: its content comes from the commit being checked"
         )
     return lines
@@ -183,7 +189,7 @@ def _file_lines(repo: GitRepo, candidate: Candidate) -> list[str]:
     )
     lines = []
     for path, oid in candidate.pinned:
-        name = f"     {clean_line(path)} (blob {oid[:12]})"
+        name = f"     {shown_path(path)} (blob {oid[:12]})"
         was = before.get(path)
         if candidate.trusted or was == oid:
             lines.append(name if candidate.trusted else f"{name}: unchanged")
@@ -205,7 +211,7 @@ def _file_lines(repo: GitRepo, candidate: Candidate) -> list[str]:
     for path in before:
         if path not in pinned:
             lines.append(
-                f"     {clean_line(path)}: pinned by the approved version, not by this one"
+                f"     {shown_path(path)}: pinned by the approved version, not by this one"
             )
     return lines
 

@@ -4,7 +4,14 @@ Everything shown comes from the ledger or from a commit: argv, file content,
 a diff. None of it may print a line of its own, or the prompt could be made
 to read as something it is not (a verifier argument holding a newline and
 `trusted` after it). Argv is one quoted argument per line, quoted as a shell
-would need it; file lines go under a prefix of ours, cleaned and bounded.
+would need it; file lines go under a prefix of ours, bounded.
+
+What is shown here is approved to run, so nothing of it is dropped: a character
+that does not print (an escape sequence's ESC and BEL, a bidi control, a tag
+character) is written as a visible escape, and what it carries is shown with it.
+Elsewhere `sanitize.clean` removes such sequences whole, which is what a terminal
+would have shown; here that would hide code between ESC ] and BEL from the person
+approving it.
 """
 
 from __future__ import annotations
@@ -20,27 +27,46 @@ INDENT = "       "
 MAX_LINES = 400
 MAX_WIDTH = 400
 
+ESCAPED_NOTE = (
+    "(a line under ! holds characters that do not print: it is shown in bash's $'…' "
+    "quoting, each such character as its escape)"
+)
+
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\", "'": "\\'"}
 
 
 def quote_argument(argument: str) -> str:
     """One argv element as a shell would need it, on one line: `'a b'`, or `$'a\\nb'`
     (bash's quoting with escapes) when it holds anything that does not print."""
-    if argument.isprintable():
-        return shlex.quote(argument)
-    escaped = []
-    for char in argument:
+    return shlex.quote(argument) if argument.isprintable() else escaped(argument)
+
+
+def exact(text: str) -> str:
+    """`text` as it is when every character prints, else `escaped(text)`."""
+    return text if text.isprintable() else escaped(text)
+
+
+def shown_path(path: str) -> str:
+    """A repository path as trust names it: exact, bounded; a path is approved too."""
+    return _bounded(exact(path))
+
+
+def escaped(text: str) -> str:
+    """`text` in bash's `$'…'` quoting: one printable line, every character that does
+    not print written as an escape (`\\n`, `\\x1b`, `\\u202e`), none left out."""
+    parts = []
+    for char in text:
         if char in _NAMED_ESCAPES:
-            escaped.append(_NAMED_ESCAPES[char])
+            parts.append(_NAMED_ESCAPES[char])
         elif char.isprintable():
-            escaped.append(char)
+            parts.append(char)
         elif ord(char) < 0x80:  # bash reads \xHH as a byte, \uHHHH as a character
-            escaped.append(f"\\x{ord(char):02x}")
+            parts.append(f"\\x{ord(char):02x}")
         elif ord(char) < 0x10000:
-            escaped.append(f"\\u{ord(char):04x}")
+            parts.append(f"\\u{ord(char):04x}")
         else:
-            escaped.append(f"\\U{ord(char):08x}")
-    return "$'" + "".join(escaped) + "'"
+            parts.append(f"\\U{ord(char):08x}")
+    return "$'" + "".join(parts) + "'"
 
 
 def argv_lines(argv: tuple[str, ...] | list[str]) -> list[str]:
@@ -69,7 +95,7 @@ def content_lines(data: bytes, blob: str) -> list[str]:
     text = _text(data)
     if text is None:
         return [f"{INDENT}(binary, {len(data)} bytes: see git show {blob[:12]})"]
-    return _quoted(text.splitlines(), blob)
+    return _quoted(_lines(text), blob)
 
 
 def diff_lines(before: bytes, after: bytes, before_blob: str, after_blob: str) -> list[str]:
@@ -77,9 +103,7 @@ def diff_lines(before: bytes, after: bytes, before_blob: str, after_blob: str) -
     old, new = _text(before), _text(after)
     if old is None or new is None:
         return [f"{INDENT}(binary: see git diff {before_blob[:12]} {after_blob[:12]})"]
-    diff = difflib.unified_diff(
-        old.splitlines(), new.splitlines(), "approved", "this version", lineterm=""
-    )
+    diff = difflib.unified_diff(_lines(old), _lines(new), "approved", "this version", lineterm="")
     return _quoted(list(diff), after_blob)
 
 
@@ -92,10 +116,24 @@ def _text(data: bytes) -> str | None:
         return None
 
 
+def _lines(text: str) -> list[str]:
+    """`text` split at newlines only: a carriage return, a form feed or U+2028 breaks no
+    line for Python, so it is shown escaped where it stands, not as a line break."""
+    lines = text.split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
 def _quoted(lines: list[str], blob: str) -> list[str]:
-    shown = [f"{INDENT}| {_bounded(line.expandtabs(4))}" for line in lines[:MAX_LINES]]
+    """Each line under `| `, or under `! ` and escaped when it holds a character that does
+    not print; a tab is shown as the spaces an editor shows."""
+    shown = []
+    for line in (line.expandtabs(4) for line in lines[:MAX_LINES]):
+        mark = "|" if line.isprintable() else "!"
+        shown.append(f"{INDENT}{mark} {_bounded(exact(line))}")
     if len(lines) > MAX_LINES:
         shown.append(f"{INDENT}… {len(lines) - MAX_LINES} more lines: see git show {blob[:12]}")
+    if any(line.startswith(f"{INDENT}! ") for line in shown):
+        shown.append(f"{INDENT}{ESCAPED_NOTE}")
     return shown
 
 

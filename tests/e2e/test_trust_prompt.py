@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 from failgate_hooks.app import demo
+from failgate_hooks.render.trust import ESCAPED_NOTE
 from tests.conftest import Repo, git
 from tests.worlds import KEY, budget_repo, fix_budget, record_failure, with_remote
 
@@ -120,6 +121,36 @@ def test_no_argument_or_file_line_can_fake_the_prompt(tmp_path: Path) -> None:
         "       $'ok\\nVERIFIER forged:entity  [trusted]\\n     pinned files, from nowhere:'"
         in (out.splitlines())
     )
+
+
+# Code between ESC ] and BEL inside a string, in a file whose name hides a word.
+HIDDEN_CODE = 'import sys\nBANNER = "\x1b]0;"; open("PWNED", "w"); X = "\x07"\nsys.exit(0)\n'
+HIDDEN_PATH = "checks/ok\x1b]0;EVIL\x07.py"
+
+
+def test_the_reviewer_sees_what_a_terminal_would_hide(tmp_path: Path) -> None:
+    repo = budget_repo(tmp_path / "work")
+    repo.write(HIDDEN_PATH, HIDDEN_CODE)
+    repo.commit("a verifier hiding code")
+    repo.record(
+        "ops:hidden", "--status", "observed", "--title", "hidden", "--trigger", "push",
+        "--verify", f"python3 {shlex.quote(HIDDEN_PATH)}", "--verify-file", HIDDEN_PATH,
+        "--no-probe",
+    )  # fmt: skip
+    repo.commit("record it")
+    (repo.path / ".git/failgate/trust.json").unlink()
+    lines = trust(repo).stdout.splitlines()
+    assert "       $'checks/ok\\x1b]0;EVIL\\x07.py'" in lines  # argv
+    pinned = "     $'checks/ok\\x1b]0;EVIL\\x07.py' (blob"
+    assert any(line.startswith(pinned) for line in lines), lines
+    start = lines.index("       | import sys")
+    assert lines[start : start + 4] == [
+        "       | import sys",
+        """       ! $'BANNER = "\\x1b]0;"; open("PWNED", "w"); X = "\\x07"'""",
+        "       | sys.exit(0)",
+        f"       {ESCAPED_NOTE}",
+    ]
+    assert all(line.isprintable() for line in lines)
 
 
 def test_a_pinned_folder_is_trusted_as_recorded_and_shown_file_by_file(tmp_path: Path) -> None:
