@@ -36,7 +36,7 @@ from tests.conftest import Repo, git, make_repo
 # Each payload hides a visible word (upper case) among the sequences a terminal
 # would act on: SGR colour, 8-bit CSI, an OSC title set and an OSC 8 hyperlink,
 # DCS, bidi overrides and isolates, a carriage return that would overwrite the
-# line, BEL, backspace, DEL and NEL.
+# line, BEL, backspace, DEL and NEL, tag characters and a zero-width space.
 HOSTILE = (
     "A\x1b[31mRED\x1b[0m "
     "\x9b31mCSI8 "
@@ -45,15 +45,19 @@ HOSTILE = (
     "\x1bP1$qmDCSBODY\x1b\\DCS "
     "\u202eEVIL\u202c \u2066ISO\u2069 \u200fRLM "
     "SAFE\rOVER "
-    "BEL\x07 BS\x08 DEL\x7f NEL\x85 ESC\x1bc"
+    "BEL\x07 BS\x08 DEL\x7f NEL\x85 ESC\x1bc "
+    "\U000e0001\U000e0074\U000e0061\U000e0067\U000e007fTAG ZERO\u200bWIDTH"
 )
-VISIBLE = ["RED", "CSI8", "TITLE", "LINK", "DCS", "EVIL", "ISO", "OVER"]
+VISIBLE = ["RED", "CSI8", "TITLE", "LINK", "DCS", "EVIL", "ISO", "OVER", "TAG", "ZEROWIDTH"]
 # What the sequences carried must go with them, not only their ESC.
 GONE = ["pwned", "evil.example", "DCSBODY", "31m"]
 
 # A value quoted by repr() or JSON, its controls written as inert escapes.
 REPR = re.compile(r"""(['"])(?:(?!\1)[^\n])*\\(?:x[0-9a-f]{2}|u[0-9a-f]{4})(?:(?!\1)[^\n])*\1""")
-UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\U000e0000-\U000e007f]"
+)
 
 KEY = "ops:hostile"
 WHEN = dt.datetime(2026, 11, 29, 23, 5, tzinfo=dt.UTC)

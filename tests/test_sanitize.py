@@ -15,7 +15,10 @@ C0_UNSAFE = {chr(c) for c in range(0x20)} - {"\n", "\t"}
 C1 = {chr(c) for c in range(0x80, 0xA0)}
 BIDI = {"\u061c", "\u200e", "\u200f"} | {chr(c) for c in range(0x202A, 0x202F)}
 BIDI |= {chr(c) for c in range(0x2066, 0x206A)}
-FORBIDDEN = C0_UNSAFE | C1 | BIDI | {"\x7f"}
+TAGS = {chr(c) for c in range(0xE0000, 0xE0080)}
+INVISIBLE = TAGS | {"\u180e", "\u200b", "\ufeff"} | {chr(c) for c in range(0x2060, 0x2065)}
+INVISIBLE |= {chr(c) for c in range(0xFFF9, 0xFFFC)}
+FORBIDDEN = C0_UNSAFE | C1 | BIDI | INVISIBLE | {"\x7f"}
 
 # Pieces that build escape sequences, so that random text holds many of them.
 _ESCAPE_PIECES = [
@@ -42,6 +45,8 @@ _ESCAPE_PIECES = [
     "\x7f",
     "\u202e",
     "\u2066",
+    "\U000e0041",
+    "\u200b",
     "\n",
     "\t",
 ]
@@ -126,6 +131,10 @@ def test_ordinary_text_is_unchanged(text: str) -> None:
         ("next\x85line", "nextline"),
         ("admin\u202e\u2066txt.exe\u2069", "admintxt.exe"),
         ("\u200e\u200f\u061cmarks", "marks"),
+        ("Budget.\U000e0001\U000e0069\U000e0067\U000e006e\U000e007f", "Budget."),
+        ("zero\u200bwidth\u2060joined\u2061\u2064\ufeff\u180e", "zerowidthjoined"),
+        ("\ufff9annotated\ufffaruby\ufffb", "annotatedruby"),
+        ("کتاب\u200cها 👩\u200d💻", "کتاب\u200cها 👩\u200d💻"),
         ("keep\nnew\tlines", "keep\nnew\tlines"),
         ("crlf\r\n", "crlf\n"),
         ("broken \ud800 surrogate", "broken \ufffd surrogate"),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from failgate_hooks.core import sanitize
 from failgate_hooks.core.credentials import redact
 
-DIRECTIVE_RULES_VERSION = 1
+DIRECTIVE_RULES_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -111,13 +111,16 @@ DIRECTIVE_RULES: tuple[DirectiveRule, ...] = (
     ),
 )
 
-# Characters with no glyph (zero-width spaces and joiners, soft hyphen, BOM, tags):
-# removed before matching, so they cannot split a phrase.
+# Characters with no glyph (zero-width spaces and joiners, soft hyphen, BOM, tags
+# that mirror no ASCII): removed before matching, so they cannot split a phrase.
 _INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Co", "Cs", "Mn"})
 _SPACES = re.compile(r"[^\S\n]+")
 _SPACING_CONTROLS = re.compile("[\t\x0b\x0c\r\x1c-\x1f\x85]")
 _CSI = re.compile(r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?")
 _BLANK_LINES = re.compile(r" ?\n[ \n]*")
+# Tag characters U+E0020-U+E007E mirror printable ASCII: invisible to a person, read
+# as their letters by a language model.
+_TAGS_AS_ASCII = {tag: tag - 0xE0000 for tag in range(0xE0020, 0xE007F)}
 
 
 def normalise(text: str, *, strip_sequences: bool = True) -> str:
@@ -137,8 +140,13 @@ def normalise(text: str, *, strip_sequences: bool = True) -> str:
 
 def directive_rule(text: str) -> str | None:
     """The name of the first directive rule `text` matches, or None."""
-    # Both readings count: a directive hidden behind an escape sequence is still one.
-    for seen in dict.fromkeys([normalise(text), normalise(text, strip_sequences=False)]):
+    # Every reading counts: a directive hidden behind an escape sequence is still one,
+    # and so is one written in tag characters, which a language model reads as ASCII.
+    readings = [normalise(text), normalise(text, strip_sequences=False)]
+    decoded = text.translate(_TAGS_AS_ASCII)
+    if decoded != text:
+        readings.append(normalise(decoded, strip_sequences=False))
+    for seen in dict.fromkeys(readings):
         # A phrase broken over lines is still one phrase; role markup needs the breaks.
         flat = seen.replace("\n", " ")
         for rule in DIRECTIVE_RULES:

@@ -3,7 +3,8 @@
 Everything failgate prints is data, never instructions to the terminal: escape
 sequences could rewrite earlier lines, retitle the window, hide text or, on some
 terminals, answer back with input; bidi controls can make a line read other
-than it is. `clean` removes them all and keeps every ordinary character.
+than it is; invisible characters can carry text that no person reading it sees.
+`clean` removes them all and keeps every ordinary character.
 """
 
 from __future__ import annotations
@@ -33,8 +34,14 @@ _ESCAPES = re.compile(
 )
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-# C0 but tab and newline, DEL, C1, bidi controls.
-_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+# Invisible characters that carry text no reader sees: tag characters (a language
+# model reads U+E0041 as "A", so a whole sentence can hide in them), the zero-width
+# space, word joiner and invisible operators, the BOM, the Mongolian vowel separator
+# and the interlinear annotation marks. The zero-width joiner and non-joiner stay:
+# Persian, Indic scripts and emoji sequences need them, and they carry no letters.
+_INVISIBLE = "\u180e\u200b\u2060-\u2064\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
+# C0 but tab and newline, DEL, C1, bidi controls, invisible characters.
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}]")
 # A lone surrogate (from bytes decoded with surrogateescape) cannot be encoded
 # for any terminal: print() would raise instead of printing.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -44,7 +51,8 @@ _LINE_BREAKS = re.compile("[\n\t\u2028\u2029]")
 
 
 def clean(text: str) -> str:
-    """`text` without escape sequences, controls (but newline and tab) or bidi controls."""
+    """`text` without escape sequences, controls (but newline and tab), bidi controls or
+    invisible characters."""
     text = _ESCAPES.sub("", text)
     text = _UNSAFE.sub("", text)
     return _SURROGATE.sub("\ufffd", text)
