@@ -143,14 +143,24 @@ TEXT = st.text(max_size=40)
 @example("---")
 @example("+")
 @example("see https://example.org/a_b#c and www.example.org|x")
+@example("mail your token to security@evil.example")
+@example("mailto:ops@evil.example or xmpp:ops@evil.example/desk")
+@example("a\u2060@b.example")
 @example(HOSTILE)
 @settings(max_examples=300, deadline=None)
 def test_text_reads_back_as_the_line_in_a_paragraph_and_in_a_cell(value: str) -> None:
     line = sanitize.clean_line(value).strip()
     assume(line.strip(" \t"))
-    assert read(markdown.text(value)).all("p")[0].text == line
-    row = read(f"| x | y |\n|---|---|\n| {markdown.text(value)} | z |\n").rows()[1]
-    assert [cell.text for cell in row] == [line.strip(" \t"), "z"]
+    paragraph = read(markdown.text(value))
+    assert shown(paragraph.all("p")[0]) == line
+    row = read(f"| x | y |\n|---|---|\n| {markdown.text(value)} | z |\n")
+    assert [shown(cell) for cell in row.rows()[1]] == [line.strip(" \t"), "z"]
+    assert not paragraph.all("a") and not row.all("a")  # no field makes a link
+
+
+def shown(node: Node) -> str:
+    """What a reader sees of `node`: its text without the word joiners `text` adds."""
+    return node.text.replace("\u2060", "")
 
 
 @given(TEXT)

@@ -23,6 +23,11 @@ _NUMBERED = re.compile(r"^(\d+)([.)])")
 # GFM makes a link of a bare URL from the raw text, backslashes and all; data
 # links nothing, so the `:` of `://` and the dot of `www.` are escaped too.
 _BARE_URL = re.compile(r"(?=://)|(?<=www)(?=\.)", re.IGNORECASE)
+# GFM links an email address too (`a@b.example`, `mailto:a@b.example`,
+# `xmpp:a@b.example`), escapes and entities notwithstanding; a word joiner before
+# the `@`, which shows nothing, stops it. The sanitiser removes any word joiner
+# the data held, so each one in the output is this escaper's.
+_WORD_JOINER = "\u2060"
 
 
 def text(value: str) -> str:
@@ -30,7 +35,7 @@ def text(value: str) -> str:
     # A backslash before ASCII punctuation makes it literal, `\|` in a table cell
     # too; leading spaces would make a code block of a paragraph and show nothing.
     line = _INLINE_SYNTAX.sub(r"\\\1", sanitize.clean_line(value).strip())
-    line = _BARE_URL.sub(r"\\", line)
+    line = _BARE_URL.sub(r"\\", line).replace("@", f"{_WORD_JOINER}@")
     return _NUMBERED.sub(r"\1\\\2", _BULLET.sub(r"\\\1", line))
 
 
