@@ -116,6 +116,13 @@ def remember(repo: GitRepo, accepted: Sequence[tuple[str, str]]) -> str | None:
     return AcceptedTips(repo.common_dir, shared).record(accepted)
 
 
+def judged_tips(repo: GitRepo, accepted: AcceptedTips) -> list[str]:
+    """Each ref's tip that this server accepted for that ref while enforcing there: a
+    history it walked for append-only where a problem blocked (nothing before the tips
+    an administrator vouched for), and so the only one a later walk may skip."""
+    return sorted({commit for ref, commit in ref_tips(repo) if accepted.holds(ref, commit)})
+
+
 def enforced_tips(repo: GitRepo) -> list[tuple[str, str]]:
     """Every ref on this server that its default branch's configuration enforces on, and
     the commit it names now: what an administrator vouches for after an upgrade."""

@@ -7,12 +7,13 @@ input but ask the same question of every updated ref: which ledger applies
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from failgate_hooks.app.accepted_tips import AcceptedTips, remember
+from failgate_hooks.app.accepted_tips import AcceptedTips, judged_tips, remember
 from failgate_hooks.app.evaluate import Evaluator, Request, ResultKey, RunVerifier
 from failgate_hooks.app.evidence_update import judge_evidence_update
 from failgate_hooks.core import exitcodes
@@ -242,6 +243,7 @@ def pre_receive(
     base = [Revision(default[0], default[1], protected=True)] if default else []
     default_config = config_for(repo, base) if base else None
     accepted = AcceptedTips(repo.common_dir)  # read here; written through `remember`
+    judged = functools.cache(lambda: judged_tips(repo, accepted))
     base_commits = {r.commit for r in base}
     enforced: list[tuple[str, str]] = []  # (ref, commit) decided where failgate enforces
     for pushed in updates:
@@ -268,7 +270,6 @@ def pre_receive(
             continue
         commit = peel(repo, update.new, update.remote_ref)
         revisions = [Revision("new tip", commit), *known, *base]
-        history = check_update(repo, old, commit, config.ledger, exclude=["--all"])
         takeover = _default_takeover(repo, default, update, relaxer)
         protected_here: tuple[str, ...] = (default[0],) if default else ()
         if takeover:
@@ -277,20 +278,27 @@ def pre_receive(
             commit=commit,
             context=Context(trigger="push", ref=update.remote_ref),
             revisions=tuple(revisions),
-            config_from=_config_source(revisions),
             authority="protected",
             run_verifiers=exec_verifiers,
             trust_ledger=True,
             pusher_is_relaxer=relaxer,
             pusher=pusher,
             extra_protected_refs=protected_here,
-            history_errors=tuple(history),
             other_relaxations=takeover,
         )
         # With require_evidence an open gate is held where no verifier runs: only
         # evidence clears it, and nothing pushed is executed.
         hold_open = exec_verifiers or config.requires_evidence
-        decision = run.evaluator(config).evaluate(request, hold_open=hold_open)
+        evaluator = run.evaluator(config)
+        # Where a problem blocks, only history this server judged while it blocked is
+        # skipped: a commit on any other ref may have been let through with a warning.
+        if enforces(request.context, evaluator.policy(request, hold_open=hold_open)):
+            exclude = judged()  # the old tip among them only if accepted
+        else:
+            exclude = ["--all"]
+        history = check_update(repo, old, commit, config.ledger, exclude=exclude, skip_old=False)
+        request = replace(request, history_errors=tuple(history))
+        decision = evaluator.evaluate(request, hold_open=hold_open)
         # A refusal says when the old tip was not trusted: the default branch's is, as the base.
         untrusted = [r for r in known if not r.protected and r.commit not in base_commits]
         refused = decision.exit_code != exitcodes.ALLOWED

@@ -135,12 +135,14 @@ def check_update(
     ledger_dir: str,
     *,
     exclude: Sequence[str] = (),
+    skip_old: bool = True,
 ) -> list[Problem]:
     """Append-only for one ref moving from `old` (None: a new ref) to `new`.
 
-    The commits checked are those reachable from `new` but not from `old` nor
-    from the revision arguments in `exclude` (what the other side already has,
-    e.g. `--remotes=origin` or `--all`).
+    The commits checked are those reachable from `new` but not from the revision
+    arguments in `exclude` (histories already checked, e.g. `--remotes=origin`), nor
+    from `old` unless `skip_old` is false (where the old tip's history may never have
+    been checked where a problem blocked: a server's ref pushed while only warned).
     """
     retracted = Retracted(repo, new, ledger_dir)
     problems = []
@@ -148,7 +150,7 @@ def check_update(
         repo, new, ledger_dir
     ):  # one ledger tree holds the same files, byte for byte: nothing to compare
         problems += check_tips(repo, old, new, ledger_dir, retracted)
-    not_revs = ([old] if old else []) + list(exclude)
+    not_revs = ([old] if old and skip_old else []) + list(exclude)
     by_commit = check_commits(repo, [new, "--not", *not_revs], ledger_dir, retracted)
     # A path a commit in the range broke is reported once, naming that commit.
     named = {p.path for p in by_commit}

@@ -21,6 +21,7 @@ from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_re
 
 ONLY_MAIN = RELAXERS + 'protected_refs = ["refs/heads/main"]\n'
 BOTH = RELAXERS + 'protected_refs = ["refs/heads/main", "refs/heads/staging"]\n'
+RELEASES = RELAXERS + 'protected_refs = ["refs/heads/main", "refs/heads/release/*"]\n'
 
 
 def gated_server(tmp_path: Path, *hook: str, config: str = ONLY_MAIN) -> tuple[Repo, Path]:
@@ -129,6 +130,57 @@ def test_a_tip_accepted_while_enforced_is_remembered_and_a_refused_one_is_not(
     assert push(repo, "staging").returncode == 0
     staged = remote_ref(remote, "refs/heads/staging")
     assert staged is not None and not tips.holds("refs/heads/staging", staged)
+
+
+def merge_release_dropping_its_event(repo: Repo, onto: str) -> None:
+    """release/1 records a failure (accepted where it is protected), and `onto` merges
+    it with a resolution that drops that event."""
+    repo.git("checkout", "-q", "-b", "release/1", "main")
+    crash = repo.record("rel:crash", "--status", "observed", "--title", "Release crash",
+                        "--trigger", "deploy", "--no-probe")  # fmt: skip
+    repo.commit("the release's failure record")
+    assert push(repo, "release/1").returncode == 0
+    repo.git("checkout", "-q", "-B", onto, "main")
+    repo.git("merge", "-q", "--no-ff", "--no-commit", "release/1")
+    repo.git("rm", "-q", "-f", crash)
+    repo.commit("merge release/1, dropping its event")
+
+
+def test_a_merge_first_pushed_where_only_warnings_apply_is_still_walked_for_main(
+    tmp_path: Path,
+) -> None:
+    """A merge that drops a protected release branch's event only warns on a branch
+    nothing protects: being on the server since then does not make it checked."""
+    repo, remote = gated_server(tmp_path, config=RELEASES)
+    merge_release_dropping_its_event(repo, "scratch")
+    warned = push(repo, "scratch")
+    assert warned.returncode == 0 and "deletes event" in warned.stderr, warned.stderr
+
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "scratch:main")
+    assert refused.returncode != 0 and "deletes event" in refused.stderr, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_history_pushed_to_a_ref_before_it_was_protected_is_walked_there_later(
+    tmp_path: Path,
+) -> None:
+    """Its old tip was never judged where a problem blocks: accepting a commit on top
+    of it would make that history count as checked for every later push."""
+    repo, remote = gated_server(tmp_path, config=RELEASES)
+    merge_release_dropping_its_event(repo, "staging")
+    assert push(repo, "staging").returncode == 0  # not protected: only a warning
+    repo.git("checkout", "-q", "main")
+    repo.write("failgate.toml", RELEASES.replace('"refs/heads/main"', '"refs/heads/main", '
+                                                 '"refs/heads/staging"'))  # fmt: skip
+    repo.commit("staging ships too")
+    assert push(repo, "main").returncode == 0
+    repo.git("checkout", "-q", "staging")
+    repo.git("merge", "-q", "--no-edit", "main")
+    before = remote_ref(remote, "refs/heads/staging")
+    refused = push(repo, "staging")
+    assert refused.returncode != 0 and "deletes event" in refused.stderr, refused.stderr
+    assert remote_ref(remote, "refs/heads/staging") == before
 
 
 def test_a_server_that_cannot_remember_says_so_and_still_decides(tmp_path: Path) -> None:
