@@ -28,7 +28,7 @@ from failgate_hooks.core.gates import (
 from failgate_hooks.core.resolve import Resolution, verification_key
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import MAX_CONFIG_BYTES, Config, loosened
-from failgate_hooks.ledger.union import Ledger, Revision, config_at, read_union
+from failgate_hooks.ledger.union import Ledger, Revision, config_at, config_revision, read_union
 
 
 class GitFacts:
@@ -141,12 +141,17 @@ class Request:
     pusher: str | None = None  # who pushes, as identity_env names them (servers only)
     extra_protected_refs: tuple[str, ...] = ()
     history_errors: tuple[Problem, ...] = ()
-    # The commit the configuration in force was read from (None: the built-in
-    # defaults). When it is not C, C's own configuration is compared with it: what
-    # loosens enforcement or authority is a relaxation.
-    config_from: str | None = None
     # Relaxing changes found by the caller that are not events (a ref deletion).
     other_relaxations: tuple[Relaxation, ...] = ()
+
+    @property
+    def config_from(self) -> str | None:
+        """The commit the configuration in force is read from, as `config_for` reads it:
+        the first protected revision (None: none is, so C's own or the built-in
+        defaults). When it is not C, C's own configuration is compared with it: what
+        loosens enforcement or authority, or adds a signer, is a relaxation."""
+        protected = any(r.protected for r in self.revisions)
+        return config_revision(self.revisions)[0] if protected else None
 
 
 # (commit, entity, environment, verifier, pinned-from commit): what one run ran
@@ -224,8 +229,8 @@ class Evaluator:
     ) -> tuple[tuple[Relaxation, ...], tuple[Problem, ...]]:
         """C's configuration against the one in force: loosening is a relaxation, and a
         configuration that does not parse is a problem that blocks where a gate would."""
-        if request.config_from == request.commit:
-            return (), ()
+        if not request.revisions or request.config_from == request.commit:
+            return (), ()  # no revision: a deletion, which pushes no configuration
         try:
             pushed = config_at(self.repo, request.commit, "the pushed commit")
         except UsageError as error:

@@ -34,7 +34,7 @@ from failgate_hooks.git.remotes import default_branch, remote_default_branch, re
 from failgate_hooks.git.repo import GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.config import Config, strictest
-from failgate_hooks.ledger.union import Revision, config_for, config_revision
+from failgate_hooks.ledger.union import Revision, config_for
 
 SEVERITY = {
     DecisionKind.ALLOWED: 0,
@@ -216,7 +216,6 @@ def pre_push(
             commit=commit,
             context=Context(trigger="push", ref=update.remote_ref),
             revisions=tuple(revisions),
-            config_from=_config_source(revisions),
             authority="accept",
             trust_ledger=trust_ledger,
             extra_protected_refs=extra_protected,
@@ -349,11 +348,6 @@ class _UncommittedLedger:
         return self._pending() if self._pending is not None else []
 
 
-def _config_source(revisions: Sequence[Revision]) -> str | None:
-    """The commit `config_for` reads, or None when none is protected on the server."""
-    return config_revision(revisions)[0] if any(r.protected for r in revisions) else None
-
-
 def server_default_branch(repo: GitRepo) -> tuple[str, str] | None:
     """The server's default branch and its tip: HEAD's branch, else main, else master.
 
@@ -464,7 +458,6 @@ def _deletion(
         commit=old,
         context=Context(trigger="push", ref=update.remote_ref),
         revisions=(),
-        config_from=old,
         authority=authority,
         run_verifiers=False,
         pusher_is_relaxer=relaxer,

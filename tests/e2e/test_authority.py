@@ -48,6 +48,19 @@ def test_deleting_a_protected_branch_whose_events_main_lacks_is_pending(tmp_path
     assert remote_ref(remote, "refs/heads/release/1") is None
 
 
+def test_a_deletion_pushes_no_configuration_to_compare(tmp_path: Path) -> None:
+    """The deleted tip's own configuration, laxer than main's, is not a change pushed."""
+    repo, _ = server(tmp_path)
+    repo.git("checkout", "-q", "-b", "release/1")
+    record_release_gate(repo)
+    repo.write("failgate.toml", RELAXERS + 'mode = "warn"\n')
+    repo.commit("the release's own gate, and only warnings there")
+    assert push(repo, "release/1", user="alice").returncode == 0
+    refused = push(repo, ":release/1")
+    assert "PENDING deletion of refs/heads/release/1" in refused.stderr
+    assert "config change" not in refused.stderr, refused.stderr
+
+
 def test_deleting_then_recreating_cannot_drop_an_event(tmp_path: Path) -> None:
     repo, remote = server(tmp_path)
     tip = release_branch_with_its_own_event(repo)

@@ -30,6 +30,7 @@ from failgate_hooks.core.events import (
     new_event_id,
 )
 from tests.conftest import Repo, git
+from tests.test_signing import make_key
 from tests.worlds import budget_repo, fix_budget, record_failure, with_remote
 
 KEY = demo.ENTITY
@@ -268,6 +269,31 @@ def test_a_relaxation_in_the_pull_request_is_one_warning_and_the_summary_lists_i
     assert "### Relaxations" in result.summary
     assert f"- RELAXED by {event_id} ({KEY}: status expired)" in result.summary
     assert f"| retired | {KEY} |" in result.summary
+
+
+def test_a_signer_added_in_the_pull_request_is_a_relaxation_check_reports_too(
+    tmp_path: Path,
+) -> None:
+    """Who may attest grows: the review is the authority, so it must be told, as the
+    server's hook tells its pusher."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    _, team = make_key(keys, "team")
+    _, other = make_key(keys, "other")
+    repo = budget_repo(tmp_path / "work")
+    repo.write("signers", f'team@example.org namespaces="failgate" {team}\n')
+    repo.write("failgate.toml", 'evidence_signers = "signers"\n')
+    repo.commit("the team may attest")
+    with_remote(repo, tmp_path / "remote.git")
+    repo.git("switch", "-q", "-c", "feature")
+    with (repo.path / "signers").open("a") as signers:
+        signers.write(f'evil@example.org namespaces="failgate" {other}\n')
+    repo.commit("one more signer")
+    relaxed = "evidence_signers file signers adds evil@example.org"
+    result = pull_request(repo, tmp_path)
+    assert [w for w in result.annotations("warning") if relaxed in w], result
+    checked = repo.failgate("check", "--ref", "refs/heads/main")
+    assert f"RELAXED config change at {repo.head()[:12]}: {relaxed}" in checked.out, checked
 
 
 def test_an_event_edited_in_the_pull_request_fails_with_its_path(tmp_path: Path) -> None:
