@@ -30,7 +30,15 @@ from failgate_hooks.core.gates import (
     VerifierResult,
 )
 from failgate_hooks.git.evidence import EVIDENCE_REF
-from failgate_hooks.git.remotes import default_branch, remote_default_branch, remote_ref_of
+from failgate_hooks.git.remotes import (
+    configured_remote,
+    default_branch,
+    default_remote,
+    inspected_branch,
+    ref_moved,
+    remote_default_branch,
+    remote_ref_of,
+)
 from failgate_hooks.git.repo import GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.config import Config, strictest
@@ -170,7 +178,12 @@ def pre_push(
 ) -> PushReport:
     """Decide every ref of a push, as the client's pre-push hook (authority accept)."""
     repo = run.repo
-    default = remote_default_branch(repo, remote)
+    # git names a pushed-to URL as the remote: the remote configured with it, else the
+    # default remote's default branch stands in (never the pushed commit's configuration).
+    name = configured_remote(repo, remote)
+    unread = [] if name else [_unread_remote_note(repo, remote)]
+    name = name or default_remote(repo)
+    default = remote_default_branch(repo, name) if name else None
     outcomes = []
     uncommitted = _UncommittedLedger(repo)
     for update in updates:
@@ -188,7 +201,7 @@ def pre_push(
             uncommitted.start(config)
             as_remote = None
             if default is not None:
-                as_remote = (remote_ref_of(default[0], remote), default[1])
+                as_remote = (remote_ref_of(default[0], name or remote), default[1])
             deletion = _deletion(repo, run, config, update, old, as_remote, "accept")
             outcomes.append(deletion)
             continue
@@ -208,10 +221,11 @@ def pre_push(
         extra_protected: tuple[str, ...] = ()
         if default is not None:
             revisions.append(Revision(default[0], default[1], protected=True))
-            extra_protected = (remote_ref_of(default[0], remote),)
+            extra_protected = (remote_ref_of(default[0], name or remote),)
         config = config_for(repo, revisions)
         uncommitted.start(config)
-        history = check_update(repo, old, commit, config.ledger, exclude=[f"--remotes={remote}"])
+        exclude = [f"--remotes={name}"] if name else []
+        history = check_update(repo, old, commit, config.ledger, exclude=exclude)
         request = Request(
             commit=commit,
             context=Context(trigger="push", ref=update.remote_ref),
@@ -223,7 +237,19 @@ def pre_push(
         )
         decision = run.evaluator(config).evaluate(request)
         outcomes.append(RefOutcome(update, decision, notes))
+    for outcome in outcomes:
+        if outcome.update.remote_ref != EVIDENCE_REF:
+            outcome.notes[:0] = unread
     return PushReport(outcomes, uncommitted.warnings())
+
+
+def _unread_remote_note(repo: GitRepo, url: str) -> str:
+    branch = inspected_branch(repo)
+    instead = f"{branch.tracking_ref} is read in its place" if branch else "nothing is"
+    return (
+        f"{url} is the URL of no remote configured here, so no protected revision of it "
+        f"was read ({instead}): push to a remote by name to check against its branches"
+    )
 
 
 def pre_receive(
@@ -246,7 +272,7 @@ def pre_receive(
     base_commits = {r.commit for r in base}
     enforced: list[tuple[str, str]] = []  # (ref, commit) decided where failgate enforces
     for pushed in updates:
-        update = _through_symref(repo, pushed)
+        update = pushed._replace(remote_ref=ref_moved(repo, pushed.remote_ref))
         if update.remote_ref == EVIDENCE_REF:
             outcomes.append(RefOutcome(update, judge_evidence_update(repo, update.old, update.new)))
             continue
@@ -354,27 +380,6 @@ def server_default_branch(repo: GitRepo) -> tuple[str, str] | None:
     A stock `git init --bare` points HEAD at master; a repository whose default
     branch is main must still protect main and read its ledger and configuration."""
     return default_branch(repo, "HEAD", "refs/heads/")
-
-
-def _through_symref(repo: GitRepo, update: RefUpdate) -> RefUpdate:
-    """The update as the ref it moves: git updates (and deletes) the target of a symbolic
-    ref pushed to, an alias a server may keep, and tells the hook only the alias's name.
-    A chain is followed as git follows it."""
-    ref = update.remote_ref
-    for _ in range(_MAX_SYMREF_DEPTH):
-        target = repo.symbolic_ref(ref)
-        if target is None or target == ref:
-            break
-        ref = target
-    else:
-        raise GitError(
-            f"{update.remote_ref} is a chain of more than {_MAX_SYMREF_DEPTH} symbolic refs: "
-            "failgate cannot tell which branch the push moves, so it is refused"
-        )
-    return update if ref == update.remote_ref else update._replace(remote_ref=ref)
-
-
-_MAX_SYMREF_DEPTH = 5  # git's own limit (SYMREF_MAXDEPTH)
 
 
 def _default_takeover(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from failgate_hooks.core.errors import GitError
 from failgate_hooks.git.repo import GitRepo
 
 
@@ -13,6 +14,17 @@ def remote_default_branch(repo: GitRepo, remote: str) -> tuple[str, str] | None:
     `refs/remotes/<remote>/HEAD` when git knows it, else `main`, else `master`.
     """
     return default_branch(repo, f"refs/remotes/{remote}/HEAD", f"refs/remotes/{remote}/")
+
+
+def configured_remote(repo: GitRepo, remote: str) -> str | None:
+    """The configured remote that `remote`, as git names it to the pre-push hook, is: the
+    remote itself, or one whose url or pushurl it is (a push to a URL); None for none."""
+    if remote in repo.remotes():
+        return remote
+    for key, url in repo.config_matching(r"^remote\..*\.(url|pushurl)$"):
+        if url == remote:
+            return key.removeprefix("remote.").rpartition(".")[0]
+    return None
 
 
 def default_branch(repo: GitRepo, head: str, prefix: str) -> tuple[str, str] | None:
@@ -95,3 +107,22 @@ def ref_tips(repo: GitRepo) -> list[tuple[str, str]]:
             if commit is not None:
                 out.append((ref, commit))
     return out
+
+
+def ref_moved(repo: GitRepo, ref: str) -> str:
+    """The ref a push to `ref` moves: git updates (and deletes) the target of a symbolic
+    ref pushed to, an alias a server may keep, and tells the hook only the alias's name.
+    A chain is followed as git follows it."""
+    moved = ref
+    for _ in range(_MAX_SYMREF_DEPTH):
+        target = repo.symbolic_ref(moved)
+        if target is None or target == moved:
+            return moved
+        moved = target
+    raise GitError(
+        f"{ref} is a chain of more than {_MAX_SYMREF_DEPTH} symbolic refs: "
+        "failgate cannot tell which branch the push moves, so it is refused"
+    )
+
+
+_MAX_SYMREF_DEPTH = 5  # git's own limit (SYMREF_MAXDEPTH)

@@ -221,6 +221,17 @@ class GitRepo:
         except git.GitCommandError:
             return None
 
+    def config_matching(self, pattern: str) -> list[tuple[str, str]]:
+        """(key, value) of every git config entry whose key matches the regex `pattern`."""
+        import git
+
+        try:
+            out = str(self._git.execute(["git", "config", "-z", "--get-regexp", pattern]))
+        except git.GitCommandError:  # none matches
+            return []
+        entries = [e.partition("\n") for e in out.split("\0") if e]
+        return [(key, value) for key, _, value in entries]
+
     # ------------------------------------------------------------------ revisions
 
     def resolve_commit(self, rev: str) -> str:

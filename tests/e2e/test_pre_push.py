@@ -312,3 +312,30 @@ def test_a_graft_cannot_cut_a_gate_s_since_out_of_the_pushed_commit_s_history(
     assert refused.code != 0, refused
     assert KEY in refused.output
     assert remote_ref(remote, "refs/heads/main") == pushed_before
+
+
+def test_a_push_by_url_is_judged_by_the_remote_s_configuration_not_the_pushed_one(
+    tmp_path: Path,
+) -> None:
+    """git names a URL, not a remote, to the hook: the remote configured with that URL is
+    read, and for a URL none has, the default remote's default branch, said in a NOTE."""
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    mirror = tmp_path / "mirror.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(remote), str(mirror)], check=True)
+    assert repo.failgate("install").code == 0
+    repo.git("switch", "-q", "-c", "lax")
+    repo.write("failgate.toml", 'mode = "warn"\n')
+    repo.commit("only warnings")
+    unread = "is the URL of no remote configured here"
+    for url, ref in ((remote, "release/x"), (mirror, "release/y")):
+        proc = subprocess.run(
+            ["git", "push", str(url), f"HEAD:refs/heads/{ref}"], cwd=repo.path,
+            capture_output=True, text=True, check=False, timeout=300,
+        )  # fmt: skip
+        pushed = Push(proc)
+        assert pushed.code != 0, pushed
+        assert "RELAXED config change" in pushed.output and '"enforce" -> "warn"' in pushed.output
+        assert (unread in pushed.output) == (url == mirror), pushed
+        assert url != mirror or "refs/remotes/origin/main is read in its place" in pushed.output
