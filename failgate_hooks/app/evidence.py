@@ -66,7 +66,7 @@ class EvidenceCheck:
         from failgate_hooks.verify.subject import gate_run
 
         command = verification.command
-        signers, why = self._signers(request)
+        signers, why = self._signers(request.revisions)
         if not signers:
             return _not_covered(command, [why])
         try:
@@ -120,7 +120,26 @@ class EvidenceCheck:
             )
         return _not_covered(command, skipped)
 
-    def _signers(self, request: Request) -> tuple[list[bytes], str]:
+    def why_not_signed(self, revisions: Sequence[Revision], line: str) -> str | None:
+        """None when every signers file in force at `revisions` accepts `line` as a signed
+        statement, else why not: the server asks it of each line pushed."""
+        signers, why = self._signers(revisions)
+        if not signers:
+            return why
+        try:
+            data, signature = split_line(line)
+        except EvidenceFormatError as exc:
+            return f"unparsable line: {exc}"
+        signer = _signer(data, signature, [self._checker(each) for each in signers])
+        if isinstance(signer, str):
+            return signer
+        try:
+            parse_payload(data)
+        except EvidenceFormatError as exc:
+            return f"signed by {signer.principal}, but {exc}"
+        return None
+
+    def _signers(self, revisions: Sequence[Revision]) -> tuple[list[bytes], str]:
         """The allowed-signers files in force, each of which must accept a statement, or
         none and why there are none.
 
@@ -133,7 +152,7 @@ class EvidenceCheck:
         path = self.config.evidence_signers
         if path is None:
             return [], "no evidence_signers is configured"
-        protected = tuple(rev for rev in request.revisions if rev.protected)
+        protected = tuple(rev for rev in revisions if rev.protected)
         if not protected:
             return [], (
                 f"evidence_signers ({path}) is read only from a protected revision, and none "
@@ -188,12 +207,9 @@ def _judge(
         data, signature = split_line(line)
     except EvidenceFormatError as exc:
         return f"unparsable line: {exc}"
-    found = [checker.check(data, signature) for checker in checkers]
-    refused = next((why for why in found if isinstance(why, str)), None)
-    if refused is not None:
-        return refused
-    signer = found[0]
-    assert not isinstance(signer, str)
+    signer = _signer(data, signature, checkers)
+    if isinstance(signer, str):
+        return signer
     try:
         statement = parse_payload(data)  # only now: its signature verified
     except EvidenceFormatError as exc:
@@ -202,6 +218,17 @@ def _judge(
     if why is not None:
         return f"signed by {signer.principal}, but {why}"
     return signer, statement
+
+
+def _signer(data: bytes, signature: bytes, checkers: Sequence[SignatureChecker]) -> Signer | str:
+    """Who signed `data`, or why not: every signers file in force must accept the signature."""
+    found = [checker.check(data, signature) for checker in checkers]
+    refused = next((why for why in found if isinstance(why, str)), None)
+    if refused is not None:
+        return refused
+    signer = found[0]
+    assert not isinstance(signer, str)
+    return signer
 
 
 def _not_covered(command: tuple[str, ...], skipped: Sequence[str]) -> VerifierResult:

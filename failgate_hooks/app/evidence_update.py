@@ -5,27 +5,57 @@ revoked in the protected signers file, never by rewriting the evidence, so
 that no one who can push can make a gate look as if it had never been
 attested, nor swap a statement for another under the same name. Deleting the
 ref drops every line, so it is refused too.
+
+Because a line can never be taken out again, the server lets in only lines
+that verify now: a signed statement whose signer every signers file in force
+on the default branch accepts. A line anyone could write (a listed public key
+beside a signature that does not verify) would otherwise stay for good, and
+enough of them made for one gate would use up the signatures a lookup checks.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from failgate_hooks.core.decide import decide
 from failgate_hooks.core.events import Problem
 from failgate_hooks.core.gates import Context, Decision, Policy
 from failgate_hooks.git import evidence as store
 from failgate_hooks.git.repo import GitRepo, is_null_id
+from failgate_hooks.ledger.union import Revision
+
+if TYPE_CHECKING:
+    from failgate_hooks.app.evidence import EvidenceCheck
+
+# Each line pushed costs an ssh-keygen process or two: a CI run attests one statement
+# per gate, and a push must stay within a server's few seconds.
+MAX_NEW_LINES = 128
 
 
-def update_problems(repo: GitRepo, old: str | None, new: str) -> list[Problem]:
-    """A problem for each file of `new` too large to read, and each of `old` (None: the
-    ref is created) whose lines `new` does not all hold."""
+@dataclass(frozen=True)
+class SignersInForce:
+    """Who may attest where the update lands: the lookup (None: nobody may) and the
+    protected revisions its signers files are read at."""
+
+    check: EvidenceCheck | None
+    revisions: Sequence[Revision]
+
+
+def update_problems(
+    repo: GitRepo, old: str | None, new: str, signers: SignersInForce | None = None
+) -> list[Problem]:
+    """A problem for each file of `new` too large to read, each of `old` (None: the ref
+    is created) whose lines `new` does not all hold, and, with `signers`, for a line
+    `new` adds that they did not sign."""
     # loaded only here: a push of anything but the evidence ref never reads a statement
     from failgate_hooks.core.evidence import MAX_FILE_BYTES, evidence_lines
 
     problems = []
     new_files = store.files(repo, new)
     old_files = {} if old is None else store.files(repo, old)
-    read = {}
+    read: dict[str, bytes] = {}
     for path, blob in sorted(new_files.items()):
         if old_files.get(path) == blob:
             continue  # unchanged: accepted before, and bounded then
@@ -41,11 +71,14 @@ def update_problems(repo: GitRepo, old: str | None, new: str) -> list[Problem]:
                 )
             )
         read[path] = data or b""
-    for path, blob in sorted(old_files.items()):
-        if new_files.get(path) == blob:
-            continue
+    held = {
+        path: evidence_lines(repo.read_blob(blob))
+        for path, blob in old_files.items()
+        if new_files.get(path) != blob
+    }
+    for path, lines in sorted(held.items()):
         kept = set(evidence_lines(read[path])) if path in new_files else set()
-        lost = [line for line in evidence_lines(repo.read_blob(blob)) if line not in kept]
+        lost = [line for line in lines if line not in kept]
         if lost:
             problems.append(
                 Problem(
@@ -56,11 +89,43 @@ def update_problems(repo: GitRepo, old: str | None, new: str) -> list[Problem]:
                     commit=new,
                 )
             )
+    if signers is not None:
+        added: list[tuple[str, str]] = []
+        for path, data in sorted(read.items()):
+            before = set(held.get(path, ()))
+            added.extend((path, line) for line in evidence_lines(data) if line not in before)
+        problems.extend(_unsigned(added, signers, new))
     return problems
 
 
-def judge_evidence_update(repo: GitRepo, old: str, new: str) -> Decision:
-    """The decision for a pushed update of the evidence ref: refused when a line is lost."""
+def _unsigned(added: Sequence[tuple[str, str]], signers: SignersInForce, new: str) -> list[Problem]:
+    """A problem when a line added is not a statement a signer in force made; the first
+    such line is named, and no line after it is checked."""
+    if len(added) > MAX_NEW_LINES:
+        message = (
+            f"this update adds {len(added)} evidence lines, more than the {MAX_NEW_LINES} "
+            "the server checks in one push: push the statements after fewer attestations"
+        )
+        return [Problem(code="evidence-too-many", message=message, commit=new)]
+    for path, line in added:
+        if signers.check is None:
+            why: str | None = "nobody may attest here: no evidence_signers is configured"
+        else:
+            why = signers.check.why_not_signed(signers.revisions, line)
+        if why is not None:
+            message = (
+                f"this update adds a line no signer in force signed ({why}): evidence "
+                "is append-only, so only statements that verify may land"
+            )
+            return [Problem(code="evidence-unsigned", message=message, path=path, commit=new)]
+    return []
+
+
+def judge_evidence_update(
+    repo: GitRepo, old: str, new: str, signers: SignersInForce | None = None
+) -> Decision:
+    """The decision for a pushed update of the evidence ref: refused when a line is lost,
+    and, with `signers` (the server's), when a line added does not verify for them."""
     problems: list[Problem] = []
     if is_null_id(new):
         problems.append(
@@ -77,7 +142,7 @@ def judge_evidence_update(repo: GitRepo, old: str, new: str) -> Decision:
             )
         )
     else:
-        problems = update_problems(repo, None if is_null_id(old) else old, new)
+        problems = update_problems(repo, None if is_null_id(old) else old, new, signers)
     policy = Policy(protected_refs=(store.EVIDENCE_REF,), authority="protected")
     context = Context(trigger="push", ref=store.EVIDENCE_REF)
     commit = old if is_null_id(new) else new

@@ -11,11 +11,11 @@ import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from failgate_hooks.app.accepted_tips import AcceptedTips, judged_tips, remember
 from failgate_hooks.app.evaluate import Evaluator, Request, ResultKey, RunVerifier
-from failgate_hooks.app.evidence_update import judge_evidence_update
+from failgate_hooks.app.evidence_update import SignersInForce, judge_evidence_update
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.decide import enforces
 from failgate_hooks.core.errors import GitError, UsageError
@@ -43,6 +43,9 @@ from failgate_hooks.git.repo import GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.config import Config, strictest
 from failgate_hooks.ledger.union import Revision, config_for
+
+if TYPE_CHECKING:
+    from failgate_hooks.app.evidence import EvidenceCheck
 
 SEVERITY = {
     DecisionKind.ALLOWED: 0,
@@ -145,7 +148,7 @@ class HookRun:
     evaluators: dict[str, Evaluator] = field(default_factory=dict)
     results: dict[ResultKey, VerifierResult] = field(default_factory=dict)
     # Signed evidence for a configuration (app/evidence.py), or None where nobody attests.
-    make_evidence: Callable[[Config], RunVerifier | None] | None = None
+    make_evidence: Callable[[Config], EvidenceCheck | None] | None = None
 
     def evaluator(self, config: Config) -> Evaluator:
         """One evaluator per configuration, all sharing one table of verifier results."""
@@ -274,7 +277,10 @@ def pre_receive(
     for pushed in updates:
         update = pushed._replace(remote_ref=ref_moved(repo, pushed.remote_ref))
         if update.remote_ref == EVIDENCE_REF:
-            outcomes.append(RefOutcome(update, judge_evidence_update(repo, update.old, update.new)))
+            made = run.make_evidence(default_config or Config()) if run.make_evidence else None
+            signers = SignersInForce(made, base)
+            decision = judge_evidence_update(repo, update.old, update.new, signers)
+            outcomes.append(RefOutcome(update, decision))
             continue
         old = None if update.is_create else repo.resolve_commit(update.old)
         # The old tip is reviewed only if this server accepted it while enforcing here.
