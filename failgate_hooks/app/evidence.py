@@ -8,7 +8,9 @@ local evidence ref and every remote's tracking copy (on a server: its own ref
 and the one being pushed, by object id). A statement counts only after its
 signature verifies for a listed principal, and only when it says what the
 gate's run would stand on (core/evidence.py's `why_not_covered`); every
-other one is skipped with its reason, never an error that allows.
+other one is skipped with its reason, never an error that allows. A line
+whose own bytes say it would not cover the gate is skipped before its
+signature is checked: lines about anything else cost no ssh-keygen run.
 """
 
 from __future__ import annotations
@@ -93,19 +95,30 @@ class EvidenceCheck:
             lines.extend(evidence_lines(held or b""))
         if not lines:
             return _not_covered(command, [f"no statement about this content ({path})"])
-        skipped = []
-        # Statements by a key the signers file names are checked first: lines anyone
-        # may add cannot push them past the limit.
-        ordered = sorted(dict.fromkeys(lines), key=lambda line: not _listed(line, checkers[0]))
-        for number, line in enumerate(ordered, 1):
-            if number > MAX_CHECKED:
-                skipped.append(f"statements after the first {MAX_CHECKED} were not checked")
-                break
-            found = _judge(line, subject, checkers)
+        passed_over: list[str] = []
+        candidates: list[tuple[int, str, bytes, bytes, Statement]] = []
+        for number, line in enumerate(dict.fromkeys(lines), 1):
+            found = _claim(line, subject)
             if isinstance(found, str):
-                skipped.append(f"statement {number} skipped: {found}")
+                passed_over.append(f"statement {number} skipped: {found}")
+            else:
+                candidates.append((number, line, *found))
+        # A line whose own bytes say it could not cover the gate is passed over without
+        # ssh-keygen, so only lines made for this very gate spend the budget. Among them
+        # a listed key goes first, against lines under keys made up by the thousand; a
+        # forger can name a listed key too (public keys are public), and only the
+        # server's rule that every pushed line verifies (app/evidence_update.py) keeps
+        # such lines out of its evidence ref.
+        candidates.sort(key=lambda candidate: not _listed(candidate[1], checkers[0]))
+        checked: list[str] = []
+        for count, (number, _, data, signature, statement) in enumerate(candidates, 1):
+            if count > MAX_CHECKED:
+                checked.append(f"statements after the first {MAX_CHECKED} were not checked")
+                break
+            signer = _signer(data, signature, checkers)
+            if isinstance(signer, str):
+                checked.append(f"statement {number} skipped: {signer}")
                 continue
-            signer, statement = found
             fields = (
                 ("signer", f"{signer.principal} {signer.fingerprint}"),
                 ("time", statement.time),
@@ -116,9 +129,9 @@ class EvidenceCheck:
                 VerifierOutcome.PASSED,
                 detail=CLEARED,
                 evidence=fields,
-                skipped_evidence=tuple(skipped),
+                skipped_evidence=_reasons(checked, passed_over),
             )
-        return _not_covered(command, skipped)
+        return _not_covered(command, _reasons(checked, passed_over))
 
     def why_not_signed(self, revisions: Sequence[Revision], line: str) -> str | None:
         """None when every signers file in force at `revisions` accepts `line` as a signed
@@ -198,26 +211,19 @@ def _listed(line: str, checker: SignatureChecker) -> bool:
         return False
 
 
-def _judge(
-    line: str, subject: Subject, checkers: Sequence[SignatureChecker]
-) -> tuple[Signer, Statement] | str:
-    """The signer and statement of a line that covers `subject`, or why it does not:
-    every signers file in force must accept its signature."""
+def _claim(line: str, subject: Subject) -> tuple[bytes, bytes, Statement] | str:
+    """The payload, signature and statement of a line whose statement would cover
+    `subject`, or why it would not. Its bytes are read before its signature is checked
+    only to pass it over: nothing it says counts until the signature verifies."""
     try:
         data, signature = split_line(line)
+        statement = parse_payload(data)
     except EvidenceFormatError as exc:
         return f"unparsable line: {exc}"
-    signer = _signer(data, signature, checkers)
-    if isinstance(signer, str):
-        return signer
-    try:
-        statement = parse_payload(data)  # only now: its signature verified
-    except EvidenceFormatError as exc:
-        return f"signed by {signer.principal}, but {exc}"
     why = why_not_covered(statement, subject)
     if why is not None:
-        return f"signed by {signer.principal}, but {why}"
-    return signer, statement
+        return f"{why} (its signature was not checked)"
+    return data, signature, statement
 
 
 def _signer(data: bytes, signature: bytes, checkers: Sequence[SignatureChecker]) -> Signer | str:
@@ -229,6 +235,15 @@ def _signer(data: bytes, signature: bytes, checkers: Sequence[SignatureChecker])
     signer = found[0]
     assert not isinstance(signer, str)
     return signer
+
+
+def _reasons(checked: Sequence[str], passed_over: Sequence[str]) -> tuple[str, ...]:
+    """Why each statement did not count: every one checked, and so many of the others
+    as fit beside them."""
+    room = max(MAX_CHECKED - len(checked), 0)
+    more = len(passed_over) - room
+    tail = [f"{more} more statement(s) could not cover it either"] if more > 0 else []
+    return (*checked, *passed_over[:room], *tail)
 
 
 def _not_covered(command: tuple[str, ...], skipped: Sequence[str]) -> VerifierResult:

@@ -3,7 +3,8 @@ bare remote and the real pre-receive hook.
 
 A forged line names the team's listed public key (public keys are public) beside a
 signature that does not verify. The evidence ref is append-only, so such a line, once
-in, stays for good: the server lets none in.
+in, stays for good: the server lets none in, and a lookup reaches the genuine statement
+however many of them got in some other way.
 """
 
 from __future__ import annotations
@@ -93,3 +94,24 @@ def test_a_server_where_nobody_may_attest_lets_no_line_in(tmp_path: Path) -> Non
     assert refused.returncode != 0, refused.stderr
     assert "nobody may attest here" in refused.stderr
     assert remote_ref(remote, EVIDENCE_REF) is None
+
+
+def test_forged_lines_that_got_in_anyway_do_not_hide_the_genuine_statement(
+    tmp_path: Path,
+) -> None:
+    w = world(tmp_path)
+    path, _ = attested(w)
+    assert push(w.repo, EVIDENCE_REF).returncode == 0
+    # Written on the server without its hook (as on one that ran none): payloads that
+    # sort before the genuine one, under the listed key, with signatures that fail.
+    forged = [
+        f"fge1 {base64.b64encode(b'%c%d' % (0, n)).decode()} "
+        + base64.b64encode(forged_signature(listed_key(w), b"junk%d" % n)).decode()
+        for n in range(FLOOD)
+    ]
+    with GitRepo.open(w.remote) as opened:
+        append_lines(opened, {path: forged})
+    accepted = push(w.repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "cleared by evidence" in accepted.stderr
+    assert remote_ref(w.remote, "refs/heads/main") == w.repo.head()
