@@ -61,11 +61,16 @@ class FakeFacts:
     files: tuple[str, ...] = ("deploy/budget.json", "src/app.py")
     same_content: frozenset[str] = frozenset({TWIN})
     bind_calls: list[tuple[str, Verification | None]] = field(default_factory=list)
+    # the commits the protected revision C is judged against descends from
+    protected_ancestors: frozenset[str] = frozenset()
 
     def since_relation(self, since: str) -> bool | None:
         if since == self.commit or since in self.ancestors:
             return True
         return False if since in self.known else None
+
+    def protected_under_since(self, since: str) -> str | None:
+        return "refs/heads/main" if since in self.protected_ancestors else None
 
     def tree_matches(self, patterns: Sequence[str]) -> bool:
         return any(wildmatch.match_any(patterns, path) for path in self.files)
@@ -180,6 +185,19 @@ TABLE = [
         [observed(applies_to=AppliesTo(since=SIBLING))], Context("push", MAIN), FakeFacts(),
         GateState.NOT_APPLICABLE, "since bbbbbbbbbbbb is neither cccccccccccc nor an ancestor of it",
         id="since-not-an-ancestor",
+    ),
+    pytest.param(
+        [observed(applies_to=AppliesTo(since=SIBLING))], Context("push", MAIN),
+        FakeFacts(protected_ancestors=frozenset({SIBLING})), GateState.OPEN,
+        "cccccccccccc does not descend from since bbbbbbbbbbbb, but refs/heads/main, the "
+        "protected revision it is judged against, does: applies",
+        id="since-not-an-ancestor-of-c-but-of-the-protected-revision-applies",
+    ),
+    pytest.param(
+        [observed(applies_to=AppliesTo(since=SIBLING, paths=("contracts/**",)))],
+        Context("push", MAIN), FakeFacts(protected_ancestors=frozenset({SIBLING})),
+        GateState.NOT_APPLICABLE, "no file of cccccccccccc matches its paths (contracts/**)",
+        id="since-of-the-protected-revision-leaves-the-rest-of-the-scope-to-c",
     ),
     pytest.param(
         [observed(applies_to=AppliesTo(since=ANCESTOR))], Context("push", MAIN), FakeFacts(),

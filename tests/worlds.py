@@ -36,6 +36,18 @@ def fix_budget(repo: Repo) -> str:
     return repo.commit("size the budget for six modules")
 
 
+def broken_again(repo: Repo) -> tuple[str, str]:
+    """The budget fixed, then cut again: (the fixed commit, the commit that broke it)."""
+    fixed = fix_budget(repo)
+    repo.write(demo.BUDGET_PATH, demo.budget_json(demo.BROKEN_BUDGET))
+    return fixed, repo.commit("cut the budget back to two and a half modules")
+
+
+def new_history(repo: Repo) -> str:
+    """HEAD's tree under a root commit: the same files, descended from nothing."""
+    return repo.git("commit-tree", "-m", "the same tree, new history", "HEAD^{tree}")
+
+
 def with_remote(repo: Repo, path: Path) -> Path:
     """A bare remote `origin` holding the repository's main as it is now."""
     object_format = repo.git("rev-parse", "--show-object-format")

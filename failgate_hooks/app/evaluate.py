@@ -34,10 +34,13 @@ from failgate_hooks.ledger.union import Ledger, Revision, config_at, config_revi
 class GitFacts:
     """The answers `gates` needs about commit C, asked of git lazily and once."""
 
-    def __init__(self, repo: GitRepo, commit: str, ledger_dir: str) -> None:
+    def __init__(
+        self, repo: GitRepo, commit: str, ledger_dir: str, protected: Revision | None = None
+    ) -> None:
         self._repo = repo
         self._commit = commit
         self._ledger_dir = ledger_dir
+        self._protected = protected  # the first protected revision: what C is judged against
         self._since: dict[str, bool | None] = {}
         self._bindings: dict[tuple[str, tuple[str, ...] | None], bool] = {}
         self._folders: dict[str, list[str]] = {}  # sorted file paths under a folder
@@ -90,6 +93,13 @@ class GitFacts:
                     )
                 self._since[since] = related
         return self._since[since]
+
+    def protected_under_since(self, since: str) -> str | None:
+        # Asked only after since_relation said False: git has `since`, and full history.
+        protected = self._protected
+        if protected is None or not self._repo.is_ancestor(since, protected.commit):
+            return None
+        return protected.label
 
     def tree_matches(self, patterns: Sequence[str]) -> bool:
         from failgate_hooks.core.wildmatch import literal_prefix, matching
@@ -194,7 +204,8 @@ class Evaluator:
     ) -> tuple[Decision, Ledger]:
         """The decision, and the ledger it was made from (for a report of its events)."""
         context = request.context
-        facts = GitFacts(self.repo, request.commit, self.config.ledger)
+        judged_against = next((r for r in request.revisions if r.protected), None)
+        facts = GitFacts(self.repo, request.commit, self.config.ledger, judged_against)
         ledger = read_union(
             self.repo, request.revisions, self.config.ledger, self.config.max_event_bytes
         )

@@ -163,9 +163,19 @@ def _applicability(
                 f"since {short_id(scope.since)} is not in this repository: applies (fail closed)"
             )
         elif not related:
-            return False, (
-                f"since {short_id(scope.since)} is neither {short_id(facts.commit)} "
-                "nor an ancestor of it",
+            # History is the pusher's to write: a force push, or a new ref, can carry
+            # any tree under a commit that does not descend from `since`. So C is out
+            # of scope only where the gate did not hold already.
+            protected = facts.protected_under_since(scope.since)
+            if protected is None:
+                return False, (
+                    f"since {short_id(scope.since)} is neither {short_id(facts.commit)} "
+                    "nor an ancestor of it",
+                )
+            notes.append(
+                f"{short_id(facts.commit)} does not descend from since "
+                f"{short_id(scope.since)}, but {protected}, the protected revision it is "
+                "judged against, does: applies, or new history would escape the gate"
             )
     if scope.paths is not None and not facts.tree_matches(scope.paths):
         return False, (

@@ -108,6 +108,12 @@ class Facts(Protocol):
         """True: `since` is C or an ancestor; False: it is not; None: git lacks it."""
         ...
 
+    def protected_under_since(self, since: str) -> str | None:
+        """The name of the protected revision C is judged against (the first one the
+        decision reads: the destination's tip, else the default branch's) when `since`
+        is it or an ancestor of it; None when it is not, or when there is none."""
+        ...
+
     def tree_matches(self, patterns: Sequence[str]) -> bool:
         """Whether C's tree has a file matching any of the wildmatch `patterns`."""
         ...

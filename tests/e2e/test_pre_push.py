@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Repo
-from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
+from tests.worlds import (
+    KEY,
+    broken_again,
+    budget_repo,
+    fix_budget,
+    new_history,
+    record_failure,
+    remote_ref,
+    with_remote,
+)
 
 
 class Push:
@@ -287,6 +296,22 @@ def test_a_replace_ref_cannot_stand_in_for_the_pushed_commit(tmp_path: Path) -> 
     repo.git("replace", broken, _stand_in(repo, broken))
     refused = push(repo, "main")
     assert refused.code != 0, refused
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_force_push_of_new_history_cannot_escape_a_gate_s_since(tmp_path: Path) -> None:
+    # the same broken tree under a root commit: it does not descend from `since`,
+    # but the remote's main, which it would replace, does
+    repo = budget_repo(tmp_path / "work")
+    _, broke = broken_again(repo)
+    record_failure(repo, "push", "--since", broke)
+    remote = with_remote(repo, tmp_path / "remote.git")
+    assert repo.failgate("install").code == 0
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "--force", f"{new_history(repo)}:main")
+    assert refused.code != 0, refused
+    assert "the protected revision it is judged against, does: applies" in refused.output
+    assert "budget 50M < required 120M" in refused.output
     assert remote_ref(remote, "refs/heads/main") == before
 
 

@@ -12,8 +12,10 @@ from failgate_hooks.app.accepted_tips import AcceptedTips
 from tests.conftest import Repo, git
 from tests.worlds import (
     KEY,
+    broken_again,
     budget_repo,
     fix_budget,
+    new_history,
     record_failure,
     remote_ref,
     with_blob_first,
@@ -370,3 +372,50 @@ def test_a_pushed_replace_ref_never_stands_in_for_the_pushed_commit(tmp_path: Pa
     assert remote_ref(remote, "refs/heads/main") == before, (stand_in.stderr, pushed.stderr)
     assert pushed.returncode != 0
     assert "budget 50M < required 120M" in pushed.stderr
+
+
+# --------------------------------------------------------------------------- since
+
+
+def since_server(tmp_path: Path) -> tuple[Repo, Path, str]:
+    """A server with --exec whose main is gated since the commit that broke the budget
+    again; returns the fixed commit before it too."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    fixed, broke = broken_again(repo)
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push", "--since", broke)
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    return repo, remote, fixed
+
+
+def test_new_history_cannot_escape_a_gate_scoped_since_a_commit(tmp_path: Path) -> None:
+    # The broken tree, ledger and all, under a commit that does not descend from `since`:
+    # as a new protected branch, and forced over main, the gate still holds.
+    repo, remote, _ = since_server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    rerooted = new_history(repo)
+    for args in ([f"{rerooted}:refs/heads/release/1"], ["--force", f"{rerooted}:main"]):
+        refused = push(repo, *args)
+        assert refused.returncode != 0, refused.stderr
+        assert "the protected revision it is judged against, does: applies" in refused.stderr
+        assert "budget 50M < required 120M" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+    assert remote_ref(remote, "refs/heads/release/1") is None
+
+
+def test_a_branch_cut_before_since_is_judged_by_its_verifier(tmp_path: Path) -> None:
+    repo, remote, fixed = since_server(tmp_path)
+    cut = push(repo, f"{fixed}:refs/heads/release/1")
+    assert cut.returncode == 0, cut.stderr
+    assert f"CLEARED {KEY}" in cut.stderr
+    assert remote_ref(remote, "refs/heads/release/1") == fixed
+    # From then on the branch is judged against its own tip, which the gate never held
+    repo.git("checkout", "-q", "-b", "release/1", fixed)
+    repo.write("notes.txt", "release notes\n")
+    noted = repo.commit("release notes")
+    onward = push(repo, "release/1")
+    assert onward.returncode == 0, onward.stderr
+    assert "no gate applies" in onward.stderr
+    assert remote_ref(remote, "refs/heads/release/1") == noted
