@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -535,6 +537,75 @@ def test_a_pattern_with_an_error_never_matches(pattern: str) -> None:
         return
     for path in ["", "a", "a/b", pattern, "[", "a[", ":"]:
         assert not wildmatch.match(pattern, path)
+
+
+_SEGMENT_PIECES = st.sampled_from(
+    [
+        "a",
+        "b",
+        "ab",
+        "*",
+        "**",
+        "?",
+        "[ab]",
+        "[!a]",
+        "a*",
+        "*b",
+        "*a*",
+        "a*b*",
+        "?*",
+        r"\*",
+        "[[:alpha:]]",
+    ]
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    pattern=st.lists(
+        st.lists(_SEGMENT_PIECES, min_size=1, max_size=3).map("".join), min_size=1, max_size=5
+    ).map("/".join),
+    path=st.lists(st.text(alphabet="ab*", max_size=5), min_size=1, max_size=6).map("/".join),
+)
+def test_match_agrees_with_git_dowild_on_path_shaped_globs(pattern: str, path: str) -> None:
+    # Longer paths and several wildcards per glob, segment by segment, as real globs are.
+    assert wildmatch.match(pattern, path) is _git_wildmatch(pattern, path)
+
+
+# Globs on which a backtracking matcher's work is exponential in its number of
+# `*`, with what each matches. A pusher writes globs; none may hang a hook.
+ADVERSARIAL = [
+    ("src/" + "*e" * 8 + "Z", "src/" + "e" * 70, False),
+    ("*a" * 12 + "b", "a" * 80, False),
+    ("pad/" + "*a" * 30 + "b", "pad/" + "a" * 4000, False),
+    ("pad/" + "*a" * 30, "pad/" + "a" * 4000, True),
+    ("**/" * 20 + "x", "a/" * 2000 + "b", False),
+    ("a/**/" * 20 + "b", "a/" * 2000 + "c", False),
+    ("a/**/" * 20 + "b", "a/" * 2000 + "b", True),
+    ("*" + "**a" * 20 + "b", "a" * 2000, False),
+]
+
+
+def test_adversarial_globs_finish() -> None:
+    # In a child process with a time limit, so that a matcher that backtracks
+    # fails this test instead of hanging the suite. Bounded work takes a small
+    # fraction of a second here; the limit is a hundred times more than that
+    # even on a slow, loaded machine.
+    script = (
+        "import json, sys\n"
+        "from failgate_hooks.core import wildmatch\n"
+        "cases = json.load(sys.stdin)\n"
+        "print(json.dumps([wildmatch.match(pattern, path) for pattern, path in cases]))\n"
+    )
+    cases = json.dumps([[pattern, path] for pattern, path, _ in ADVERSARIAL])
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script], input=cases, capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("matching the adversarial globs did not finish within 60 seconds")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [expected for _, _, expected in ADVERSARIAL]
 
 
 # --- Real git: `git ls-files -- ':(glob)PATTERN'` over an index of these paths. ---

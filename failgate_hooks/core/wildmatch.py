@@ -1,4 +1,4 @@
-"""git's wildmatch with WM_PATHNAME semantics, compiled to regular expressions; pure.
+"""git's wildmatch with WM_PATHNAME semantics, in time bounded by pattern times path; pure.
 
 This is the matcher behind `:(glob)` pathspecs and gitignore-style paths:
 
@@ -11,6 +11,11 @@ This is the matcher behind `:(glob)` pathspecs and gitignore-style paths:
   depth, `x/**` everything under `x` (not `x` itself), `a/**/b` matches `a/b`,
   `a/x/b`, `a/x/y/b`; any other `**` is a plain `*`;
 - the whole path must match (anchored at both ends), case-sensitively.
+
+Matching never backtracks: its work is bounded by the pattern's length times
+the path's, whatever either holds. A pusher writes these globs (a gate's `paths`
+and `refs`), and a backtracking matcher's work grows exponentially with the
+number of `*` in a pattern such as `*a*a*a*a*b` against a long run of `a`.
 
 Two places where this deliberately differs from git, both outside ASCII or
 outside wildmatch itself:
@@ -28,10 +33,12 @@ outside wildmatch itself:
 from __future__ import annotations
 
 import bisect
+import enum
 import functools
 import re
 import string
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 # git's sane ctype is ASCII-only: a non-ASCII character is in no class, and
 # `space` is exactly " \t\n\r" (git's isspace leaves out \v and \f).
@@ -49,10 +56,6 @@ _CLASSES: dict[str, str] = {
     "upper": string.ascii_uppercase,
     "xdigit": string.hexdigits,
 }
-
-# Any character, including newline, for the segment-crossing `**`.
-_ANY_RUN = "(?s:.*)"
-_SEGMENT_RUN = "[^/]*"
 
 
 class _PatternError(ValueError):
@@ -138,34 +141,61 @@ def _bracket(pattern: str, start: int) -> tuple[str, int]:
     return f"(?!/)[{body}]", k
 
 
-def _stars(pattern: str, start: int) -> tuple[str, int]:
-    """Translate the run of `*` at `start`; return (regex, next index)."""
+class _Run(enum.Enum):
+    """A wildcard: the run of characters a `*`, `**` or `**/` stands for."""
+
+    SEGMENT = "*"  # any characters but `/`
+    ANYTHING = "**"  # any characters, `/` included
+    FOLDERS = "**/"  # nothing, or any characters that end with a `/`
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """What a pattern holds between its wildcards: literals, `?` and bracket
+    expressions, each matching exactly one character, so `width` in all."""
+
+    lookahead: re.Pattern[str]  # zero-width: it matches at each offset the piece starts at
+    width: int
+
+
+_Step = _Piece | _Run
+
+
+def _stars(pattern: str, start: int) -> tuple[_Run, int]:
+    """Read the run of `*` at `start`; return (its wildcard, next index)."""
     n = len(pattern)
     end = start
     while end < n and pattern[end] == "*":
         end += 1
     if end - start == 1:
-        return _SEGMENT_RUN, end
+        return _Run.SEGMENT, end
     # git's test is on the raw characters around the run, so an escaped `\/`
     # before or after still counts as a segment boundary.
     after_boundary = start == 0 or pattern[start - 1] == "/"
     before_boundary = end == n or pattern[end] == "/" or pattern.startswith("\\/", end)
     if not (after_boundary and before_boundary):
-        return _SEGMENT_RUN, end
+        return _Run.SEGMENT, end
     if end < n and pattern[end] == "/":
         # `**/` may also match no directory at all: `a/**/b` matches `a/b`.
-        return f"(?:{_ANY_RUN}/)?", end + 1
+        return _Run.FOLDERS, end + 1
     # Trailing `**`, or `**\/` where git does not try the empty match.
-    return _ANY_RUN, end
+    return _Run.ANYTHING, end
 
 
-def _translate(pattern: str) -> str:
-    """Translate a glob into an (unanchored) regex; raise _PatternError when invalid."""
+def _translate(pattern: str) -> tuple[_Step, ...]:
+    """Read a glob into its steps; raise _PatternError when it is invalid."""
     if not pattern:
         raise _PatternError("empty pattern")
     if "\0" in pattern:
         raise _PatternError("pattern contains a NUL character")
-    parts: list[str] = []
+    steps: list[_Step] = []
+    piece: list[str] = []  # the regex of each character of the piece being read
+
+    def end_piece() -> None:
+        if piece:
+            steps.append(_Piece(re.compile(f"(?={''.join(piece)})"), len(piece)))
+            piece.clear()
+
     n = len(pattern)
     k = 0
     while k < n:
@@ -173,28 +203,30 @@ def _translate(pattern: str) -> str:
         if char == "\\":
             if k + 1 >= n:
                 raise _PatternError("trailing backslash escapes nothing")
-            parts.append(re.escape(pattern[k + 1]))
+            piece.append(re.escape(pattern[k + 1]))
             k += 2
         elif char == "?":
-            parts.append("[^/]")
+            piece.append("[^/]")
             k += 1
         elif char == "*":
-            part, k = _stars(pattern, k)
-            parts.append(part)
+            end_piece()
+            run, k = _stars(pattern, k)
+            steps.append(run)
         elif char == "[":
             part, k = _bracket(pattern, k)
-            parts.append(part)
+            piece.append(part)
         else:
-            parts.append(re.escape(char))
+            piece.append(re.escape(char))
             k += 1
-    return "".join(parts)
+    end_piece()
+    return tuple(steps)
 
 
 @functools.lru_cache(maxsize=1024)
-def _compile(pattern: str) -> re.Pattern[str] | None:
-    """The compiled regex for `pattern`, or None when it can never match."""
+def _compile(pattern: str) -> tuple[_Step, ...] | None:
+    """The steps of `pattern`, or None when it can never match."""
     try:
-        return re.compile(_translate(pattern))
+        return _translate(pattern)
     except _PatternError:
         return None
 
@@ -209,10 +241,60 @@ def pattern_error(pattern: str) -> str | None:
     return None
 
 
+# Matching walks the steps once, left to right, carrying a set of offsets into the
+# path as the bits of an int: bit k says the steps so far can match path[:k].
+# So a step's work is bounded by the path's length (times a piece's width), never
+# by backtracking: a pusher writes these globs, and `*a*a*a*a*b` must not hang a hook.
+
+
+def _slashes(path: str) -> int:
+    """The offsets of the `/` in `path`, as bits."""
+    found = 0
+    k = path.find("/")
+    while k != -1:
+        found |= 1 << k
+        k = path.find("/", k + 1)
+    return found
+
+
+def _advance(step: _Step, path: str, ends: int) -> int:
+    """The offsets where `step` can end, when it may start at any of `ends` (not none)."""
+    if isinstance(step, _Piece):
+        if ends & (ends - 1) == 0:  # one start: try the piece there only
+            return ends << step.width if step.lookahead.match(path, ends.bit_length() - 1) else 0
+        starts = 0
+        for found in step.lookahead.finditer(path):
+            starts |= 1 << found.start()
+        return (ends & starts) << step.width
+    if step is _Run.SEGMENT:
+        # Adding a start to a run of non-`/` bits carries it to the run's end and
+        # one past, the offset of the `/`: the xor keeps what the carry passed.
+        plain = ((1 << len(path)) - 1) ^ _slashes(path)
+        return ends | (((ends & plain) + plain) ^ plain)
+    onward = -(ends & -ends)  # every offset from the first start on
+    if step is _Run.ANYTHING:
+        return onward & ((2 << len(path)) - 1)
+    return ends | (onward & (_slashes(path) << 1))  # FOLDERS: nothing, or up to a `/` and past it
+
+
+def _matches(steps: tuple[_Step, ...], path: str) -> bool:
+    """Whether the whole of `path` matches the steps of a valid pattern."""
+    ends = 1
+    last = len(steps) - 1
+    for i, step in enumerate(steps):
+        if i == last and isinstance(step, _Piece):
+            # The last piece must end where the path does: only one start leads there.
+            ends &= 1 << (len(path) - step.width) if len(path) >= step.width else 0
+        if not ends:
+            return False
+        ends = _advance(step, path, ends)
+    return bool(ends >> len(path) & 1)
+
+
 def match(pattern: str, path: str) -> bool:
     """Whether the whole of `path` matches `pattern`; an invalid pattern matches nothing."""
-    compiled = _compile(pattern)
-    return compiled is not None and compiled.fullmatch(path) is not None
+    steps = _compile(pattern)
+    return steps is not None and _matches(steps, path)
 
 
 def match_any(patterns: Iterable[str], path: str) -> bool:
@@ -238,12 +320,15 @@ def matching(
     bisection: a glob under one folder costs that folder's files, not the tree's."""
     found: set[int] = set()
     for pattern in patterns:
+        steps = _compile(pattern)
+        if steps is None:
+            continue
         prefix = literal_prefix(pattern)
         for i in range(bisect.bisect_left(sorted_paths, prefix), len(sorted_paths)):
             path = sorted_paths[i]
             if not path.startswith(prefix):
                 break
-            if i not in found and match(pattern, path):
+            if i not in found and _matches(steps, path):
                 if first:
                     return [i]
                 found.add(i)
