@@ -123,6 +123,8 @@ BROKEN = [
     ("paths as string", _set("applies_to.paths", "deploy/**"), "applies_to.paths: expected a list of strings"),
     ("absolute path glob", _set("applies_to.paths", ["/etc/**"]), "applies_to.paths[0]: expected a relative path glob"),
     ("bad glob", _set("applies_to.refs", ["refs/heads/[main"]), "applies_to.refs[0]: not a valid wildmatch glob"),
+    ("glob too long", _set("applies_to.paths", ["a/" * 512 + "b"]), "applies_to.paths[0]: a glob may be at most 1024 characters, got 1025"),
+    ("glob with too many stars", _set("verification.inputs", ["*a" * 17]), "verification.inputs[0]: a glob may hold at most 16 `*`, got 17"),
     ("applies_to not a table", _set("applies_to", "everywhere"), "applies_to: expected a table"),
     ("command as string", _set("verification.command", "python check.py"), "verification.command: expected an argv list"),
     ("empty command", _set("verification.command", []), "verification.command: expected a non-empty argv list"),
@@ -174,6 +176,14 @@ def test_each_rule_broken_once_names_its_error(mutate: Any, expected: str) -> No
     event, problems = parse(doc)
     assert event is None
     assert any(p.startswith(expected) for p in problems), problems
+
+
+def test_a_glob_at_the_length_and_star_bounds_is_valid() -> None:
+    doc = valid_doc()
+    doc["applies_to"]["paths"] = ["a/" * 511 + "bc", "*a" * 16]
+    event, problems = parse(doc)
+    assert problems == []
+    assert event is not None
 
 
 def test_an_id_ending_in_a_newline_is_no_id_even_in_a_file_named_so() -> None:

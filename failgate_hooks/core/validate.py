@@ -44,6 +44,10 @@ EVIDENCE_KEYS = {"kind", "commit", "exit_code", "output_tail", "confirmed_by"}
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 # A day. tomllib reads integers of any size, and a clock cannot hold one of 400 digits.
 MAX_TIMEOUT_S = 86_400
+# A glob's matching work grows with its length and its `*` times the path's
+# length: these bounds keep a pusher's glob from making every hook slow.
+MAX_GLOB_CHARS = 1024
+MAX_GLOB_STARS = 16
 
 _E = TypeVar("_E", bound=enum.Enum)
 
@@ -396,6 +400,16 @@ class _Checker:
             error = wildmatch.pattern_error(pattern)
             if error:
                 self.fail(f"{where}{key}[{i}]", f"not a valid wildmatch glob: {error}")
+            elif len(pattern) > MAX_GLOB_CHARS:
+                self.fail(
+                    f"{where}{key}[{i}]",
+                    f"a glob may be at most {MAX_GLOB_CHARS} characters, got {len(pattern)}",
+                )
+            elif pattern.count("*") > MAX_GLOB_STARS:
+                self.fail(
+                    f"{where}{key}[{i}]",
+                    f"a glob may hold at most {MAX_GLOB_STARS} `*`, got {pattern.count('*')}",
+                )
         return patterns
 
     def unknown_keys(self, data: Mapping[str, Any], allowed: set[str], where: str) -> None:
