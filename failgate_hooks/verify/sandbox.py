@@ -41,6 +41,7 @@ _PROBE_TIMEOUT_S = 30
 # Root keeps its capabilities in a sandbox without them dropped: it could remount / writable.
 _NO_ROOT = ("--cap-drop", "ALL")
 _PYTHON_NAME = re.compile(r"(python|pypy)[0-9.]*\Z")
+_ASK_EXECUTABLE = "import sys; print(sys.executable)"
 
 
 class SandboxError(Exception):
@@ -91,6 +92,14 @@ class Sandbox:
         pythons = [path for path in chain if _PYTHON_NAME.match(os.path.basename(path))]
         bound = [] if not pythons else python_folders(pythons[0], hidden, writable)
         covered = _outermost(hidden)
+        hidden_launcher = not _is_visible(program, covered, [*bound, checkout])
+        if pythons and pythons[0] == program and hidden_launcher:
+            # A launcher the sandbox hides (a pyenv shim): run the Python it resolves to.
+            launched = self._launched_python(bwrap, program, writable, env)
+            if launched is not None:
+                bound = python_folders(launched, hidden, writable)
+                chain = [launched]
+                argv = [launched, *argv[1:]]
         seen = [*bound, checkout]
         for path in chain:
             if not _is_visible(path, covered, seen):
@@ -152,6 +161,38 @@ class Sandbox:
                 USERNS_HINT
             )
         return bwrap, None
+
+    def _launched_python(
+        self, bwrap: str, launcher: str, writable: Sequence[str], env: Mapping[str, str]
+    ) -> str | None:
+        """The Python a launcher runs, as it says, or None.
+
+        Only a launcher outside every folder a pushed commit could write is asked (the
+        user's own program), in a sandbox that hides those folders. Its answer is only
+        a path: the folders shown for it are read from its files, as any Python's."""
+        named, real = os.path.abspath(launcher), os.path.realpath(launcher)
+        if _under_any(named, writable) or _under_any(real, writable):
+            return None
+        ask = self._read_only(bwrap)
+        for folder in _outermost(writable):
+            ask += ["--tmpfs", folder]
+        ask += ["--", launcher, "-I", "-c", _ASK_EXECUTABLE]
+        try:
+            done = subprocess.run(
+                ask,
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
+                env=dict(env),
+                cwd="/",
+                timeout=_PROBE_TIMEOUT_S,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        lines = done.stdout.decode("utf-8", "replace").splitlines()
+        if done.returncode != 0 or len(lines) != 1 or not os.path.isabs(lines[0]):
+            return None
+        executable = lines[0]
+        return executable if os.path.isfile(executable) else None
 
     def _hidden_folders(self, checkout: str, env: Mapping[str, str]) -> list[str]:
         """Every folder to hide that exists, resolved; never / itself."""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tests.conftest import Repo, make_repo
 from tests.e2e.test_pre_receive import install_pre_receive, push
-from tests.e2e.test_sandbox import KEY, outcome, venv
+from tests.e2e.test_sandbox import KEY, gated, outcome, venv
 from tests.worlds import remote_ref, with_remote
 
 SECRET = "a private key\n"
@@ -137,3 +137,40 @@ def test_another_work_tree_of_the_repository_is_hidden(tmp_path: Path, visible: 
     code, text = outcome(linked, env=env)
     assert code == 1, text
     assert str(main) in text, text
+
+
+def test_a_launcher_in_the_home_folder_runs_the_python_it_names(visible: Path) -> None:
+    """A pyenv shim is the user's own program: asked, the Python it runs is run instead."""
+    home = a_home_with_a_key(visible)
+    launcher = home / "bin" / "python3"
+    launcher.parent.mkdir()
+    launcher.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    launcher.chmod(0o755)
+    verifier = f"import os, sys\nsys.exit(1 if os.path.exists({str(home / '.ssh')!r}) else 0)\n"
+    repo = gated(visible / "repo", verifier, python="python3")
+    env = {"HOME": str(home), "PATH": f"{launcher.parent}{os.pathsep}{os.environ['PATH']}"}
+    code, text = outcome(repo, "--sandbox", env=env)
+    assert code == 0, text
+    assert outcome(repo, env=env)[0] == 1  # unsandboxed, the home folder is in sight
+
+
+def test_a_launcher_in_the_work_tree_is_never_asked(visible: Path) -> None:
+    """Asked, it could read what it likes, and say so: here, by naming a program that passes."""
+    home = a_home_with_a_key(visible)
+    key = home / ".ssh" / "id_ed25519"
+    repo = make_repo(visible / "repo")
+    fake = repo.write(
+        "tools/python3",
+        f'#!/bin/sh\nif [ "$1" = -I ]; then test -e {key} && echo /bin/true; exit 0; fi\nexit 1\n',
+    )
+    fake.chmod(0o755)
+    repo.commit("a python that is not one")
+    repo.record(
+        KEY, "--status", "observed", "--title", "a chosen interpreter", "--trigger", "push",
+        "--verify", str(fake), "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the gate")
+    code, text = outcome(repo, "--sandbox", env={"HOME": str(home)})
+    assert SECRET.strip() not in text, text
+    assert code == 1, text
+    assert f"{fake} is in a folder it hides" in text, text
