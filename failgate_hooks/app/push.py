@@ -1,4 +1,4 @@
-"""Hook input → ref updates → one decision per ref.
+"""Ref updates → one decision per ref (`app/hook_input.py` reads them from git).
 
 `pre-push` (plain git and under pre-commit) and `pre-receive` read different
 input but ask the same question of every updated ref: which ledger applies
@@ -11,14 +11,15 @@ import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from failgate_hooks.app.accepted_tips import AcceptedTips, judged_tips, remember
 from failgate_hooks.app.evaluate import Evaluator, Request, ResultKey, RunVerifier
 from failgate_hooks.app.evidence_update import SignersInForce, judge_evidence_update
+from failgate_hooks.app.hook_input import RefUpdate
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.decide import enforces
-from failgate_hooks.core.errors import GitError, UsageError
+from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.gates import (
     PUSH,
     Context,
@@ -39,7 +40,7 @@ from failgate_hooks.git.remotes import (
     remote_default_branch,
     remote_ref_of,
 )
-from failgate_hooks.git.repo import GitRepo, is_null_id
+from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.config import Config, strictest
 from failgate_hooks.ledger.union import Revision, config_for
@@ -53,66 +54,6 @@ SEVERITY = {
     DecisionKind.ESCALATED: 2,
     DecisionKind.INTEGRITY: 3,
 }
-
-
-class RefUpdate(NamedTuple):
-    """One pushed ref: `new` is what it becomes, `old` what the other side has."""
-
-    local_ref: str
-    new: str
-    remote_ref: str
-    old: str
-
-    @property
-    def is_delete(self) -> bool:
-        return is_null_id(self.new)
-
-    @property
-    def is_create(self) -> bool:
-        return is_null_id(self.old)
-
-
-def parse_pre_push(text: str) -> list[RefUpdate]:
-    """`<local ref> <local oid> <remote ref> <remote oid>` lines, every one of them."""
-    updates = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        parts = line.rsplit(maxsplit=3)
-        if len(parts) != 4:
-            raise UsageError(f"pre-push input line {number} is not '<ref> <oid> <ref> <oid>'")
-        updates.append(RefUpdate(*parts))
-    return updates
-
-
-def parse_pre_receive(text: str) -> list[RefUpdate]:
-    """`<old> <new> <ref>` lines, as git feeds pre-receive."""
-    updates = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        parts = line.split()
-        if len(parts) != 3:
-            raise UsageError(f"pre-receive input line {number} is not '<old> <new> <ref>'")
-        old, new, ref = parts
-        updates.append(RefUpdate(ref, new, ref, old))
-    return updates
-
-
-def from_pre_commit(env: Mapping[str, str]) -> RefUpdate | None:
-    """The one ref pre-commit passes in PRE_COMMIT_* variables, or None when none is named.
-
-    pre-commit sets no TO_REF on a first push whose history starts at a root
-    commit: the local branch then names the pushed commit.
-    """
-    to_ref = env.get("PRE_COMMIT_TO_REF", "")
-    local = env.get("PRE_COMMIT_LOCAL_BRANCH", "")
-    remote_ref = env.get("PRE_COMMIT_REMOTE_BRANCH", "")
-    if not to_ref and not local:
-        return None
-    new = to_ref or local
-    old = env.get("PRE_COMMIT_FROM_REF", "") or "0" * 40
-    return RefUpdate(local or to_ref, new, remote_ref or local, old)
 
 
 @dataclass
@@ -500,10 +441,6 @@ def pusher_identity(config_env: str | None, environ: Mapping[str, str] = os.envi
 __all__ = [
     "HookRun",
     "PushReport",
-    "RefUpdate",
-    "from_pre_commit",
-    "parse_pre_push",
-    "parse_pre_receive",
     "pre_push",
     "pre_receive",
     "pusher_identity",

@@ -37,7 +37,8 @@ ONE_REF_NOTE = (
 
 def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
     """`failgate-pre-push REMOTE URL`, fed git's stdin, or pre-commit's variables."""
-    from failgate_hooks.app.push import from_pre_commit, parse_pre_push, pre_push
+    from failgate_hooks.app.hook_input import from_pre_commit, parse_pre_push
+    from failgate_hooks.app.push import pre_push
     from failgate_hooks.git.repo import GitRepo
 
     if any(a in HELP_FLAGS for a in args):
@@ -75,7 +76,8 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
 def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
     """`failgate-pre-receive [--exec] [--no-sandbox]` in a server's repository, fed
     `<old> <new> <ref>`. `--exec` runs verifiers, in the sandbox unless `--no-sandbox`."""
-    from failgate_hooks.app.push import parse_pre_receive, pre_receive
+    from failgate_hooks.app.hook_input import parse_pre_receive
+    from failgate_hooks.app.push import pre_receive
     from failgate_hooks.git.evidence import EVIDENCE_REF
     from failgate_hooks.git.evidence import resolve as resolve_evidence
     from failgate_hooks.git.repo import GitRepo

@@ -1,0 +1,74 @@
+"""What git hands a push hook, read into ref updates.
+
+`pre-push` gets `<local ref> <local oid> <remote ref> <remote oid>` lines (or,
+under pre-commit, `PRE_COMMIT_*` variables), `pre-receive` gets `<old> <new>
+<ref>` lines: both become the same `RefUpdate`, which `app/push.py` decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from failgate_hooks.core.errors import UsageError
+from failgate_hooks.git.repo import is_null_id
+
+
+class RefUpdate(NamedTuple):
+    """One pushed ref: `new` is what it becomes, `old` what the other side has."""
+
+    local_ref: str
+    new: str
+    remote_ref: str
+    old: str
+
+    @property
+    def is_delete(self) -> bool:
+        return is_null_id(self.new)
+
+    @property
+    def is_create(self) -> bool:
+        return is_null_id(self.old)
+
+
+def parse_pre_push(text: str) -> list[RefUpdate]:
+    """`<local ref> <local oid> <remote ref> <remote oid>` lines, every one of them."""
+    updates = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.rsplit(maxsplit=3)
+        if len(parts) != 4:
+            raise UsageError(f"pre-push input line {number} is not '<ref> <oid> <ref> <oid>'")
+        updates.append(RefUpdate(*parts))
+    return updates
+
+
+def parse_pre_receive(text: str) -> list[RefUpdate]:
+    """`<old> <new> <ref>` lines, as git feeds pre-receive."""
+    updates = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 3:
+            raise UsageError(f"pre-receive input line {number} is not '<old> <new> <ref>'")
+        old, new, ref = parts
+        updates.append(RefUpdate(ref, new, ref, old))
+    return updates
+
+
+def from_pre_commit(env: Mapping[str, str]) -> RefUpdate | None:
+    """The one ref pre-commit passes in PRE_COMMIT_* variables, or None when none is named.
+
+    pre-commit sets no TO_REF on a first push whose history starts at a root
+    commit: the local branch then names the pushed commit.
+    """
+    to_ref = env.get("PRE_COMMIT_TO_REF", "")
+    local = env.get("PRE_COMMIT_LOCAL_BRANCH", "")
+    remote_ref = env.get("PRE_COMMIT_REMOTE_BRANCH", "")
+    if not to_ref and not local:
+        return None
+    new = to_ref or local
+    old = env.get("PRE_COMMIT_FROM_REF", "") or "0" * 40
+    return RefUpdate(local or to_ref, new, remote_ref or local, old)
