@@ -279,16 +279,21 @@ def _advance(step: _Step, path: str, ends: int) -> int:
 
 def _matches(steps: tuple[_Step, ...], path: str) -> bool:
     """Whether the whole of `path` matches the steps of a valid pattern."""
+    last = steps[-1]
+    end = len(path)
+    if isinstance(last, _Piece):
+        # The last piece must end where the path does, so only one start leads there;
+        # most paths a glob is tried on fail it (`**/*.json`), so it is tried first.
+        end -= last.width
+        if end < 0 or not last.lookahead.match(path, end):
+            return False
+        steps = steps[:-1]
     ends = 1
-    last = len(steps) - 1
-    for i, step in enumerate(steps):
-        if i == last and isinstance(step, _Piece):
-            # The last piece must end where the path does: only one start leads there.
-            ends &= 1 << (len(path) - step.width) if len(path) >= step.width else 0
+    for step in steps:
         if not ends:
             return False
         ends = _advance(step, path, ends)
-    return bool(ends >> len(path) & 1)
+    return bool(ends >> end & 1)
 
 
 def match(pattern: str, path: str) -> bool:
