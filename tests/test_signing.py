@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from failgate_hooks.core.evidence import Statement
+from failgate_hooks.core.gates import VerifierResult
 from failgate_hooks.verify.signing import SignatureChecker, Signer, SigningError, key_source, sign
 
 
@@ -107,37 +109,44 @@ def test_find_principals_is_asked_once_per_signing_key(tmp_path: Path) -> None:
         assert "bad signature" in str(checker.check(b"one", second))
 
 
+def _lookup_among(tmp_path: Path, good: Statement, lines: list[str], public: str) -> VerifierResult:
+    """A lookup of `good`'s gate in an evidence ref holding `lines`, `public` the one signer."""
+    from failgate_hooks.app.evidence import EvidenceCheck
+    from failgate_hooks.app.evidence_store import append_lines
+    from failgate_hooks.core.evidence import Subject, evidence_path
+    from failgate_hooks.git.evidence import resolve
+    from failgate_hooks.git.repo import GitRepo
+    from failgate_hooks.ledger.config import Config
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    subject = Subject(good.content, good.environment, good.verifier, good.entity)
+    with GitRepo.open(repo.path) as opened:
+        append_lines(opened, {evidence_path(good.content): lines})
+        check = EvidenceCheck(opened, Config(), [str(resolve(opened))], signers(f"ci {public}"))
+        try:
+            return check._lookup(("true",), subject, [check._checker(signers(f"ci {public}"))])
+        finally:
+            check.close()
+
+
 def test_statements_by_a_listed_key_are_checked_before_any_number_of_others(
     tmp_path: Path,
 ) -> None:
     import dataclasses
 
-    from failgate_hooks.app.evidence import MAX_CHECKED, EvidenceCheck
-    from failgate_hooks.app.evidence_store import append_lines
-    from failgate_hooks.core.evidence import Subject, encode_line, evidence_path, payload
-    from failgate_hooks.git.evidence import resolve
-    from failgate_hooks.git.repo import GitRepo
-    from failgate_hooks.ledger.config import Config
-    from tests.conftest import make_repo
+    from failgate_hooks.app.evidence import MAX_CHECKED
+    from failgate_hooks.core.evidence import encode_line, payload
     from tests.test_evidence import statement
 
     key, public = make_key(tmp_path, "ci")
     stranger, _ = make_key(tmp_path, "stranger")
     good = statement(commit="f" * 40)  # its line sorts after every other one
-    path = evidence_path(good.content)
     lines = [encode_line(payload(good), sign(payload(good), key_file=str(key), key_text=None)[0])]
     for n in range(MAX_CHECKED + 1):
         junk = payload(dataclasses.replace(good, commit=f"{n:040d}"))
         lines.append(encode_line(junk, sign(junk, key_file=str(stranger), key_text=None)[0]))
-    repo = make_repo(tmp_path / "repo")
-    subject = Subject(good.content, good.environment, good.verifier, good.entity)
-    with GitRepo.open(repo.path) as opened:
-        append_lines(opened, {path: lines})
-        check = EvidenceCheck(opened, Config(), [str(resolve(opened))], signers(f"ci {public}"))
-        try:
-            found = check._lookup(("true",), subject, [check._checker(signers(f"ci {public}"))])
-        finally:
-            check.close()
+    found = _lookup_among(tmp_path, good, lines, public)
     assert found.evidence, found
     assert found.evidence[0][1].startswith("ci SHA256:")
 
@@ -145,31 +154,17 @@ def test_statements_by_a_listed_key_are_checked_before_any_number_of_others(
 def test_lines_that_could_not_cover_the_gate_spend_no_signature_check(tmp_path: Path) -> None:
     import dataclasses
 
-    from failgate_hooks.app.evidence import MAX_CHECKED, EvidenceCheck
-    from failgate_hooks.app.evidence_store import append_lines
-    from failgate_hooks.core.evidence import Subject, encode_line, evidence_path, payload
-    from failgate_hooks.git.evidence import resolve
-    from failgate_hooks.git.repo import GitRepo
-    from failgate_hooks.ledger.config import Config
-    from tests.conftest import make_repo
+    from failgate_hooks.app.evidence import MAX_CHECKED
+    from failgate_hooks.core.evidence import encode_line, payload
     from tests.test_evidence import statement
 
     key, public = make_key(tmp_path, "ci")
     good = statement(commit="f" * 40)  # its line sorts after every other one
-    path = evidence_path(good.content)
     lines = [encode_line(payload(good), sign(payload(good), key_file=str(key), key_text=None)[0])]
     for n in range(2 * MAX_CHECKED):
         other = payload(dataclasses.replace(good, entity=f"other-{n}", commit=f"{n:040d}"))
         lines.append(encode_line(other, b"not checked: it is about another entity"))
-    repo = make_repo(tmp_path / "repo")
-    subject = Subject(good.content, good.environment, good.verifier, good.entity)
-    with GitRepo.open(repo.path) as opened:
-        append_lines(opened, {path: lines})
-        check = EvidenceCheck(opened, Config(), [str(resolve(opened))], signers(f"ci {public}"))
-        try:
-            found = check._lookup(("true",), subject, [check._checker(signers(f"ci {public}"))])
-        finally:
-            check.close()
+    found = _lookup_among(tmp_path, good, lines, public)
     assert found.evidence, found
     # Each one said why, but so many only as a lookup checks, and how many more.
     assert len(found.skipped_evidence) == MAX_CHECKED + 1, found.skipped_evidence
