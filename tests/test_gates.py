@@ -833,6 +833,38 @@ def test_authority_over_an_expiry(
     assert got.decision is decision
 
 
+@pytest.mark.parametrize(
+    ("policy", "accepted", "decision"),
+    [
+        pytest.param(STRICT, False, DecisionKind.HELD, id="pending-where-protected-decides"),
+        pytest.param(RELAXER, True, DecisionKind.ALLOWED, id="a-relaxer-may-push-it"),
+        pytest.param(ACCEPT, True, DecisionKind.ALLOWED, id="listed-where-it-is-accepted"),
+    ],
+)
+def test_a_commit_leaving_a_since_the_protected_revision_is_in_is_a_relaxation(
+    policy: Policy, accepted: bool, decision: DecisionKind
+) -> None:
+    """Its verifier passing is not enough: accepted, C is a tip outside `since`, and
+    every commit built on it would be too."""
+    facts = FakeFacts(protected_ancestors=frozenset({SIBLING}))
+    events = [observed(applies_to=AppliesTo(since=SIBLING))]
+    got = run(events, policy=policy, facts=facts, results={KEY: PASSED})
+    assert got.gates[0].state is GateState.CLEARED
+    assert [(r.kind, r.accepted) for r in got.relaxations] == [("leaves_since", accepted)]
+    assert "does not descend from since bbbbbbbbbbbb, which refs/heads/main does" in (
+        got.relaxations[0].what
+    )
+    assert got.decision is decision
+
+
+def test_a_commit_inside_since_or_out_of_scope_leaves_nothing() -> None:
+    facts = FakeFacts(protected_ancestors=frozenset({SIBLING, ANCESTOR}))
+    inside = run([observed(applies_to=AppliesTo(since=ANCESTOR))], policy=STRICT, facts=facts)
+    elsewhere = AppliesTo(since=SIBLING, paths=("contracts/**",))
+    outside = run([observed(applies_to=elsewhere)], policy=STRICT, facts=facts)
+    assert inside.relaxations == () and outside.relaxations == ()
+
+
 def test_a_pending_relaxation_blocks_even_where_its_entity_does_not_apply() -> None:
     events = [observed(triggers=("deploy",)), ev("e2", "expired", follows=("e1",))]
     got = run(events, policy=STRICT, protected={"e1"})

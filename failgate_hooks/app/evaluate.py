@@ -42,6 +42,7 @@ class GitFacts:
         self._ledger_dir = ledger_dir
         self._protected = protected  # the first protected revision: what C is judged against
         self._since: dict[str, bool | None] = {}
+        self._under_since: dict[str, bool] = {}
         self._bindings: dict[tuple[str, tuple[str, ...] | None], bool] = {}
         self._folders: dict[str, list[str]] = {}  # sorted file paths under a folder
         self._run_keys: dict[tuple[str, tuple[str, ...] | None], str] = {}
@@ -97,9 +98,11 @@ class GitFacts:
     def protected_under_since(self, since: str) -> str | None:
         # Asked only after since_relation said False: git has `since`, and full history.
         protected = self._protected
-        if protected is None or not self._repo.is_ancestor(since, protected.commit):
+        if protected is None:
             return None
-        return protected.label
+        if since not in self._under_since:
+            self._under_since[since] = self._repo.is_ancestor(since, protected.commit)
+        return protected.label if self._under_since[since] else None
 
     def tree_matches(self, patterns: Sequence[str]) -> bool:
         from failgate_hooks.core.wildmatch import literal_prefix, matching

@@ -48,6 +48,8 @@ def assess(
     relaxations, resolution = _authority(resolution, protected_ids, policy)
     shown = resolution.state
     found = _state(resolution, facts, context)
+    if found.state is not GateState.NOT_APPLICABLE:
+        relaxations += _leaving_since(resolution, facts, policy)
     return Assessment(
         entity_key=resolution.entity_key,
         state=found.state,
@@ -182,6 +184,32 @@ def _applicability(
             f"no file of {short_id(facts.commit)} matches its paths ({_list(scope.paths)})",
         )
     return True, tuple(notes)
+
+
+def _leaving_since(resolution: Resolution, facts: Facts, policy: Policy) -> tuple[Relaxation, ...]:
+    """A gate that applies to C only because the protected revision is inside its
+    `since`: C is new history outside it. The verifier still judges C's tree; but once
+    accepted, C is a tip the gate no longer holds, nor any commit built on it, so
+    only a relaxer may push it (a branch cut from before `since`, a rewritten main)."""
+    found = []
+    for state in judged_scopes(resolution):
+        since = state.applies_to.since if state.applies_to is not None else None
+        if since is None or facts.since_relation(since) is not False:
+            continue
+        protected = facts.protected_under_since(since)
+        if protected is not None:
+            found.append((since, protected))
+    if not found:
+        return ()
+    since, protected = found[0]
+    what = (
+        f"{resolution.entity_key}: {short_id(facts.commit)} does not descend from since "
+        f"{short_id(since)}, which {protected} does: accepted, it and every commit on it "
+        "would leave the gate"
+    )
+    accepted = policy.authority == "accept" or policy.pusher_is_relaxer
+    kind = RelaxationKind.LEAVES_SINCE.value
+    return (Relaxation("", resolution.entity_key, kind, accepted, what),)
 
 
 def _conflict_reason(resolution: Resolution) -> str:

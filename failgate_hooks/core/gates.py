@@ -54,7 +54,7 @@ class RelaxationKind(enum.StrEnum):
     APPLIES_TO = "applies_to"
     # An event after heads that disagree: it settles their conflict, for one side.
     SETTLES = "settles"
-    # Four that are not events: what loosens the configuration in force, the
+    # Five that are not events: what loosens the configuration in force, the
     # deletion of a protected ref whose ledger holds events the default branch lacks,
     # a pushed commit whose copy of a verifier's pinned files is not the pinned one
     # (once landed on a protected ref, its copy is what later pushes run), and the
@@ -64,6 +64,9 @@ class RelaxationKind(enum.StrEnum):
     REF_DELETION = "ref_deletion"
     PINNED_FILES = "pinned_files"
     DEFAULT_BRANCH = "default_branch"
+    # A commit outside a gate's `since`, pushed where the protected revision is inside:
+    # accepted, it would become a tip the gate no longer holds, and so would its children.
+    LEAVES_SINCE = "leaves_since"
 
 
 class VerifierOutcome(enum.StrEnum):

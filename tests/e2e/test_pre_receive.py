@@ -405,11 +405,19 @@ def test_new_history_cannot_escape_a_gate_scoped_since_a_commit(tmp_path: Path) 
     assert remote_ref(remote, "refs/heads/release/1") is None
 
 
-def test_a_branch_cut_before_since_is_judged_by_its_verifier(tmp_path: Path) -> None:
+def test_a_branch_cut_before_since_is_judged_by_its_verifier_and_pushed_by_a_relaxer(
+    tmp_path: Path,
+) -> None:
+    """Its verifier runs on it; and since every commit built on it would be outside the
+    gate's `since` too, cutting it is a relaxation: a relaxer's push, once."""
     repo, remote, fixed = since_server(tmp_path)
-    cut = push(repo, f"{fixed}:refs/heads/release/1")
+    refused = push(repo, f"{fixed}:refs/heads/release/1", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert f"CLEARED {KEY}" in refused.stderr
+    assert "PENDING" in refused.stderr and "would leave the gate" in refused.stderr
+    assert remote_ref(remote, "refs/heads/release/1") is None
+    cut = push(repo, f"{fixed}:refs/heads/release/1", user="alice")
     assert cut.returncode == 0, cut.stderr
-    assert f"CLEARED {KEY}" in cut.stderr
     assert remote_ref(remote, "refs/heads/release/1") == fixed
     # From then on the branch is judged against its own tip, which the gate never held
     repo.git("checkout", "-q", "-b", "release/1", fixed)
@@ -419,3 +427,20 @@ def test_a_branch_cut_before_since_is_judged_by_its_verifier(tmp_path: Path) -> 
     assert onward.returncode == 0, onward.stderr
     assert "no gate applies" in onward.stderr
     assert remote_ref(remote, "refs/heads/release/1") == noted
+
+
+def test_new_history_that_passes_once_does_not_leave_the_gate_for_good(tmp_path: Path) -> None:
+    """The fixed tree under a root commit passes its verifier; accepted as main's tip, it
+    would make main a ref the gate's `since` no longer holds, and the budget could be
+    cut again on top of it unchecked. So it needs a relaxer, on main and on a new ref."""
+    repo, remote, _ = since_server(tmp_path)
+    fix_budget(repo)
+    rerooted = new_history(repo)
+    before = remote_ref(remote, "refs/heads/main")
+    for args in (["--force", f"{rerooted}:main"], [f"{rerooted}:refs/heads/release/9"]):
+        refused = push(repo, *args, user="bob")
+        assert refused.returncode != 0, refused.stderr
+        assert f"CLEARED {KEY}" in refused.stderr  # the verifier passed: not enough
+        assert "would leave the gate" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+    assert remote_ref(remote, "refs/heads/release/9") is None
