@@ -100,6 +100,10 @@ HIDING = [
     ("# \U000e0072\U000e0075\U000e006e", "$'# \\U000e0072\\U000e0075\\U000e006e'"),
     ("ru\u200bn('evil')", "$'ru\\u200bn(\\'evil\\')'"),
     ("a = 1\x0c\x1c\u2028b = 2", "$'a = 1\\x0c\\x1c\\u2028b = 2'"),
+    # Printable, yet shown as nothing: Python reads `ok\ufe00` as a name other than `ok`.
+    ("sys.exit(0 if ok\ufe00 else 1)", "$'sys.exit(0 if ok\\ufe00 else 1)'"),
+    ("ok\U000e0100 = \u034fTrue", "$'ok\\U000e0100 = \\u034fTrue'"),
+    ("\u3164 = 1; x = \u115f", "$'\\u3164 = 1; x = \\u115f'"),
 ]
 
 

@@ -40,6 +40,15 @@ _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 # and the interlinear annotation marks. The zero-width joiner and non-joiner stay:
 # Persian, Indic scripts and emoji sequences need them, and they carry no letters.
 _INVISIBLE = "\u180e\u200b\u2060-\u2064\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
+# Unicode's Default_Ignorable_Code_Point: what a renderer shows as nothing, though
+# it may print (variation selectors, the combining grapheme joiner, Hangul fillers).
+# Python takes some inside identifiers (`ok\ufe00` is a name other than `ok`), so
+# where a person approves code, each is shown as its escape.
+DEFAULT_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
 # C0 but tab and newline, DEL, C1, bidi controls, invisible characters.
 _UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}{_INVISIBLE}]")
 # A lone surrogate (from bytes decoded with surrogateescape) cannot be encoded

@@ -20,7 +20,7 @@ import difflib
 import shlex
 from collections.abc import Mapping
 
-from failgate_hooks.core.sanitize import clean_line, clip
+from failgate_hooks.core.sanitize import DEFAULT_IGNORABLE, clean_line, clip
 
 INDENT = "       "
 # A verifier's file is read, not scrolled: beyond this the rest is one `git show` away.
@@ -35,15 +35,20 @@ ESCAPED_NOTE = (
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\", "'": "\\'"}
 
 
+def _shows(text: str) -> bool:
+    """Whether every character of `text` prints, and shows as something."""
+    return text.isprintable() and DEFAULT_IGNORABLE.search(text) is None
+
+
 def quote_argument(argument: str) -> str:
     """One argv element as a shell would need it, on one line: `'a b'`, or `$'a\\nb'`
     (bash's quoting with escapes) when it holds anything that does not print."""
-    return shlex.quote(argument) if argument.isprintable() else escaped(argument)
+    return shlex.quote(argument) if _shows(argument) else escaped(argument)
 
 
 def exact(text: str) -> str:
     """`text` as it is when every character prints, else `escaped(text)`."""
-    return text if text.isprintable() else escaped(text)
+    return text if _shows(text) else escaped(text)
 
 
 def shown_path(path: str) -> str:
@@ -58,7 +63,7 @@ def escaped(text: str) -> str:
     for char in text:
         if char in _NAMED_ESCAPES:
             parts.append(_NAMED_ESCAPES[char])
-        elif char.isprintable():
+        elif _shows(char):
             parts.append(char)
         elif ord(char) < 0x80:  # bash reads \xHH as a byte, \uHHHH as a character
             parts.append(f"\\x{ord(char):02x}")
@@ -128,7 +133,7 @@ def _quoted(lines: list[str], blob: str) -> list[str]:
     not print; a tab is shown as the spaces an editor shows."""
     shown = []
     for line in (line.expandtabs(4) for line in lines[:MAX_LINES]):
-        mark = "|" if line.isprintable() else "!"
+        mark = "|" if _shows(line) else "!"
         shown.append(f"{INDENT}{mark} {_bounded(exact(line))}")
     if len(lines) > MAX_LINES:
         shown.append(f"{INDENT}… {len(lines) - MAX_LINES} more lines: see git show {blob[:12]}")
