@@ -7,9 +7,12 @@ nothing else, and nothing in a folder the commit could have written.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
-from failgate_hooks.verify.sandbox import python_folders
+import pytest
+
+from failgate_hooks.verify.sandbox import commit_writable, python_folders
 
 
 def a_python(prefix: Path) -> Path:
@@ -81,3 +84,24 @@ def test_a_folder_that_holds_a_hidden_one_is_never_shown(tmp_path: Path) -> None
     (home / "lib" / "python3.12").mkdir(parents=True)
     (home / "lib" / "python3.12" / "os.py").write_text("")
     assert folders(home / "bin" / "python3", home) == []
+
+
+def test_a_venv_in_the_temporary_folder_is_the_user_s_but_not_in_a_checkout_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI job's virtualenv in /tmp runs in the sandbox; one in a temporary checkout of
+    failgate's (`failgate-*` in TMPDIR), which a pushed commit wrote, never does."""
+    temporary, home, repo = tmp_path / "tmp", tmp_path / "home", tmp_path / "repo"
+    for folder in (temporary, home, repo):
+        folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    base = a_python(tmp_path / "usr")
+    users = a_venv(temporary / "ci" / ".venv", base.parent)
+    planted = a_venv(temporary / "failgate-a1b2" / "tree" / "tools", base.parent)
+    hidden = [str(temporary), str(home), str(repo)]
+    writable = commit_writable(hidden, {"HOME": str(home)})
+    assert str(repo) in writable and str(temporary / "failgate-a1b2") in writable
+    assert str(temporary) not in writable and str(home) not in writable
+    shown = python_folders(str(users), hidden, writable)
+    assert shown == [str(temporary / "ci" / ".venv"), str(base.parent.parent)]
+    assert python_folders(str(planted), hidden, writable) == []

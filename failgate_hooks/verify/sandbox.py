@@ -86,9 +86,7 @@ class Sandbox:
         program = find_program(argv[0], cwd=checkout, path=env.get("PATH", os.defpath))
         chain = _program_and_interpreter(program, cwd=checkout, env=env)
         hidden = self._hidden_folders(checkout, env)
-        homes = {os.path.realpath(home) for home in home_folders(env)}
-        # Every hidden folder but the home folders may hold a file a pushed commit wrote.
-        writable = [folder for folder in hidden if folder not in homes]
+        writable = commit_writable(hidden, env)
         pythons = [path for path in chain if _PYTHON_NAME.match(os.path.basename(path))]
         bound = [] if not pythons else python_folders(pythons[0], hidden, writable)
         covered = _outermost(hidden)
@@ -202,6 +200,17 @@ class Sandbox:
         wanted.append(os.path.dirname(checkout))  # the other checkouts beside this one
         resolved = {os.path.realpath(folder) for folder in wanted if folder}
         return sorted(f for f in resolved if f != "/" and os.path.isdir(f))
+
+
+def commit_writable(hidden: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """The hidden folders that may hold a file a pushed commit wrote: the repository and
+    its work trees, the checkouts kept and the temporary ones (`failgate-*` in TMPDIR).
+    Not the home folders, nor /tmp or TMPDIR as such, where the user's own Python may
+    live (a CI job's virtualenv in /tmp): what is bound from there is read from its files."""
+    shared = {os.path.realpath(folder) for folder in home_folders(env)}
+    shared |= {os.path.realpath(folder) for folder in (*PRIVATE_FOLDERS, tempfile.gettempdir())}
+    runs = glob.glob(os.path.join(glob.escape(tempfile.gettempdir()), "failgate-*"))
+    return [*(f for f in hidden if f not in shared), *(os.path.realpath(f) for f in runs)]
 
 
 def home_folders(env: Mapping[str, str]) -> list[str]:
