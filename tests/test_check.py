@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from failgate_hooks.core.events import Event, Status, entity_folder, event_to_toml
 from tests.conftest import Repo
 from tests.worlds import with_remote
@@ -166,3 +168,23 @@ def test_a_first_push_to_an_empty_remote_counts_relaxations_on_one_line(
     (line,) = relaxed_lines(push.stderr)
     assert line.startswith("RELAXED 4 relaxing event(s) accepted")
     assert "the hook reads the remote's default branch" in line
+
+
+def test_a_gate_s_paths_past_the_matching_budget_make_it_apply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git's answer, through the matching budget of one decision: within it a glob that
+    matches no file misses; past it, failgate cannot say it misses, so the gate applies."""
+    from failgate_hooks.app import evaluate
+    from failgate_hooks.git.repo import GitRepo
+    from tests.conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    for i in range(20):
+        repo.write(f"deep/{'a' * 200}{i:02d}", "x\n")
+    commit = repo.commit("long names")
+    globs = ("*" + "?" * 60 + "*z",)
+    with GitRepo.open(repo.path) as opened:
+        assert evaluate.GitFacts(opened, commit, "ledger").tree_matches(globs) is False
+        monkeypatch.setattr(evaluate, "MATCH_WORK", len(globs[0]) * 205 * 10)
+        assert evaluate.GitFacts(opened, commit, "ledger").tree_matches(globs) is None

@@ -63,6 +63,8 @@ class FakeFacts:
     bind_calls: list[tuple[str, Verification | None]] = field(default_factory=list)
     # the commits the protected revision C is judged against descends from
     protected_ancestors: frozenset[str] = frozenset()
+    # matching the gates' paths would take more work than one decision may
+    match_work_spent: bool = False
 
     def since_relation(self, since: str) -> bool | None:
         if since == self.commit or since in self.ancestors:
@@ -72,7 +74,9 @@ class FakeFacts:
     def protected_under_since(self, since: str) -> str | None:
         return "refs/heads/main" if since in self.protected_ancestors else None
 
-    def tree_matches(self, patterns: Sequence[str]) -> bool:
+    def tree_matches(self, patterns: Sequence[str]) -> bool | None:
+        if self.match_work_spent:
+            return None
         return any(wildmatch.match_any(patterns, path) for path in self.files)
 
     def evidence_binds(self, evidence_commit: str, verification: Verification | None) -> bool:
@@ -203,6 +207,12 @@ TABLE = [
         [observed(applies_to=AppliesTo(since=ANCESTOR))], Context("push", MAIN), FakeFacts(),
         GateState.OPEN, "needs verifier python checks/check_gas_budget.py",
         id="since-an-ancestor-applies",
+    ),
+    pytest.param(
+        [observed(applies_to=AppliesTo(paths=("contracts/**",)))], Context("push", MAIN),
+        FakeFacts(match_work_spent=True), GateState.OPEN,
+        "its paths were not all matched within the work one decision may take",
+        id="paths-past-the-matching-budget-apply",
     ),
     pytest.param(
         [observed(applies_to=AppliesTo(since=C))], Context("push", MAIN), FakeFacts(),

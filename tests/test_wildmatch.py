@@ -772,3 +772,15 @@ def test_match_agrees_with_git_ls_files(glob_repo: Path, pattern: str) -> None:
     by_git = set(out.decode().split("\0")[:-1])
     ours = {path for path in GIT_FILES if wildmatch.match(pattern, path)}
     assert ours == by_git
+
+
+def test_a_budget_bounds_the_work_of_many_matches_together() -> None:
+    """Each match is bounded; many long globs beside many long file names are not, so
+    the caller gives them one budget, and running out of it is said, never a miss."""
+    paths = sorted(f"deep/{'a' * 2000}{i:04d}" for i in range(50))
+    pattern = "*" + "?" * 60 + "*z"
+    budget = wildmatch.Budget(len(pattern) * len(paths[0]) * 10)
+    assert wildmatch.matching([pattern], paths[:10], budget=budget) == []
+    with pytest.raises(wildmatch.WorkSpent):
+        wildmatch.matching([pattern], paths, budget=budget)
+    assert wildmatch.matching([pattern], paths) == []  # no budget, no bound

@@ -26,9 +26,15 @@ from failgate_hooks.core.gates import (
     VerifierResult,
 )
 from failgate_hooks.core.resolve import Resolution, verification_key
+from failgate_hooks.core.wildmatch import Budget
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import MAX_CONFIG_BYTES, Config, loosened
 from failgate_hooks.ledger.union import Ledger, Revision, config_at, config_revision, read_union
+
+# The glob work one decision may take for its gates' paths: 50,000 files tried
+# against 20 globs with no literal prefix take about a fifth of it; past it a gate's
+# paths are not known to miss, so the gate applies (fail closed).
+MATCH_WORK = 4_000_000_000
 
 
 class GitFacts:
@@ -43,6 +49,7 @@ class GitFacts:
         self._protected = protected  # the first protected revision: what C is judged against
         self._since: dict[str, bool | None] = {}
         self._under_since: dict[str, bool] = {}
+        self._budget = Budget(MATCH_WORK)  # every gate's paths for C, together
         self._bindings: dict[tuple[str, tuple[str, ...] | None], bool] = {}
         self._folders: dict[str, list[str]] = {}  # sorted file paths under a folder
         self._run_keys: dict[tuple[str, tuple[str, ...] | None], str] = {}
@@ -104,17 +111,23 @@ class GitFacts:
             self._under_since[since] = self._repo.is_ancestor(since, protected.commit)
         return protected.label if self._under_since[since] else None
 
-    def tree_matches(self, patterns: Sequence[str]) -> bool:
-        from failgate_hooks.core.wildmatch import literal_prefix, matching
+    def tree_matches(self, patterns: Sequence[str]) -> bool | None:
+        from failgate_hooks.core.wildmatch import WorkSpent, literal_prefix, matching
 
         # Every path a glob matches lies in the folder of its literal prefix: list
         # that folder, not the commit's whole tree (which holds the whole ledger).
-        return any(
-            matching(
-                [pattern], self._files_under(literal_prefix(pattern).rpartition("/")[0]), first=True
+        try:
+            return any(
+                matching(
+                    [pattern],
+                    self._files_under(literal_prefix(pattern).rpartition("/")[0]),
+                    first=True,
+                    budget=self._budget,
+                )
+                for pattern in patterns
             )
-            for pattern in patterns
-        )
+        except WorkSpent:
+            return None
 
     def _files_under(self, folder: str) -> list[str]:
         if folder not in self._folders:

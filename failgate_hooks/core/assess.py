@@ -179,10 +179,17 @@ def _applicability(
                 f"{short_id(scope.since)}, but {protected}, the protected revision it is "
                 "judged against, does: applies, or new history would escape the gate"
             )
-    if scope.paths is not None and not facts.tree_matches(scope.paths):
-        return False, (
-            f"no file of {short_id(facts.commit)} matches its paths ({_list(scope.paths)})",
-        )
+    if scope.paths is not None:
+        matched = facts.tree_matches(scope.paths)
+        if matched is None:
+            notes.append(
+                "its paths were not all matched within the work one decision may take "
+                "(many long globs, or very long file names): applies (fail closed)"
+            )
+        elif not matched:
+            return False, (
+                f"no file of {short_id(facts.commit)} matches its paths ({_list(scope.paths)})",
+            )
     return True, tuple(notes)
 
 

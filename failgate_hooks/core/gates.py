@@ -117,8 +117,9 @@ class Facts(Protocol):
         is it or an ancestor of it; None when it is not, or when there is none."""
         ...
 
-    def tree_matches(self, patterns: Sequence[str]) -> bool:
-        """Whether C's tree has a file matching any of the wildmatch `patterns`."""
+    def tree_matches(self, patterns: Sequence[str]) -> bool | None:
+        """Whether C's tree has a file matching any of the wildmatch `patterns`; None
+        when matching them would take more work than a decision may."""
         ...
 
     def evidence_binds(self, evidence_commit: str, verification: Verification | None) -> bool:

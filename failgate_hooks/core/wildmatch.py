@@ -316,13 +316,36 @@ def literal_prefix(pattern: str) -> str:
     return _SPECIAL.split(pattern, maxsplit=1)[0]
 
 
+class WorkSpent(Exception):
+    """A match was asked for beyond the work a `Budget` allows."""
+
+
+class Budget:
+    """The work several matches may take together, counted as glob length times path
+    length per path tried. Each match is bounded; their sum is not, and the globs and
+    paths are a pusher's to choose (many long globs beside many long file names)."""
+
+    def __init__(self, work: int) -> None:
+        self.left = work
+
+    def spend(self, pattern: str, path: str) -> None:
+        self.left -= len(pattern) * len(path)
+        if self.left < 0:
+            raise WorkSpent
+
+
 def matching(
-    patterns: Iterable[str], sorted_paths: Sequence[str], *, first: bool = False
+    patterns: Iterable[str],
+    sorted_paths: Sequence[str],
+    *,
+    first: bool = False,
+    budget: Budget | None = None,
 ) -> list[int]:
     """Indices of the sorted paths that match any pattern, in order (only one with `first`).
 
     Only the paths that start with a pattern's literal prefix are tried, found by
-    bisection: a glob under one folder costs that folder's files, not the tree's."""
+    bisection: a glob under one folder costs that folder's files, not the tree's.
+    With a `budget`, raises WorkSpent once the paths tried would take more."""
     found: set[int] = set()
     for pattern in patterns:
         steps = _compile(pattern)
@@ -333,6 +356,8 @@ def matching(
             path = sorted_paths[i]
             if not path.startswith(prefix):
                 break
+            if budget is not None:
+                budget.spend(pattern, path)
             if i not in found and _matches(steps, path):
                 if first:
                     return [i]
