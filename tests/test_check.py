@@ -176,6 +176,7 @@ def test_a_gate_s_paths_past_the_matching_budget_make_it_apply(
     """Git's answer, through the matching budget of one decision: within it a glob that
     matches no file misses; past it, failgate cannot say it misses, so the gate applies."""
     from failgate_hooks.app import evaluate
+    from failgate_hooks.core import wildmatch
     from failgate_hooks.git.repo import GitRepo
     from tests.conftest import make_repo
 
@@ -186,5 +187,5 @@ def test_a_gate_s_paths_past_the_matching_budget_make_it_apply(
     globs = ("*" + "?" * 60 + "*z",)
     with GitRepo.open(repo.path) as opened:
         assert evaluate.GitFacts(opened, commit, "ledger").tree_matches(globs) is False
-        monkeypatch.setattr(evaluate, "MATCH_WORK", len(globs[0]) * 205 * 10)
+        monkeypatch.setattr(wildmatch, "MATCH_WORK", len(globs[0]) * 205 * 10)
         assert evaluate.GitFacts(opened, commit, "ledger").tree_matches(globs) is None

@@ -309,3 +309,22 @@ def test_a_verifier_run_in_the_work_tree_is_keyed_by_the_whole_tree(repo: Repo) 
 
     assert run_key(base, Workdir.CHECKOUT) == run_key(event, Workdir.CHECKOUT)
     assert run_key(base, Workdir.INPLACE) != run_key(event, Workdir.INPLACE)
+
+
+def test_inputs_past_the_matching_budget_key_by_all_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many long globs beside very long file names: past the work one key may take, the
+    verifier is keyed by all content, never by a narrower key than it reads."""
+    from failgate_hooks.core import wildmatch
+
+    repo = make_repo(tmp_path / "repo")
+    for i in range(20):
+        repo.write(f"deep/{'a' * 200}{i:02d}.json", "x\n")
+    commit = repo.commit("long names")
+    globs = ("deep/*" + "?" * 60 + "*.json",)
+    with GitRepo.open(repo.path) as opened:
+        assert input_key(opened, commit, globs) is not None
+        monkeypatch.setattr(keys_module.InputKeys, "of", lambda repo: keys_module.InputKeys(None))
+        monkeypatch.setattr(wildmatch, "MATCH_WORK", len(globs[0]) * 210 * 5)
+        assert input_key(opened, commit, globs) is None

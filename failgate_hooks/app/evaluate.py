@@ -31,11 +31,6 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import MAX_CONFIG_BYTES, Config, loosened
 from failgate_hooks.ledger.union import Ledger, Revision, config_at, config_revision, read_union
 
-# The glob work one decision may take for its gates' paths: 50,000 files tried
-# against 20 globs with no literal prefix take about a fifth of it; past it a gate's
-# paths are not known to miss, so the gate applies (fail closed).
-MATCH_WORK = 4_000_000_000
-
 
 class GitFacts:
     """The answers `gates` needs about commit C, asked of git lazily and once."""
@@ -49,7 +44,9 @@ class GitFacts:
         self._protected = protected  # the first protected revision: what C is judged against
         self._since: dict[str, bool | None] = {}
         self._under_since: dict[str, bool] = {}
-        self._budget = Budget(MATCH_WORK)  # every gate's paths for C, together
+        # Every gate's paths for C, together; past it a gate's paths are not known to
+        # miss, so the gate applies (fail closed).
+        self._budget = Budget()
         self._bindings: dict[tuple[str, tuple[str, ...] | None], bool] = {}
         self._folders: dict[str, list[str]] = {}  # sorted file paths under a folder
         self._run_keys: dict[tuple[str, tuple[str, ...] | None], str] = {}

@@ -182,15 +182,19 @@ def _input_key(entries: Sequence[TreeEntry], patterns: Sequence[str]) -> str | N
     link matches one, or matches a folder on one's way (`*` in `*/budget.json`): what
     the verifier reads through it is named by no entry. None too when they match no
     entry (`./budget.json`, a typo): every commit would have the one key, and a pass on
-    one would stand for all, whatever the verifier reads."""
+    one would stand for all, whatever the verifier reads. None too when matching would
+    take more work than one answer may (many long globs beside very long names)."""
     links = [e.path for e in entries if e.mode == _LINK]
-    if links and wildmatch.matching([*patterns, *_folder_globs(patterns)], links, first=True):
-        return None
     paths = [e.path for e in entries]
-    matched = [
-        [entries[i].path, entries[i].mode, entries[i].oid]
-        for i in wildmatch.matching(patterns, paths)
-    ]
+    budget = wildmatch.Budget()  # past it, keyed by all content: never a key too narrow
+    try:
+        folders = [*patterns, *_folder_globs(patterns)]
+        if links and wildmatch.matching(folders, links, first=True, budget=budget):
+            return None
+        found = wildmatch.matching(patterns, paths, budget=budget)
+    except wildmatch.WorkSpent:
+        return None
+    matched = [[entries[i].path, entries[i].mode, entries[i].oid] for i in found]
     if not matched:
         return None
     # The mode is kept too: a file turned into a symlink to the same text is not the same input.
