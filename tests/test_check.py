@@ -178,14 +178,11 @@ def test_a_gate_s_paths_past_the_matching_budget_make_it_apply(
     from failgate_hooks.app import evaluate
     from failgate_hooks.core import wildmatch
     from failgate_hooks.git.repo import GitRepo
-    from tests.conftest import make_repo
+    from tests.worlds import long_file_names
 
-    repo = make_repo(tmp_path / "repo")
-    for i in range(20):
-        repo.write(f"deep/{'a' * 200}{i:02d}", "x\n")
-    commit = repo.commit("long names")
+    repo, commit = long_file_names(tmp_path / "repo")
     globs = ("*" + "?" * 60 + "*z",)
     with GitRepo.open(repo.path) as opened:
         assert evaluate.GitFacts(opened, commit, "ledger").tree_matches(globs) is False
-        monkeypatch.setattr(wildmatch, "MATCH_WORK", len(globs[0]) * 205 * 10)
+        monkeypatch.setattr(wildmatch, "MATCH_WORK", len(globs[0]) * 215 * 10)
         assert evaluate.GitFacts(opened, commit, "ledger").tree_matches(globs) is None

@@ -317,11 +317,9 @@ def test_inputs_past_the_matching_budget_key_by_all_content(
     """Many long globs beside very long file names: past the work one key may take, the
     verifier is keyed by all content, never by a narrower key than it reads."""
     from failgate_hooks.core import wildmatch
+    from tests.worlds import long_file_names
 
-    repo = make_repo(tmp_path / "repo")
-    for i in range(20):
-        repo.write(f"deep/{'a' * 200}{i:02d}.json", "x\n")
-    commit = repo.commit("long names")
+    repo, commit = long_file_names(tmp_path / "repo")
     globs = ("deep/*" + "?" * 60 + "*.json",)
     with GitRepo.open(repo.path) as opened:
         assert input_key(opened, commit, globs) is not None

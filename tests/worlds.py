@@ -162,3 +162,12 @@ def with_slash_name(
     commit = repo.git("commit-tree", tree.decode().strip(), *parents, "-m", message)
     repo.git("update-ref", "HEAD", commit)
     return commit
+
+
+def long_file_names(path: Path) -> tuple[Repo, str]:
+    """A repository of 20 files with names of 210 characters under deep/, committed: what
+    many long globs are matched against (the budget for matching); and the commit."""
+    repo = make_repo(path)
+    for i in range(20):
+        repo.write(f"deep/{'a' * 200}{i:02d}.json", "x\n")
+    return repo, repo.commit("long names")
