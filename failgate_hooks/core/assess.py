@@ -168,7 +168,7 @@ def _applicability(
             # History is the pusher's to write: a force push, or a new ref, can carry
             # any tree under a commit that does not descend from `since`. So C is out
             # of scope only where the gate did not hold already.
-            protected = facts.protected_under_since(scope.since)
+            protected = _left_since(scope.since, facts)
             if protected is None:
                 return False, (
                     f"since {short_id(scope.since)} is neither {short_id(facts.commit)} "
@@ -193,30 +193,32 @@ def _applicability(
     return True, tuple(notes)
 
 
+def _left_since(since: str, facts: Facts) -> str | None:
+    """The protected revision C is judged against, when it descends from `since` and C
+    does not (C is new history outside the gate's scope); else None."""
+    if facts.since_relation(since) is not False:
+        return None
+    return facts.protected_under_since(since)
+
+
 def _leaving_since(resolution: Resolution, facts: Facts, policy: Policy) -> tuple[Relaxation, ...]:
     """A gate that applies to C only because the protected revision is inside its
     `since`: C is new history outside it. The verifier still judges C's tree; but once
     accepted, C is a tip the gate no longer holds, nor any commit built on it, so
     only a relaxer may push it (a branch cut from before `since`, a rewritten main)."""
-    found = []
     for state in judged_scopes(resolution):
         since = state.applies_to.since if state.applies_to is not None else None
-        if since is None or facts.since_relation(since) is not False:
-            continue
-        protected = facts.protected_under_since(since)
-        if protected is not None:
-            found.append((since, protected))
-    if not found:
-        return ()
-    since, protected = found[0]
-    what = (
-        f"{resolution.entity_key}: {short_id(facts.commit)} does not descend from since "
-        f"{short_id(since)}, which {protected} does: accepted, it and every commit on it "
-        "would leave the gate"
-    )
-    accepted = policy.authority == "accept" or policy.pusher_is_relaxer
-    kind = RelaxationKind.LEAVES_SINCE.value
-    return (Relaxation("", resolution.entity_key, kind, accepted, what),)
+        protected = _left_since(since, facts) if since is not None else None
+        if since is not None and protected is not None:
+            what = (
+                f"{resolution.entity_key}: {short_id(facts.commit)} does not descend from "
+                f"since {short_id(since)}, which {protected} does: accepted, it and every "
+                "commit on it would leave the gate"
+            )
+            accepted = policy.authority == "accept" or policy.pusher_is_relaxer
+            kind = RelaxationKind.LEAVES_SINCE.value
+            return (Relaxation("", resolution.entity_key, kind, accepted, what),)
+    return ()
 
 
 def _conflict_reason(resolution: Resolution) -> str:
