@@ -38,6 +38,8 @@ USERNS_HINT = (
 # Private and empty inside: other runs' files, sockets (a daemon's, an ssh agent's) stay out.
 PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/run")
 _PROBE_TIMEOUT_S = 30
+_PROBE_ATTEMPTS = 3
+_SAID_LIMIT = 200
 # Root keeps its capabilities in a sandbox without them dropped: it could remount / writable.
 _NO_ROOT = ("--cap-drop", "ALL")
 _PYTHON_NAME = re.compile(r"(python|pypy)[0-9.]*\Z")
@@ -91,9 +93,10 @@ class Sandbox:
         bound = [] if not pythons else python_folders(pythons[0], hidden, writable)
         covered = _outermost(hidden)
         hidden_launcher = not _is_visible(program, covered, [*bound, checkout])
+        not_learnt = ""
         if pythons and pythons[0] == program and hidden_launcher:
             # A launcher the sandbox hides (a pyenv shim): run the Python it resolves to.
-            launched = self._launched_python(bwrap, program, writable, env)
+            launched, not_learnt = self._launched_python(bwrap, program, hidden, env)
             if launched is not None:
                 bound = python_folders(launched, hidden, writable)
                 chain = [launched]
@@ -103,9 +106,9 @@ class Sandbox:
             if not _is_visible(path, covered, seen):
                 raise SandboxError(
                     f"cannot start {argv[0]!r} in the sandbox: {path} is in a folder it hides "
-                    "(the home folder, the repository and its work trees, /tmp, TMPDIR); "
-                    "install it elsewhere, or in a virtualenv whose Python it runs outside "
-                    "the repository's work trees and the temporary folders"
+                    "(the home folder, the repository and its work trees, /tmp, TMPDIR)"
+                    f"{not_learnt}; install it elsewhere, or in a virtualenv whose Python it "
+                    "runs outside the repository's work trees and the temporary folders"
                 )
         args = self._read_only(bwrap)
         for folder in covered:
@@ -161,36 +164,56 @@ class Sandbox:
         return bwrap, None
 
     def _launched_python(
-        self, bwrap: str, launcher: str, writable: Sequence[str], env: Mapping[str, str]
-    ) -> str | None:
-        """The Python a launcher runs, as it says, or None.
+        self, bwrap: str, launcher: str, hidden: Sequence[str], env: Mapping[str, str]
+    ) -> tuple[str | None, str]:
+        """The Python a launcher runs, as it says; else None, and why it was not learnt.
 
         Only a launcher outside every folder a pushed commit could write is asked (the
-        user's own program), in a sandbox that hides those folders. Its answer is only
+        user's own program), in a sandbox that hides those folders, and TMPDIR unless the
+        launcher lives there. Its answer is only
         a path: the folders shown for it are read from its files, as any Python's."""
         named, real = os.path.abspath(launcher), os.path.realpath(launcher)
-        if _under_any(named, writable) or _under_any(real, writable):
-            return None
-        ask = self._read_only(bwrap)
-        for folder in _outermost(writable):
-            ask += ["--tmpfs", folder]
-        ask += ["--", launcher, "-I", "-c", _ASK_EXECUTABLE]
-        try:
-            done = subprocess.run(
-                ask,
-                capture_output=True,
-                stdin=subprocess.DEVNULL,
-                env=dict(env),
-                cwd="/",
-                timeout=_PROBE_TIMEOUT_S,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
+        temporary = os.path.realpath(tempfile.gettempdir())
+        # Other runs' checkouts come and go in TMPDIR: hiding it whole hides them all, those
+        # made after the listing too, with no mount point that can vanish before bwrap's mount.
+        whole_tmpdir = not _under_any(named, [temporary]) and not _under_any(real, [temporary])
+        for _ in range(_PROBE_ATTEMPTS):
+            writable = commit_writable(hidden, env)
+            if _under_any(named, writable) or _under_any(real, writable):
+                return None, ""
+            if whole_tmpdir:
+                writable = [*writable, temporary]
+            ask = self._read_only(bwrap)
+            for folder in _outermost(writable):
+                ask += ["--tmpfs", folder]
+            ask += ["--", launcher, "-I", "-c", _ASK_EXECUTABLE]
+            try:
+                done = subprocess.run(
+                    ask,
+                    capture_output=True,
+                    stdin=subprocess.DEVNULL,
+                    env=dict(env),
+                    cwd="/",
+                    timeout=_PROBE_TIMEOUT_S,
+                )
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                return None, f"; asked which Python it runs, it did not answer ({exc})"
+            # A launcher in TMPDIR leaves it in sight, and a checkout there can go between
+            # the listing and bwrap's mounting over it, where bwrap cannot make the mount
+            # point in the read-only root: then ask again, over a fresh listing.
+            if done.returncode == 0 or all(os.path.isdir(folder) for folder in writable):
+                break
         lines = done.stdout.decode("utf-8", "replace").splitlines()
         if done.returncode != 0 or len(lines) != 1 or not os.path.isabs(lines[0]):
-            return None
+            if done.returncode == 0:
+                return None, "; asked which Python it runs, it printed no one path"
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            why = said[-1][:_SAID_LIMIT] if said else "nothing on stderr"
+            return None, f"; asked which Python it runs, it exited {done.returncode} ({why})"
         executable = lines[0]
-        return executable if os.path.isfile(executable) else None
+        if not os.path.isfile(executable):
+            return None, "; asked which Python it runs, it named no file"
+        return executable, ""
 
     def _hidden_folders(self, checkout: str, env: Mapping[str, str]) -> list[str]:
         """Every folder to hide that exists, resolved; never / itself."""

@@ -11,10 +11,16 @@ one judged code that is no commit's.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import pytest
+
+from failgate_hooks.verify import sandbox
 from tests.conftest import Repo, make_repo
 from tests.e2e.test_pre_receive import install_pre_receive, push
 from tests.e2e.test_sandbox import KEY, gated, outcome, venv
@@ -39,6 +45,15 @@ def fake_python(names: Path, secret: Path) -> str:
         f"cat {secret} && exit 0\n"
         "exit 1\n"
     )
+
+
+def a_launcher(home: Path, python: str = sys.executable) -> Path:
+    """A `python3` in the home folder that runs `python`, as a pyenv shim would."""
+    launcher = home / "bin" / "python3"
+    launcher.parent.mkdir()
+    launcher.write_text(f'#!/bin/sh\nexec {python} "$@"\n')
+    launcher.chmod(0o755)
+    return launcher
 
 
 def gated_by(repo: Repo, interpreter: str) -> None:
@@ -142,16 +157,76 @@ def test_another_work_tree_of_the_repository_is_hidden(tmp_path: Path, visible: 
 def test_a_launcher_in_the_home_folder_runs_the_python_it_names(visible: Path) -> None:
     """A pyenv shim is the user's own program: asked, the Python it runs is run instead."""
     home = a_home_with_a_key(visible)
-    launcher = home / "bin" / "python3"
-    launcher.parent.mkdir()
-    launcher.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
-    launcher.chmod(0o755)
+    launcher = a_launcher(home)
     verifier = f"import os, sys\nsys.exit(1 if os.path.exists({str(home / '.ssh')!r}) else 0)\n"
     repo = gated(visible / "repo", verifier, python="python3")
     env = {"HOME": str(home), "PATH": f"{launcher.parent}{os.pathsep}{os.environ['PATH']}"}
     code, text = outcome(repo, "--sandbox", env=env)
     assert code == 0, text
     assert outcome(repo, env=env)[0] == 1  # unsandboxed, the home folder is in sight
+
+
+def asked(launcher: Path, home: Path, stale: Path, *, every_time: bool) -> tuple[object, int]:
+    """What the sandbox learns from `launcher` when the listing of the folders to hide names
+    `stale`, a checkout of another run that went before bwrap mounted over it; and how many
+    listings were made."""
+    listings: list[list[str]] = []
+    commit_writable = sandbox.commit_writable
+
+    def listed_before_it_went(hidden: Sequence[str], env: Mapping[str, str]) -> list[str]:
+        listing = commit_writable(hidden, env)
+        listings.append([*listing, str(stale)] if every_time or not listings else listing)
+        return listings[-1]
+
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    box = sandbox.Sandbox(network=False, hidden=[], asked_by="a test")
+    env = {"HOME": str(home), "PATH": os.environ["PATH"]}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sandbox, "commit_writable", listed_before_it_went)
+        answer = box._launched_python(bwrap, str(launcher), [str(home)], env)
+    return answer, len(listings)
+
+
+def test_a_checkout_in_tmpdir_that_goes_while_the_launcher_is_asked_is_no_failure(
+    visible: Path,
+) -> None:
+    """Concurrent pushes on a server: another run's checkout can go between the listing
+    and bwrap's mounting over it, where bwrap cannot make the mount point. TMPDIR is
+    hidden whole instead, for a launcher that does not live in it."""
+    home = a_home_with_a_key(visible)
+    stale = Path(tempfile.gettempdir()) / "failgate-finished-long-ago"
+    assert not stale.exists()
+    base = os.path.realpath(sys._base_executable)  # a Python outside TMPDIR, wherever this is
+    answer, _ = asked(a_launcher(home, base), home, stale, every_time=True)
+    assert answer == (base, "")
+
+
+def test_a_launcher_in_tmpdir_is_asked_again_over_a_fresh_listing(
+    visible: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TMPDIR stays in sight for a launcher that lives there (a CI job's tools): each
+    checkout in it is hidden, as listed; one that went in between is listed again."""
+    temporary = visible / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    home = a_home_with_a_key(visible)
+    (temporary / "tools").mkdir()
+    launcher = a_launcher(temporary / "tools")
+    answer, listings = asked(launcher, home, temporary / "failgate-finished", every_time=False)
+    assert answer == (sys.executable, "")
+    assert listings == 2
+
+
+def test_a_launcher_that_cannot_answer_says_why_it_was_not_run(visible: Path) -> None:
+    home = a_home_with_a_key(visible)
+    launcher = a_launcher(home)
+    launcher.write_text("#!/bin/sh\necho 'no python version is set' >&2\nexit 3\n")
+    repo = gated(visible / "repo", "import sys\n", python="python3")
+    env = {"HOME": str(home), "PATH": f"{launcher.parent}{os.pathsep}{os.environ['PATH']}"}
+    code, text = outcome(repo, "--sandbox", env=env)
+    assert code == 1, text
+    assert "asked which Python it runs, it exited 3 (no python version is set)" in text, text
 
 
 def test_a_launcher_in_the_work_tree_is_never_asked(visible: Path) -> None:
