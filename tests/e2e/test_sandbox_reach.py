@@ -189,17 +189,17 @@ def asked(launcher: Path, home: Path, stale: Path, *, every_time: bool) -> tuple
 
 
 def test_a_checkout_in_tmpdir_that_goes_while_the_launcher_is_asked_is_no_failure(
-    visible: Path,
+    visible: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Concurrent pushes on a server: another run's checkout can go between the listing
     and bwrap's mounting over it, where bwrap cannot make the mount point. TMPDIR is
     hidden whole instead, for a launcher that does not live in it."""
+    temporary = visible / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
     home = a_home_with_a_key(visible)
-    stale = Path(tempfile.gettempdir()) / "failgate-finished-long-ago"
-    assert not stale.exists()
-    base = os.path.realpath(sys._base_executable)  # a Python outside TMPDIR, wherever this is
-    answer, _ = asked(a_launcher(home, base), home, stale, every_time=True)
-    assert answer == (base, "")
+    answer, _ = asked(a_launcher(home), home, temporary / "failgate-gone", every_time=True)
+    assert answer == (sys.executable, "")
 
 
 def test_a_launcher_in_tmpdir_is_asked_again_over_a_fresh_listing(
