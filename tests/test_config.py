@@ -138,6 +138,12 @@ def test_failgate_toml_wins_over_pyproject() -> None:
     assert config.mode == "warn" and config.source == "HEAD"
 
 
+@pytest.mark.parametrize("tool", [b"1", b'"x"', b"[1]"])
+def test_a_pyproject_whose_tool_is_not_a_table_is_named_as_the_fault(tool: bytes) -> None:
+    with pytest.raises(UsageError, match=r"pyproject.toml \(HEAD\): tool must be a table"):
+        parse_config({"pyproject.toml": b"tool = " + tool + b"\n"}, "HEAD")
+
+
 def test_a_pyproject_without_failgate_settings_means_defaults() -> None:
     assert parse_config({"pyproject.toml": b'[project]\nname = "x"\n'}, "HEAD") == Config(
         source="HEAD"

@@ -85,7 +85,10 @@ def parse_config(files: Mapping[str, bytes], source: str) -> Config:
         where = f"{name} ({source})"
         doc = _parse_toml(files[name], where)
         if name == "pyproject.toml":
-            table = doc.get("tool", {}).get("failgate")
+            tools = doc.get("tool", {})
+            if not isinstance(tools, dict):
+                raise UsageError(f"{where}: tool must be a table")
+            table = tools.get("failgate")
             if table is None:
                 continue
             prefix = "tool.failgate."

@@ -444,3 +444,18 @@ def test_new_history_that_passes_once_does_not_leave_the_gate_for_good(tmp_path:
         assert "would leave the gate" in refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before
     assert remote_ref(remote, "refs/heads/release/9") is None
+
+
+def test_a_pushed_pyproject_whose_tool_is_not_a_table_is_refused_with_its_fault(
+    tmp_path: Path,
+) -> None:
+    repo, remote = server(tmp_path)
+    repo.git("rm", "-q", "failgate.toml")
+    repo.write("pyproject.toml", "tool = 1\n")
+    repo.commit("a pyproject that is not one")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main")
+    assert "Traceback" not in refused.stderr, refused.stderr
+    assert refused.returncode != 0, refused.stderr
+    assert "pyproject.toml" in refused.stderr and "tool must be a table" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
