@@ -254,7 +254,7 @@ with GitRepo.open(".") as repo:
     revisions = (Revision("HEAD", tip), Revision("origin/main", base, protected=True))
     t0 = time.perf_counter()
     if sys.argv[1] == "union":
-        ledger = read_union(repo, revisions, config.ledger)
+        ledger = read_union(repo, revisions, config.ledger, config.max_event_bytes)
         t1 = time.perf_counter()
         ledger.resolve_all()
         found = {"union": t1 - t0, "resolve": time.perf_counter() - t1}

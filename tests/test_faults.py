@@ -19,6 +19,7 @@ from failgate_hooks.core.errors import LedgerError
 from failgate_hooks.core.events import Event, Status, Verification
 from failgate_hooks.core.gates import VerifierOutcome
 from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.config import MAX_EVENT_BYTES
 from failgate_hooks.ledger.union import Revision, read_union
 from failgate_hooks.ledger.worktree import write_event_file
 from failgate_hooks.verify import passcache
@@ -125,7 +126,7 @@ def test_a_leftover_temp_file_of_a_killed_record_is_ignored_by_every_reader(repo
     check = repo.failgate("check", "--ref", "refs/heads/topic")
     assert check.code == 0 and "INVALID" not in check.out, check
     with GitRepo.open(repo.path) as git_repo:
-        ledger = read_union(git_repo, [Revision("HEAD", repo.head())], "ledger")
+        ledger = read_union(git_repo, [Revision("HEAD", repo.head())], "ledger", MAX_EVENT_BYTES)
     assert not any(TMP_NAME in path for path in ledger.files)
 
 

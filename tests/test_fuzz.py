@@ -29,6 +29,7 @@ from failgate_hooks.core.events import Event, Problem, Status, event_to_toml
 from failgate_hooks.core.resolve import Outcome, _decision_key, resolve_entity
 from failgate_hooks.core.validate import parse_event
 from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.ledger.config import MAX_EVENT_BYTES
 from failgate_hooks.ledger.union import Revision, read_union
 from tests.conftest import Repo, git, make_repo
 from tests.worlds import with_remote
@@ -375,7 +376,7 @@ def union_repo(tmp_path_factory: pytest.TempPathFactory) -> Held:
 
 def _summary(ledger_revisions: list[Revision], repo: GitRepo) -> tuple[object, ...]:
     """What must not depend on the revisions' order: entities, resolutions, problem codes."""
-    ledger = read_union(repo, ledger_revisions, "ledger")
+    ledger = read_union(repo, ledger_revisions, "ledger", MAX_EVENT_BYTES)
     resolutions = {key: ledger.resolve(key) for key in ledger.entity_keys}
     for res in resolutions.values():
         # a superseded event is never revived; heads that disagree never resolve
@@ -436,7 +437,9 @@ def test_a_differing_duplicate_makes_its_entity_invalid_in_either_order(union_re
         b'entity_key = "ops:a"', b'entity_key = "ops:b"')})  # fmt: skip
     with GitRepo.open(union_repo.repo.path) as repo:
         for pair in ((one, two), (two, one), (one, three), (three, one)):
-            ledger = read_union(repo, [Revision("x", pair[0]), Revision("y", pair[1])], "ledger")
+            ledger = read_union(
+                repo, [Revision("x", pair[0]), Revision("y", pair[1])], "ledger", MAX_EVENT_BYTES
+            )
             assert [p.code for p in ledger.problems] == ["duplicate-id"]
             outcomes = {key: ledger.resolve(key).outcome for key in ledger.entity_keys}
             assert set(outcomes.values()) == {Outcome.INVALID}, (pair, outcomes)

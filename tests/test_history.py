@@ -8,6 +8,7 @@ import pytest
 
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger import appendonly as history
+from failgate_hooks.ledger.config import MAX_EVENT_BYTES
 from tests.conftest import Repo
 
 KEY = "deploy:mainnet:gas-budget"
@@ -113,7 +114,7 @@ def test_an_update_that_deletes_nothing_never_reads_the_ledger(
 
     monkeypatch.setattr(history, "read_union", must_not_read)
     with GitRepo.open(repo.path) as git_repo:
-        assert history.check_update(git_repo, old, new, "ledger") == []
+        assert history.check_update(git_repo, old, new, "ledger", MAX_EVENT_BYTES) == []
 
 
 def test_a_deletion_still_asks_for_the_retractions(repo: Repo) -> None:
@@ -122,7 +123,7 @@ def test_a_deletion_still_asks_for_the_retractions(repo: Repo) -> None:
     repo.git("rm", "-q", leaked)
     new = repo.commit("drop it without a retraction")
     with GitRepo.open(repo.path) as git_repo:
-        problems = history.check_update(git_repo, old, new, "ledger")
+        problems = history.check_update(git_repo, old, new, "ledger", MAX_EVENT_BYTES)
     # found both ways: the new tip lacks the old tip's file, and the commit deleted it
     assert [p.path for p in problems] == [leaked]
     assert problems[0].commit == new

@@ -13,7 +13,7 @@ from failgate_hooks.app.evaluate import Evaluator, Request
 from failgate_hooks.core.events import Event, Status, entity_folder, event_to_toml
 from failgate_hooks.core.gates import Context, GateState
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.config import MAX_EVENT_BYTES, Config
 from failgate_hooks.ledger.union import Revision, read_union
 from tests.conftest import Repo
 
@@ -45,7 +45,10 @@ def test_the_union_remembers_which_revisions_hold_each_event(repo: Repo) -> None
     new = repo.commit("two")
     with GitRepo.open(repo.path) as git_repo:
         ledger = read_union(
-            git_repo, [Revision("new", new), Revision("old", old, protected=True)], "ledger"
+            git_repo,
+            [Revision("new", new), Revision("old", old, protected=True)],
+            "ledger",
+            MAX_EVENT_BYTES,
         )
     by_id = {f.event_id: f for f in ledger.files.values()}
     assert [r.label for r in by_id[one].revisions] == ["new", "old"]
@@ -60,7 +63,9 @@ def test_a_byte_different_duplicate_id_across_revisions_is_an_integrity_error(re
     path.write_text(path.read_text().replace("Gas budget", "Gas budget (edited)"))
     new = repo.commit("edit in place")
     with GitRepo.open(repo.path) as git_repo:
-        ledger = read_union(git_repo, [Revision("new", new), Revision("old", old)], "ledger")
+        ledger = read_union(
+            git_repo, [Revision("new", new), Revision("old", old)], "ledger", MAX_EVENT_BYTES
+        )
     (problem,) = ledger.problems
     assert problem.code == "duplicate-id"
     assert "new" in problem.message and "old" in problem.message
@@ -179,7 +184,7 @@ def test_two_entries_of_one_name_in_a_folder_are_a_duplicate_id_not_a_crash(repo
         tree = repo.git("mktree", input=f"040000 tree {tree}\t{folder}\n")
     commit = repo.git("commit-tree", tree, "-m", "two entries of one name")
     with GitRepo.open(repo.path) as git_repo:
-        ledger = read_union(git_repo, [Revision("C", commit)], "ledger")
+        ledger = read_union(git_repo, [Revision("C", commit)], "ledger", MAX_EVENT_BYTES)
     assert [p.code for p in ledger.problems] == ["duplicate-id"]
     assert [f.event for f in ledger.files.values()] == [None]
 
@@ -193,7 +198,7 @@ def test_a_file_name_with_a_line_break_is_a_bad_name_not_a_crash(repo: Repo, cha
         tree = repo.git("mktree", input=f"040000 tree {tree}\t{folder}\n")
     commit = repo.git("commit-tree", tree, "-m", "a name with a line break")
     with GitRepo.open(repo.path) as git_repo:
-        ledger = read_union(git_repo, [Revision("C", commit)], "ledger")
+        ledger = read_union(git_repo, [Revision("C", commit)], "ledger", MAX_EVENT_BYTES)
     (file,) = ledger.files.values()
     assert file.path == name and file.entity_key == KEY
     assert [p.code for p in file.problems] == ["bad-file-name"]

@@ -19,7 +19,7 @@ from failgate_hooks.core.events import AppliesTo, Event, Status, event_to_toml
 from failgate_hooks.core.gates import Context, Decision
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger import parsecache, union
-from failgate_hooks.ledger.config import Config
+from failgate_hooks.ledger.config import MAX_EVENT_BYTES, Config
 from failgate_hooks.ledger.union import Ledger, Revision, read_union
 from tests.conftest import Repo, git, make_repo
 
@@ -197,7 +197,7 @@ def troubled(world: World) -> tuple[str, str]:
 def union_of(world: World, *commits: str) -> Ledger:
     revisions = [Revision(f"r{i}", c, protected=i > 0) for i, c in enumerate(commits)]
     with GitRepo.open(world.repo.path) as repo:
-        return read_union(repo, revisions, "ledger")
+        return read_union(repo, revisions, "ledger", MAX_EVENT_BYTES)
 
 
 def test_a_ledger_with_invalid_events_duplicates_and_supersession_decides_alike(

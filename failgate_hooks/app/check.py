@@ -42,7 +42,7 @@ def run_check(
     # The ledger is read from commits: the warnings say when the work tree holds more.
     # git works on it on the other core while the decision is made.
     uncommitted = start_uncommitted_warnings(repo, config.ledger)
-    history = check_range(repo, range_, config.ledger) if range_ else []
+    history = check_range(repo, range_, config.ledger, config.max_event_bytes) if range_ else []
     request = Request(
         commit=commit,
         context=Context(trigger=trigger, ref=ref, environment=environment),

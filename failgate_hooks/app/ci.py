@@ -240,7 +240,7 @@ def decide_ci(
         notes.append(f"{target.base_label} moved on: checked append-only from the merge base")
     # A new ref: commits the default branch already holds were checked on their way there.
     exclude = [default[1]] if base is None and default is not None and default[1] else []
-    history += check_update(repo, old, head, config.ledger, exclude=exclude)
+    history += check_update(repo, old, head, config.ledger, config.max_event_bytes, exclude=exclude)
 
     request = Request(
         commit=head,

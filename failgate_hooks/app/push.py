@@ -169,7 +169,9 @@ def pre_push(
         config = config_for(repo, revisions)
         uncommitted.start(config)
         exclude = [f"--remotes={name}"] if name else []
-        history = check_update(repo, old, commit, config.ledger, exclude=exclude)
+        history = check_update(
+            repo, old, commit, config.ledger, config.max_event_bytes, exclude=exclude
+        )
         request = Request(
             commit=commit,
             context=Context(trigger="push", ref=update.remote_ref),
@@ -268,7 +270,15 @@ def pre_receive(
             exclude = judged()  # the old tip among them only if accepted
         else:
             exclude = ["--all"]
-        history = check_update(repo, old, commit, config.ledger, exclude=exclude, skip_old=False)
+        history = check_update(
+            repo,
+            old,
+            commit,
+            config.ledger,
+            config.max_event_bytes,
+            exclude=exclude,
+            skip_old=False,
+        )
         request = replace(request, history_errors=tuple(history))
         decision = evaluator.evaluate(request, hold_open=hold_open)
         # A refusal says when the old tip was not trusted: the default branch's is, as the base.

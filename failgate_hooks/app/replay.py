@@ -64,7 +64,9 @@ def replay(
     if ledger_dir is None:
         ledger_dir = config.ledger
 
-    title, verification = _entity(repo, entity_key, trigger, ledger_rev, ledger_commit, ledger_dir)
+    title, verification = _entity(
+        repo, entity_key, trigger, ledger_rev, ledger_commit, ledger_dir, config.max_event_bytes
+    )
     try:
         # Today's reviewed verifier, not history's: the commits replayed predate it.
         pins = resolve_pins(repo, ledger_commit, verification.files)
@@ -154,6 +156,7 @@ def _entity(
     ledger_rev: str,
     ledger_commit: str,
     ledger_dir: str,
+    max_event_bytes: int,
 ) -> tuple[str, Verification]:
     """The entity's title and verification as the ledger at `ledger_commit` resolves them."""
     where = f"the ledger at {ledger_rev} ({short_id(ledger_commit)})"
@@ -161,7 +164,8 @@ def _entity(
         raise UsageError(
             f"{entity_key!r} is not an entity key (segments of [a-z0-9][a-z0-9_-]* joined by ':')"
         )
-    ledger = read_union(repo, [Revision(ledger_rev, ledger_commit, protected=True)], ledger_dir)
+    revision = Revision(ledger_rev, ledger_commit, protected=True)
+    ledger = read_union(repo, [revision], ledger_dir, max_event_bytes)
     if entity_key not in ledger.entity_keys:
         raise UsageError(
             f"no entity {entity_key} in {where}",

@@ -32,14 +32,17 @@ class Retracted:
 
     Most updates delete no event file: they never pay for reading the ledger."""
 
-    def __init__(self, repo: GitRepo, commit: str, ledger_dir: str) -> None:
+    def __init__(self, repo: GitRepo, commit: str, ledger_dir: str, max_event_bytes: int) -> None:
         self._repo, self._commit, self._ledger_dir = repo, commit, ledger_dir
+        # The decision's own limit: a retraction it reads as too large retracts nothing here.
+        self._max_event_bytes = max_event_bytes
         self._ids: dict[str, str] | None = None
 
     def get(self, event_id: str) -> str | None:
         if self._ids is None:
             revision = Revision("new tip", self._commit)
-            self._ids = retracted_ids(read_union(self._repo, [revision], self._ledger_dir))
+            ledger = read_union(self._repo, [revision], self._ledger_dir, self._max_event_bytes)
+            self._ids = retracted_ids(ledger)
         return self._ids.get(event_id)
 
 
@@ -133,6 +136,7 @@ def check_update(
     old: str | None,
     new: str,
     ledger_dir: str,
+    max_event_bytes: int,
     *,
     exclude: Sequence[str] = (),
     skip_old: bool = True,
@@ -144,7 +148,7 @@ def check_update(
     from `old` unless `skip_old` is false (where the old tip's history may never have
     been checked where a problem blocked: a server's ref pushed while only warned).
     """
-    retracted = Retracted(repo, new, ledger_dir)
+    retracted = Retracted(repo, new, ledger_dir, max_event_bytes)
     problems = []
     if old is not None and _ledger_tree(repo, old, ledger_dir) != _ledger_tree(
         repo, new, ledger_dir
@@ -162,7 +166,7 @@ def _ledger_tree(repo: GitRepo, commit: str, ledger_dir: str) -> str | None:
     return None if entry is None else f"{entry.mode} {entry.oid}"
 
 
-def check_range(repo: GitRepo, range_: str, ledger_dir: str) -> list[Problem]:
+def check_range(repo: GitRepo, range_: str, ledger_dir: str, max_event_bytes: int) -> list[Problem]:
     """`--range A..B`: append-only from A's tip to B's, and over every commit between."""
     base, sep, tip = range_.partition("..")
     if not sep or not base or not tip or tip.startswith("."):
@@ -176,4 +180,4 @@ def check_range(repo: GitRepo, range_: str, ledger_dir: str) -> list[Problem]:
         )
     old = repo.resolve_commit(base)
     new = repo.resolve_commit(tip)
-    return check_update(repo, old, new, ledger_dir)
+    return check_update(repo, old, new, ledger_dir, max_event_bytes)

@@ -126,6 +126,6 @@ def run_fsck(repo: GitRepo, rev: str, range_: str | None) -> FsckReport:
     if range_:
         from failgate_hooks.ledger.appendonly import check_range
 
-        problems.extend(check_range(repo, range_, config.ledger))
+        problems.extend(check_range(repo, range_, config.ledger, config.max_event_bytes))
     events = sum(1 for f in ledger.files.values() if f.event is not None)
     return FsckReport(commit, events, len(ledger.entity_keys), problems)

@@ -26,7 +26,6 @@ from failgate_hooks.git.trees import TreeEntry
 from failgate_hooks.ledger.config import (
     CONFIG_FILES,
     MAX_CONFIG_BYTES,
-    MAX_EVENT_BYTES,
     Config,
     parse_config,
 )
@@ -163,7 +162,7 @@ def read_union(
     repo: GitRepo,
     revisions: Sequence[Revision],
     ledger_dir: str,
-    max_event_bytes: int = MAX_EVENT_BYTES,
+    max_event_bytes: int,
 ) -> Ledger:
     """The ledger at every revision, merged by id; a differing duplicate is an integrity error.
 

@@ -144,3 +144,27 @@ def test_a_retracted_event_brought_back_cannot_settle_a_conflict(tmp_path: Path)
     refused = push(repo, "main", user="bob")
     assert refused.returncode != 0, refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_retraction_too_large_for_the_ledger_cannot_delete_a_protected_event(
+    tmp_path: Path,
+) -> None:
+    """Main keeps events under 2 KiB. A retraction over that is no event to the gate
+    decision, so it brings no PENDING retraction: were append-only to read it with the
+    default limit, the protected event's file would go with nobody's authority."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS + "max_event_bytes = 2048\n")
+    repo.commit("who may relax gates; small events")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    protected = record_failure(repo, "deploy")  # no push is held by it: only its file matters
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    repo.record(KEY, "--status", "observed", "--retracts", _id_of(protected),
+                "--note", "a" * 3000)  # fmt: skip
+    repo.git("rm", "-q", protected)
+    repo.commit("retract it, in an event too large to be one")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert f"deletes event {_id_of(protected)}" in refused.stderr, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
