@@ -42,6 +42,10 @@ _PROBE_ATTEMPTS = 3
 _SAID_LIMIT = 200
 # Root keeps its capabilities in a sandbox without them dropped: it could remount / writable.
 _NO_ROOT = ("--cap-drop", "ALL")
+# A fresh /proc leaves the kernel's settings writable to uid 0 without any capability (the
+# kernel checks the file's owner): core_pattern or modprobe would run a checkout's file as
+# the host's root. Read-only inside, as container runtimes keep them.
+_PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs")
 _PYTHON_NAME = re.compile(r"(python|pypy)[0-9.]*\Z")
 _ASK_EXECUTABLE = "import sys; print(sys.executable)"
 
@@ -133,7 +137,10 @@ class Sandbox:
         # --new-session: a verifier cannot push keystrokes into failgate's terminal (TIOCSTI).
         network = ["--share-net"] if self.network else []
         namespaces = ["--unshare-all", *network, "--die-with-parent", "--new-session", *_NO_ROOT]
-        return [bwrap, *namespaces, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        proc = ["--proc", "/proc"]
+        for path in _PROC_READ_ONLY:
+            proc += ["--ro-bind-try", path, path]
+        return [bwrap, *namespaces, "--ro-bind", "/", "/", "--dev", "/dev", *proc]
 
     def _usable_bwrap(self) -> str:
         """bwrap's path, once it has been seen to make a sandbox here; else SandboxError."""

@@ -462,6 +462,32 @@ def test_the_sandbox_has_its_own_proc_where_no_process_outside_it_shows(tmp_path
     assert outcome(repo)[0] == 1  # the control: unsandboxed, the host's /proc shows it
 
 
+# Opens the kernel's settings for writing, and writes nothing: exit 0 only when every one
+# is refused as read-only (or, not root, by the file's mode).
+OPENS_KERNEL_SETTINGS = """\
+import errno, os, sys
+allowed = (errno.EROFS,) if os.geteuid() == 0 else (errno.EROFS, errno.EACCES)
+for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/drop_caches"):
+    try:
+        os.close(os.open(path, os.O_WRONLY))
+    except OSError as exc:
+        if exc.errno in allowed:
+            continue
+    print("writable:", path)
+    sys.exit(1)
+"""
+
+
+def test_the_kernel_s_settings_are_read_only_to_a_verifier_run_as_root(tmp_path: Path) -> None:
+    """uid 0 in a fresh /proc may write core_pattern without any capability: the kernel
+    would then run a checkout's file as the host's root at the next crash."""
+    repo = gated(tmp_path / "repo", OPENS_KERNEL_SETTINGS)
+    code, text = outcome(repo, "--sandbox")
+    assert code == 0, text
+    if os.geteuid() == 0:  # the control: unsandboxed, root may write them
+        assert outcome(repo)[0] == 1
+
+
 # Runs in the sandbox. Where it is given the user's work tree (workdir = "inplace"), it
 # leaves a git dir there whose config names a command, and points the work tree's .git
 # file (a linked worktree's) at it: the next git the user runs there runs that command.
