@@ -76,6 +76,12 @@ class Attester:
             )
         if file is not None and not os.path.isfile(file):
             raise UsageError(f"--key {file}: no such file")
+        if file is not None and os.path.dirname(os.path.realpath(file)) == "/":
+            # The sandbox hides the key's folder, and / cannot be hidden.
+            raise UsageError(
+                f"--key {file}: a key in / cannot be hidden from the verifiers attest runs",
+                hint="move the key into a folder of its own, readable only by this user",
+            )
         return cls(
             key_file=None if file is None else os.path.abspath(file),
             key_text=text,

@@ -355,3 +355,25 @@ def test_a_signer_revoked_on_main_cannot_clear_a_release_branch(tmp_path: Path) 
     refused = push(w.repo, EVIDENCE_REF, "release/1")
     assert refused.returncode != 0, refused.stderr
     assert remote_ref(w.remote, "refs/heads/release/1") == before
+
+
+def test_a_key_in_the_root_folder_is_refused_as_one_no_sandbox_can_hide(tmp_path: Path) -> None:
+    """The sandbox hides the key's folder from the verifiers attest runs, and never hides /
+    (it would hide everything): a key there would be in every verifier's reach."""
+    w = world(tmp_path)
+    made = Path("/") / f"failgate-test-key-{os.getpid()}"
+    key = tmp_path / "key"
+    if os.access("/", os.W_OK):  # root, as CI runs
+        made.write_bytes(w.key.read_bytes())
+        key.symlink_to(made)
+    else:  # the rule reads where the key resolves to: any file in / will do
+        files = [e.path for e in os.scandir("/") if e.is_file(follow_symlinks=False)]
+        assert files, "no file in / to point a key at, and / is not writable"
+        key.symlink_to(files[0])
+    try:
+        done = w.repo.failgate("attest", "--sandbox", "--key", str(key), "--ref", "refs/heads/main")
+    finally:
+        made.unlink(missing_ok=True)
+    assert done.code == 2, done
+    assert "a key in / cannot be hidden from the verifiers attest runs" in done.err, done
+    assert "attested" not in done.err, done
