@@ -147,3 +147,25 @@ def judge_evidence_update(
     context = Context(trigger="push", ref=store.EVIDENCE_REF)
     commit = old if is_null_id(new) else new
     return decide([], {}, context=context, policy=policy, errors=problems, commit=commit)
+
+
+def judge_other_failgate_ref(ref: str, old: str, new: str) -> Decision:
+    """A pushed update of a ref under refs/failgate/ other than the evidence ref: refused,
+    unless it deletes one. Lookups read the evidence tracking refs (a mirror clone holds
+    the server's), and nothing would check the lines pushed there."""
+    problems = []
+    if not is_null_id(new):
+        problems.append(
+            Problem(
+                code="failgate-ref",
+                message=(
+                    f"{ref} is failgate's: only {store.EVIDENCE_REF} may be pushed, where "
+                    "each line is checked; evidence is read from every ref under "
+                    f"{store.TRACKING_PREFIX}, so nothing may be pushed there"
+                ),
+            )
+        )
+    policy = Policy(protected_refs=(ref,), authority="protected")
+    context = Context(trigger="push", ref=ref)
+    commit = old if is_null_id(new) else new
+    return decide([], {}, context=context, policy=policy, errors=problems, commit=commit)

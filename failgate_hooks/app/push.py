@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING
 
 from failgate_hooks.app.accepted_tips import AcceptedTips, judged_tips, remember
 from failgate_hooks.app.evaluate import Evaluator, Request, ResultKey, RunVerifier
-from failgate_hooks.app.evidence_update import SignersInForce, judge_evidence_update
+from failgate_hooks.app.evidence_update import (
+    SignersInForce,
+    judge_evidence_update,
+    judge_other_failgate_ref,
+)
 from failgate_hooks.app.hook_input import RefUpdate
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.decide import enforces
@@ -30,7 +34,7 @@ from failgate_hooks.core.gates import (
     RelaxationKind,
     VerifierResult,
 )
-from failgate_hooks.git.evidence import EVIDENCE_REF
+from failgate_hooks.git.evidence import EVIDENCE_REF, FAILGATE_REFS
 from failgate_hooks.git.remotes import (
     configured_remote,
     default_branch,
@@ -223,6 +227,10 @@ def pre_receive(
             made = run.make_evidence(default_config or Config()) if run.make_evidence else None
             signers = SignersInForce(made, base)
             decision = judge_evidence_update(repo, update.old, update.new, signers)
+            outcomes.append(RefOutcome(update, decision))
+            continue
+        if update.remote_ref.startswith(FAILGATE_REFS):
+            decision = judge_other_failgate_ref(update.remote_ref, update.old, update.new)
             outcomes.append(RefOutcome(update, decision))
             continue
         old = None if update.is_create else repo.resolve_commit(update.old)

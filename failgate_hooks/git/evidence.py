@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.git.repo import GitRepo, run_git
 
-EVIDENCE_REF = "refs/failgate/evidence"
-TRACKING_PREFIX = "refs/failgate/remotes/"
+FAILGATE_REFS = "refs/failgate/"  # failgate's own refs: the evidence ref, and its tracking refs
+EVIDENCE_REF = FAILGATE_REFS + "evidence"
+TRACKING_PREFIX = FAILGATE_REFS + "remotes/"
 # Evidence commits are data a machine writes: they carry no person's name.
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "failgate",

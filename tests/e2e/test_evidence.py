@@ -377,3 +377,17 @@ def test_a_key_in_the_root_folder_is_refused_as_one_no_sandbox_can_hide(tmp_path
     assert done.code == 2, done
     assert "a key in / cannot be hidden from the verifiers attest runs" in done.err, done
     assert "attested" not in done.err, done
+
+
+def test_nothing_may_be_pushed_under_failgate_s_tracking_refs(tmp_path: Path) -> None:
+    """Lookups read evidence from every ref under refs/failgate/remotes/ too (a mirror
+    clone holds the server's there): lines pushed there would go unchecked."""
+    w = world(tmp_path)
+    fix_budget(w.repo)
+    replace_evidence(w, "ab/cdef", "not a signed statement")
+    tracking = "refs/failgate/remotes/origin/evidence"
+    refused = push(w.repo, f"{EVIDENCE_REF}:{tracking}")
+    assert refused.returncode != 0, refused.stderr
+    assert f"{tracking} is failgate's: only {EVIDENCE_REF} may be pushed" in refused.stderr
+    assert remote_ref(w.remote, tracking) is None
+    assert push(w.repo, EVIDENCE_REF).returncode != 0  # the control: checked, and refused there
