@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.machinery import SOURCE_SUFFIXES
 
 from failgate_hooks.app.evaluate import pinned_revision
 from failgate_hooks.app.report import inspection_revisions
 from failgate_hooks.core.errors import UsageError
-from failgate_hooks.core.events import Event, Verification
+from failgate_hooks.core.events import Event, Verification, is_safe_relative_path
 from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
@@ -23,7 +25,13 @@ from failgate_hooks.render.trust import (
     settings_lines,
     shown_path,
 )
-from failgate_hooks.verify.pins import Pin, PinError, resolve_pins, write_regular_file
+from failgate_hooks.verify.pins import (
+    Pin,
+    PinError,
+    pinned_folders,
+    resolve_pins,
+    write_regular_file,
+)
 from failgate_hooks.verify.shadowing import command_words
 from failgate_hooks.verify.trust import (
     RunSettings,
@@ -32,6 +40,15 @@ from failgate_hooks.verify.trust import (
     run_settings,
     verifier_fingerprint,
 )
+
+
+@dataclass(frozen=True)
+class UnpinnedPath:
+    """A repository path the command names and does not pin; `in_head` what HEAD holds
+    there (`file`, `folder`), None when nothing: a commit may add it with any content."""
+
+    path: str
+    in_head: str | None
 
 
 @dataclass(frozen=True)
@@ -50,12 +67,16 @@ class Candidate:
     downgrade: bool
     # the copy a push runs; `check` of HEAD alone runs HEAD's when it differs
     push_copy: bool
-    unpinned_repo_files: tuple[str, ...]
+    unpinned: tuple[UnpinnedPath, ...]
     problem: str | None = None
 
     @property
     def argv(self) -> tuple[str, ...]:
         return self.verification.command
+
+    @property
+    def unpinned_repo_files(self) -> tuple[str, ...]:
+        return tuple(found.path for found in self.unpinned)
 
     @property
     def settings(self) -> RunSettings:
@@ -104,7 +125,7 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
                     approved=approved if approved and approved.fingerprint != fp else None,
                     downgrade=bool(fp) and store.was_replaced(key, fp),
                     push_copy=rev == pushed,
-                    unpinned_repo_files=unpinned,
+                    unpinned=unpinned,
                     problem=problem,
                 )
             )
@@ -113,13 +134,55 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
 
 def _unpinned_repo_files(
     repo: GitRepo, argv: Sequence[str], pins: Sequence[Pin], tracked: set[str]
-) -> tuple[str, ...]:
-    """The repository files the command names but does not pin, each once: its program
+) -> tuple[UnpinnedPath, ...]:
+    """The repository paths the command names but does not pin, each once: its program
     too, the words of each string in it (`sh -c '…'`) and of each pinned wrapper, as
-    shadowing reads them, and `./checks/check.py` as `checks/check.py`."""
+    shadowing reads them, and `./checks/check.py` as `checks/check.py`. A path HEAD does
+    not hold is one too: a later commit may add it, and trust would not see it change."""
     pinned = {pin.path for pin in pins}
-    named = (posixpath.normpath(word) for word in command_words(repo, argv, pins))
-    return tuple(dict.fromkeys(p for p in named if p in tracked and p not in pinned))
+    # a folder is named to work in (`cd checks`) as much as to run: one holding a pin is
+    # not warned of, nor a name HEAD lacks that a pinned script has (`cd checks && python3
+    # check.py`); what a look-alike of either runs is shown escaped
+    pinned |= {parent for path in pinned for parent in _parents(path)}
+    names = {posixpath.basename(path) for path in pinned}
+    folders = {parent for path in tracked for parent in _parents(path)}
+    pinned_whole = pinned_folders(pins)
+    found: dict[str, UnpinnedPath] = {}
+    for word in command_words(repo, argv, pins):
+        path = _repository_path(word, tracked, folders)
+        if path is None or path in pinned or path in found:
+            continue
+        where = "file" if path in tracked else "folder" if path in folders else None
+        if any(path.startswith(folder + "/") for folder in pinned_whole) or (
+            where is None and path in names
+        ):
+            continue
+        found[path] = UnpinnedPath(path, where)
+    return tuple(found.values())
+
+
+# A word naming a file by its name alone: a script of Python or of the shell.
+_SCRIPT = (*SOURCE_SUFFIXES, ".sh", ".bash")
+# A word holding one of these is shell code, an option's value or a URL, not one path.
+_NOT_A_PATH = re.compile(r"[\s$`<>|&;*?\[\]{}()~=!\"'\\]|://")
+
+
+def _repository_path(word: str, tracked: set[str], folders: set[str]) -> str | None:
+    """The repository path `word` names, normalised, or None when it names none: a path
+    HEAD holds, else a relative path (`checks/check.py`, `./run-tests`, a pytest node's
+    file) or a script's name (`check.py`), whether or not HEAD holds it."""
+    path = posixpath.normpath(word.split("::", 1)[0]) if word else ""
+    if path in tracked or path in folders:
+        return path
+    if word.startswith("-") or _NOT_A_PATH.search(word) or not is_safe_relative_path(path):
+        return None
+    return path if "/" in word or path.endswith(_SCRIPT) else None
+
+
+def _parents(path: str) -> list[str]:
+    """`a` and `a/b` for `a/b/c`."""
+    parts = path.split("/")
+    return ["/".join(parts[:n]) for n in range(1, len(parts))]
 
 
 def to_approve(found: list[Candidate]) -> list[Candidate]:
@@ -172,12 +235,22 @@ def describe(repo: GitRepo, candidate: Candidate) -> list[str]:
             "branch, no --ledger-rev); one version per gate is trusted, and the one a push "
             "runs is listed first"
         )
-    for path in candidate.unpinned_repo_files:
-        lines.append(
-            f"     WARNING {shown_path(path)} is a repository file the command names but does "
-            "not pin: its content comes from the commit being checked"
-        )
+    for found in candidate.unpinned:
+        lines.append(_unpinned_warning(found))
     return lines
+
+
+def _unpinned_warning(found: UnpinnedPath) -> str:
+    path, start = shown_path(found.path), "     "
+    if found.in_head is None:
+        return (
+            f"{start}WARNING the command names {path}, which is not pinned (and not in HEAD): "
+            "a commit may add it with any content"
+        )
+    return (
+        f"{start}WARNING {path} is a repository {found.in_head} the command names but does not "
+        "pin: its content comes from the commit being checked"
+    )
 
 
 def _file_lines(repo: GitRepo, candidate: Candidate) -> list[str]:

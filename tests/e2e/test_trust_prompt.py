@@ -123,6 +123,29 @@ def test_no_argument_or_file_line_can_fake_the_prompt(tmp_path: Path) -> None:
     )
 
 
+def shown_for(repo: Repo, command: str) -> list[str]:
+    """What a fresh `failgate trust` shows of a gate whose verifier is `command`, pinning
+    the budget check."""
+    repo.record(
+        "ops:named", "--status", "observed", "--title", "named", "--trigger", "push",
+        "--verify", command, "--verify-file", demo.CHECK_PATH, "--no-probe", "--force",
+    )  # fmt: skip
+    repo.commit("record it")
+    (repo.path / ".git/failgate/trust.json").unlink()
+    asked = trust(repo)
+    assert asked.returncode == 1 and "NOT TRUSTED" in asked.stdout, asked
+    return asked.stdout.splitlines()
+
+
+NOT_IN_HEAD = "which is not pinned (and not in HEAD): a commit may add it with any content"
+
+
+def test_trust_warns_of_an_unpinned_path_head_does_not_hold(tmp_path: Path) -> None:
+    """The reviewed fingerprint cannot see a file that a later commit adds there."""
+    lines = shown_for(budget_repo(tmp_path / "work"), "python3 checks/later.py")
+    assert f"     WARNING the command names checks/later.py, {NOT_IN_HEAD}" in lines, lines
+
+
 # Code between ESC ] and BEL inside a string, in a file whose name hides a word.
 HIDDEN_CODE = 'import sys\nBANNER = "\x1b]0;"; open("PWNED", "w"); X = "\x07"\nsys.exit(0)\n'
 HIDDEN_PATH = "checks/ok\x1b]0;EVIL\x07.py"
