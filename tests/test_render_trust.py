@@ -16,6 +16,7 @@ from failgate_hooks.render.trust import (
     diff_lines,
     quote_argument,
     settings_lines,
+    shown_path,
 )
 
 HOSTILE = [
@@ -28,6 +29,8 @@ HOSTILE = [
     "back\\slash\nnew",
     "nbsp\u00a0",
     "astral \U0001f600\x00",
+    "ch\u0435cks/check.py",  # a Cyrillic е: another file than checks/check.py
+    "caf\u00e9.py",
 ]
 
 
@@ -55,7 +58,24 @@ def test_bash_reads_the_quoting_back_as_the_argument(argument: str) -> None:
 
 def test_argv_is_one_argument_per_line() -> None:
     lines = argv_lines(("python3", "a\nVERIFIER x  [trusted]"))
-    assert lines == ["       python3", "       $'a\\nVERIFIER x  [trusted]'"]
+    assert lines == ["       python3", "       ! $'a\\nVERIFIER x  [trusted]'"]
+
+
+def test_an_argument_or_path_that_is_not_ascii_is_marked_and_escaped() -> None:
+    """A look-alike letter names another file: it is shown as its code point."""
+    assert argv_lines(("python3", "ch\u0435cks/check.py")) == [
+        "       python3",
+        "       ! $'ch\\u0435cks/check.py'",
+    ]
+    assert shown_path("ch\u0435cks/check.py") == "$'ch\\u0435cks/check.py'"
+    assert shown_path("checks/check.py") == "checks/check.py"
+
+
+def test_file_content_keeps_letters_that_are_not_ascii() -> None:
+    """A comment in another language prints as it is, under `|`."""
+    assert content_lines(
+        "# caf\u00e9 \u043f\u0440\u0438\u0432\u0435\u0442\n".encode(), "ab" * 20
+    ) == ["       | # caf\u00e9 \u043f\u0440\u0438\u0432\u0435\u0442"]
 
 
 def test_run_settings_are_one_per_line_and_no_item_poses_as_another() -> None:

@@ -19,9 +19,12 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import read_union
 from failgate_hooks.render.trust import (
+    NAMES_NOTE,
     argv_lines,
     content_lines,
     diff_lines,
+    margin,
+    marked,
     settings_lines,
     shown_path,
 )
@@ -237,11 +240,15 @@ def describe(repo: GitRepo, candidate: Candidate) -> list[str]:
         )
     for found in candidate.unpinned:
         lines.append(_unpinned_warning(found))
+    names = [*candidate.argv, *(approved.argv if approved else ()), *candidate.unpinned_repo_files]
+    names += [path for path, _ in (*candidate.pinned, *(approved.pinned if approved else ()))]
+    if any(marked(name) for name in names):
+        lines.append(f"     {NAMES_NOTE}")
     return lines
 
 
 def _unpinned_warning(found: UnpinnedPath) -> str:
-    path, start = shown_path(found.path), "     "
+    path, start = shown_path(found.path), margin("     ", found.path)
     if found.in_head is None:
         return (
             f"{start}WARNING the command names {path}, which is not pinned (and not in HEAD): "
@@ -262,7 +269,7 @@ def _file_lines(repo: GitRepo, candidate: Candidate) -> list[str]:
     )
     lines = []
     for path, oid in candidate.pinned:
-        name = f"     {shown_path(path)} (blob {oid[:12]})"
+        name = f"{margin('     ', path)}{shown_path(path)} (blob {oid[:12]})"
         was = before.get(path)
         if candidate.trusted or was == oid:
             lines.append(name if candidate.trusted else f"{name}: unchanged")
@@ -284,7 +291,8 @@ def _file_lines(repo: GitRepo, candidate: Candidate) -> list[str]:
     for path in before:
         if path not in pinned:
             lines.append(
-                f"     {shown_path(path)}: pinned by the approved version, not by this one"
+                f"{margin('     ', path)}{shown_path(path)}: pinned by the approved version, "
+                "not by this one"
             )
     return lines
 

@@ -12,6 +12,11 @@ character) is written as a visible escape, and what it carries is shown with it.
 Elsewhere `sanitize.clean` removes such sequences whole, which is what a terminal
 would have shown; here that would hide code between ESC ] and BEL from the person
 approving it.
+
+An argument or a path names a file, so there every character that is not ASCII is
+escaped too, and its line marked `!`: `chеcks/check.py` with a Cyrillic `е` is
+another file than the pinned `checks/check.py`, however alike the two look. File
+content keeps its letters (a comment may be in any language).
 """
 
 from __future__ import annotations
@@ -31,19 +36,40 @@ ESCAPED_NOTE = (
     "(a line under ! holds characters that do not print: it is shown in bash's $'…' "
     "quoting, each such character as its escape)"
 )
+NAMES_NOTE = (
+    "(an argument or path under ! holds a character that is not ASCII or does not print, "
+    "which may look like another (\\u0435, a Cyrillic letter, like e) and name another file: "
+    "it is shown in bash's $'…' quoting, each such character as its escape)"
+)
 
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\", "'": "\\'"}
 
 
-def _shows(text: str) -> bool:
-    """Whether every character of `text` prints, and shows as something."""
-    return text.isprintable() and DEFAULT_IGNORABLE.search(text) is None
+def _shows(text: str, *, names: bool = False) -> bool:
+    """Whether every character of `text` prints, and shows as something; for `names`
+    (an argument, a path), whether it is ASCII too."""
+    return (
+        (text.isascii() or not names)
+        and text.isprintable()
+        and DEFAULT_IGNORABLE.search(text) is None
+    )
+
+
+def marked(text: str) -> bool:
+    """Whether an argument or path is shown escaped, its line marked `!`."""
+    return not _shows(text, names=True)
+
+
+def margin(indent: str, text: str) -> str:
+    """`indent`, with `! ` after it when `text`, an argument or a path, is shown escaped."""
+    return f"{indent}! " if marked(text) else indent
 
 
 def quote_argument(argument: str) -> str:
     """One argv element as a shell would need it, on one line: `'a b'`, or `$'a\\nb'`
-    (bash's quoting with escapes) when it holds anything that does not print."""
-    return shlex.quote(argument) if _shows(argument) else escaped(argument)
+    (bash's quoting with escapes) when it holds anything that does not print or is not
+    ASCII."""
+    return escaped(argument, names=True) if marked(argument) else shlex.quote(argument)
 
 
 def exact(text: str) -> str:
@@ -52,18 +78,20 @@ def exact(text: str) -> str:
 
 
 def shown_path(path: str) -> str:
-    """A repository path as trust names it: exact, bounded; a path is approved too."""
-    return _bounded(exact(path))
+    """A repository path as trust names it: exact, bounded, every character that is not
+    ASCII escaped; a path is approved too."""
+    return _bounded(escaped(path, names=True) if marked(path) else path)
 
 
-def escaped(text: str) -> str:
+def escaped(text: str, *, names: bool = False) -> str:
     """`text` in bash's `$'…'` quoting: one printable line, every character that does
-    not print written as an escape (`\\n`, `\\x1b`, `\\u202e`), none left out."""
+    not print (for `names`, that is not ASCII) written as an escape (`\\n`, `\\x1b`,
+    `\\u202e`), none left out."""
     parts = []
     for char in text:
         if char in _NAMED_ESCAPES:
             parts.append(_NAMED_ESCAPES[char])
-        elif _shows(char):
+        elif _shows(char, names=names):
             parts.append(char)
         elif ord(char) < 0x80:  # bash reads \xHH as a byte, \uHHHH as a character
             parts.append(f"\\x{ord(char):02x}")
@@ -75,8 +103,8 @@ def escaped(text: str) -> str:
 
 
 def argv_lines(argv: tuple[str, ...] | list[str]) -> list[str]:
-    """Argv, one quoted argument per line under the indent."""
-    return [INDENT + _bounded(quote_argument(argument)) for argument in argv]
+    """Argv, one quoted argument per line under the indent; `! ` before one shown escaped."""
+    return [margin(INDENT, argument) + _bounded(quote_argument(argument)) for argument in argv]
 
 
 _UNSET = {"inputs": "(the whole commit)", "timeout_s": "(the configured default)"}

@@ -14,7 +14,7 @@ import tomllib
 from pathlib import Path
 
 from failgate_hooks.app import demo
-from failgate_hooks.render.trust import ESCAPED_NOTE
+from failgate_hooks.render.trust import ESCAPED_NOTE, NAMES_NOTE
 from tests.conftest import Repo, git
 from tests.worlds import KEY, budget_repo, fix_budget, record_failure, with_remote
 
@@ -118,7 +118,7 @@ def test_no_argument_or_file_line_can_fake_the_prompt(tmp_path: Path) -> None:
     for line in out.splitlines():
         assert not line.lstrip().startswith(("VERIFIER forged", "pinned files, from nowhere"))
     assert (
-        "       $'ok\\nVERIFIER forged:entity  [trusted]\\n     pinned files, from nowhere:'"
+        "       ! $'ok\\nVERIFIER forged:entity  [trusted]\\n     pinned files, from nowhere:'"
         in (out.splitlines())
     )
 
@@ -146,6 +146,20 @@ def test_trust_warns_of_an_unpinned_path_head_does_not_hold(tmp_path: Path) -> N
     assert f"     WARNING the command names checks/later.py, {NOT_IN_HEAD}" in lines, lines
 
 
+LOOK_ALIKE = demo.CHECK_PATH.replace("checks", "ch\u0435cks")  # a Cyrillic е
+
+
+def test_trust_escapes_and_warns_of_a_look_alike_of_the_pinned_path(tmp_path: Path) -> None:
+    """`chеcks/…` is another file than the pinned `checks/…`, however alike they look."""
+    lines = shown_for(budget_repo(tmp_path / "work"), f"python3 {LOOK_ALIKE}")
+    escaped = demo.CHECK_PATH.replace("checks", "ch\\u0435cks")
+    assert f"       ! $'{escaped}'" in lines, lines  # argv
+    assert f"     ! WARNING the command names $'{escaped}', {NOT_IN_HEAD}" in lines, lines
+    assert f"     {NAMES_NOTE}" in lines
+    assert not [line for line in lines if "\u0435" in line]  # never shown as it looks
+    assert f"     {demo.CHECK_PATH} (blob" in "\n".join(lines)  # what is pinned, as it is
+
+
 # Code between ESC ] and BEL inside a string, in a file whose name hides a word.
 HIDDEN_CODE = 'import sys\nBANNER = "\x1b]0;"; open("PWNED", "w"); X = "\x07"\nsys.exit(0)\n'
 HIDDEN_PATH = "checks/ok\x1b]0;EVIL\x07.py"
@@ -163,8 +177,8 @@ def test_the_reviewer_sees_what_a_terminal_would_hide(tmp_path: Path) -> None:
     repo.commit("record it")
     (repo.path / ".git/failgate/trust.json").unlink()
     lines = trust(repo).stdout.splitlines()
-    assert "       $'checks/ok\\x1b]0;EVIL\\x07.py'" in lines  # argv
-    pinned = "     $'checks/ok\\x1b]0;EVIL\\x07.py' (blob"
+    assert "       ! $'checks/ok\\x1b]0;EVIL\\x07.py'" in lines  # argv
+    pinned = "     ! $'checks/ok\\x1b]0;EVIL\\x07.py' (blob"
     assert any(line.startswith(pinned) for line in lines), lines
     start = lines.index("       | import sys")
     assert lines[start : start + 4] == [
