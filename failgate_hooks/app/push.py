@@ -156,12 +156,13 @@ def pre_push(
         commit = peel(repo, update.new, update.local_ref)
         notes = []
         old = None
+        unknown = ""
         if not update.is_create:
             old = repo.try_resolve_commit(update.old)
             if old is None:
-                notes.append(
-                    f"the remote's {update.remote_ref} is at {update.old[:12]}, which this "
-                    "repository lacks: fetch to check append-only against it"
+                unknown = (
+                    f"{remote}'s {update.remote_ref} is at {update.old[:12]}, which this "
+                    "repository lacks"
                 )
         revisions = [Revision("pushed commit", commit)]
         if old is not None:
@@ -172,10 +173,6 @@ def pre_push(
             extra_protected = (remote_ref_of(default[0], name or remote),)
         config = config_for(repo, revisions)
         uncommitted.start(config)
-        exclude = [f"--remotes={name}"] if name else []
-        history = check_update(
-            repo, old, commit, config.ledger, config.max_event_bytes, exclude=exclude
-        )
         request = Request(
             commit=commit,
             context=Context(trigger="push", ref=update.remote_ref),
@@ -183,9 +180,23 @@ def pre_push(
             authority="accept",
             trust_ledger=trust_ledger,
             extra_protected_refs=extra_protected,
-            history_errors=tuple(history),
         )
-        decision = run.evaluator(config).evaluate(request)
+        evaluator = run.evaluator(config)
+        if unknown and enforces(request.context, evaluator.policy(request)):
+            # Its events are unknown: a force push would drop them unseen.
+            fetch = remote if unread else name
+            raise GitError(
+                f"{unknown}: failgate cannot read the gates its ledger holds, so the push is "
+                "refused",
+                hint=f"fetch it (git fetch --prune {fetch}), then push again",
+            )
+        if unknown:
+            notes.append(f"{unknown}: its ledger was not read; fetch, then push to check it")
+        exclude = [f"--remotes={name}"] if name else []
+        history = check_update(
+            repo, old, commit, config.ledger, config.max_event_bytes, exclude=exclude
+        )
+        decision = evaluator.evaluate(replace(request, history_errors=tuple(history)))
         outcomes.append(RefOutcome(update, decision, notes))
     for outcome in outcomes:
         if outcome.update.remote_ref != EVIDENCE_REF:

@@ -364,3 +364,41 @@ def test_a_push_by_url_is_judged_by_the_remote_s_configuration_not_the_pushed_on
         assert "RELAXED config change" in pushed.output and '"enforce" -> "warn"' in pushed.output
         assert (unread in pushed.output) == (url == mirror), pushed
         assert url != mirror or "refs/remotes/origin/main is read in its place" in pushed.output
+
+
+def test_a_force_push_over_a_remote_tip_this_clone_lacks_is_refused_where_failgate_enforces(
+    tmp_path: Path,
+) -> None:
+    """A colleague's gate reached the remote's main; this clone never fetched it. Its
+    ledger cannot be read, so a force push over it is refused with what to do; on a
+    ref where failgate only warns, a NOTE says the same and the push goes on."""
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    colleague = Repo(tmp_path / "colleague")
+    subprocess.run(["git", "clone", "-q", str(remote), str(colleague.path)], check=True)
+    record_failure(colleague, "push")
+    colleague.git("push", "-q", "--no-verify", "origin", "main", "main:refs/heads/wip/gas")
+    gated_tip = colleague.head()
+    assert repo.failgate("install").code == 0
+    repo.write("notes.txt", "work that never saw the gate\n")
+    repo.commit("work on a stale main")
+
+    refused = push(repo, "--force", "main")
+    assert refused.code != 0, refused
+    assert "failgate-pre-push: push refused" in refused.output
+    assert f"origin's refs/heads/main is at {gated_tip[:12]}, which this repository lacks" in (
+        refused.output
+    )
+    assert "git fetch --prune origin), then push again" in refused.output
+    assert remote_ref(remote, "refs/heads/main") == gated_tip
+
+    warned = push(repo, "--force", "main:refs/heads/wip/gas")
+    assert warned.code == 0, warned
+    assert "NOTE origin's refs/heads/wip/gas is at" in warned.output
+    assert remote_ref(remote, "refs/heads/wip/gas") == repo.head()
+
+    repo.git("fetch", "-q", "origin", "main")  # now the gate is read, and holds
+    held = push(repo, "--force", "main")
+    assert held.code != 0, held
+    assert "BLOCKED" in held.output and KEY in held.output
+    assert remote_ref(remote, "refs/heads/main") == gated_tip
