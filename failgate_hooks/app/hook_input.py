@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from failgate_hooks.core.errors import UsageError
-from failgate_hooks.git.repo import is_null_id
+from failgate_hooks.git.remotes import configured_remote
+from failgate_hooks.git.repo import GitRepo, is_null_id
 
 
 class RefUpdate(NamedTuple):
@@ -21,6 +22,8 @@ class RefUpdate(NamedTuple):
     new: str
     remote_ref: str
     old: str
+    # Why the other side's tip is unknown though the input names none (pre-commit's).
+    unknown_tip: str = ""
 
     @property
     def is_delete(self) -> bool:
@@ -72,3 +75,31 @@ def from_pre_commit(env: Mapping[str, str]) -> RefUpdate | None:
     new = to_ref or local
     old = env.get("PRE_COMMIT_FROM_REF", "") or "0" * 40
     return RefUpdate(local or to_ref, new, remote_ref or local, old)
+
+
+def as_fetched(repo: GitRepo, remote: str, update: RefUpdate) -> RefUpdate:
+    """pre-commit's ref update with the old tip this clone knows, never a made-up one.
+
+    pre-commit's FROM_REF is the remote's tip only when this clone has that commit;
+    otherwise (a new branch, or a tip not fetched) it is the parent of the first pushed
+    commit no ref of the remote holds here: an old commit of the pusher's choosing,
+    whose configuration must not decide. So it is the old tip only where this clone's
+    tracking ref of that branch stands. With no tracking ref the push is read as the
+    plain hook reads a creation (the default branch's configuration in force); with
+    one elsewhere, the remote's tip is not the one fetched: unknown, as a tip this
+    clone lacks is to the plain hook."""
+    created = update._replace(old="0" * 40)
+    name = configured_remote(repo, remote)
+    if name is None or not update.remote_ref.startswith("refs/heads/"):
+        return created
+    tracking = f"refs/remotes/{name}/{update.remote_ref.removeprefix('refs/heads/')}"
+    fetched = repo.try_resolve_commit(tracking)
+    if fetched is None:
+        return created
+    if not update.is_create and fetched == repo.try_resolve_commit(update.old):
+        return update
+    unknown = (
+        f"{remote}'s {update.remote_ref} is not at {fetched[:12]}, where it was last fetched "
+        f"({tracking}), and pre-commit does not say where it is"
+    )
+    return created._replace(unknown_tip=unknown)

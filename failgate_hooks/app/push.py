@@ -156,7 +156,7 @@ def pre_push(
         commit = peel(repo, update.new, update.local_ref)
         notes = []
         old = None
-        unknown = ""
+        unknown = update.unknown_tip  # pre-commit: the remote's tip is not the one fetched
         if not update.is_create:
             old = repo.try_resolve_commit(update.old)
             if old is None:

@@ -37,7 +37,7 @@ ONE_REF_NOTE = (
 
 def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str]) -> int:
     """`failgate-pre-push REMOTE URL`, fed git's stdin, or pre-commit's variables."""
-    from failgate_hooks.app.hook_input import from_pre_commit, parse_pre_push
+    from failgate_hooks.app.hook_input import as_fetched, from_pre_commit, parse_pre_push
     from failgate_hooks.app.push import pre_push
     from failgate_hooks.git.repo import GitRepo
 
@@ -67,6 +67,8 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
     if not remote:
         raise UsageError("usage: failgate-pre-push REMOTE URL (git passes both to the hook)")
     with GitRepo.open() as repo, ExitStack() as cleanup:
+        if note is not None:  # pre-commit's: its FROM_REF is not always the remote's tip
+            updates = [as_fetched(repo, remote, u) for u in updates]
         run = _hook_run(repo, cleanup, trust_ledger=trust_ledger)
         report = pre_push(run, remote, updates, trust_ledger=trust_ledger)
     _print_report(report, note)

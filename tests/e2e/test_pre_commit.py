@@ -140,3 +140,69 @@ def test_install_chain_keeps_a_pre_commit_hook_working_beside_failgate(
     assert held.returncode != 0, output
     assert "BLOCKED" in output
     assert remote_ref(remote, "refs/heads/main") != repo.head()
+
+
+def pre_commit_config(hook_repo: tuple[Path, str], extra: str = "") -> str:
+    hook_path, rev = hook_repo
+    return (
+        f"repos:\n  - repo: {hook_path}\n    rev: {rev}\n    hooks:\n      - id: failgate\n{extra}"
+    )
+
+
+def test_under_pre_commit_an_older_commit_s_configuration_never_decides_a_new_branch(
+    tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
+) -> None:
+    """release/2.0 from an old commit that said mode = "warn": pre-commit names that
+    commit as FROM_REF (the parent of the first commit the remote lacks), yet main's
+    configuration decides, as it does for the plain hook: the gate holds."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write(".pre-commit-config.yaml", pre_commit_config(hook_repo))
+    repo.write("failgate.toml", 'mode = "warn"\n')
+    lax = repo.commit("only warnings, for now")
+    repo.git("rm", "-q", "failgate.toml")
+    repo.commit("failgate enforces")
+    record_failure(repo, "push")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    installed = pre_commit(repo, pre_commit_home, "install", "--hook-type", "pre-push")
+    assert installed.returncode == 0, installed.stderr
+    repo.git("switch", "-q", "-c", "release/2.0", lax)
+    repo.write("hotfix.txt", "a fix for 2.0\n")
+    repo.commit("a hotfix on 2.0")
+
+    refused = git_push(repo, pre_commit_home, "release/2.0")
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    assert "BLOCKED" in output and "budget 50M < required 120M" in output
+    assert "may proceed" not in output
+    assert remote_ref(remote, "refs/heads/release/2.0") is None
+
+
+def test_under_pre_commit_a_remote_tip_not_where_it_was_fetched_is_refused(
+    tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
+) -> None:
+    """A colleague pushed a gate to main; this clone never fetched it and force-pushes
+    new work based below its origin/main. pre-commit cannot name the tip it lacks (its
+    FROM_REF is an older commit): failgate refuses, and says to fetch."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write(".pre-commit-config.yaml", pre_commit_config(hook_repo))
+    fetched = repo.commit("the team's pre-commit config")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    colleague = Repo(tmp_path / "colleague")
+    subprocess.run(["git", "clone", "-q", str(remote), str(colleague.path)], check=True)
+    record_failure(colleague, "push")
+    colleague.git("push", "-q", "--no-verify", "origin", "main")
+    gated_tip = colleague.head()
+    installed = pre_commit(repo, pre_commit_home, "install", "--hook-type", "pre-push")
+    assert installed.returncode == 0, installed.stderr
+    repo.git("switch", "-q", "-c", "redo", "HEAD~1")
+    repo.write(".pre-commit-config.yaml", pre_commit_config(hook_repo))
+    repo.commit("the same config, on other work")
+
+    refused = git_push(repo, pre_commit_home, "--force", "redo:main")
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    assert f"origin's refs/heads/main is not at {fetched[:12]}, where it was last fetched" in (
+        output
+    )
+    assert "git fetch --prune origin), then push again" in output
+    assert remote_ref(remote, "refs/heads/main") == gated_tip
