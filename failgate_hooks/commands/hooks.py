@@ -41,6 +41,16 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
     from failgate_hooks.app.push import pre_push
     from failgate_hooks.git.repo import GitRepo
 
+    if "PRE_COMMIT" in environ and args:
+        # pre-commit passes the hook only the config's args (and file names, if told
+        # to): `args: [-h]` would pass every push, `args: [other]` read another remote.
+        raise UsageError(
+            "under pre-commit failgate-pre-push takes no arguments, and was given "
+            f"{clean_line(' '.join(args), 200)}: it reads the remote and the pushed ref "
+            "from pre-commit's PRE_COMMIT_* variables",
+            hint="in .pre-commit-config.yaml, give the failgate hook no args and no "
+            "pass_filenames: true",
+        )
     if any(a in HELP_FLAGS for a in args):
         sys.stdout.write(PRE_PUSH_HELP)
         return exitcodes.ALLOWED

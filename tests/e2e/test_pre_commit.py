@@ -206,3 +206,25 @@ def test_under_pre_commit_a_remote_tip_not_where_it_was_fetched_is_refused(
     )
     assert "git fetch --prune origin), then push again" in output
     assert remote_ref(remote, "refs/heads/main") == gated_tip
+
+
+@pytest.mark.parametrize("args", ["[-h]", "[upstream]"])
+def test_pre_commit_args_cannot_make_failgate_check_nothing(
+    tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path, args: str
+) -> None:
+    """`args: [-h]` would print help and pass every push; `args: [upstream]` would read
+    another remote. Under pre-commit failgate takes no argument, and says so."""
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.write(".pre-commit-config.yaml", pre_commit_config(hook_repo, f"        args: {args}\n"))
+    repo.commit("failgate, given arguments")
+    installed = pre_commit(repo, pre_commit_home, "install", "--hook-type", "pre-push")
+    assert installed.returncode == 0, installed.stderr
+    before = remote_ref(remote, "refs/heads/main")
+
+    refused = git_push(repo, pre_commit_home, "main")
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    assert "under pre-commit failgate-pre-push takes no arguments" in output
+    assert "give the failgate hook no args" in output
+    assert remote_ref(remote, "refs/heads/main") == before
