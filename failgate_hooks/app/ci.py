@@ -267,7 +267,10 @@ def _default_branch(
     """(tracking ref, commit or None, branch) of the repository's default branch.
 
     Its ledger counts as protected only while it does not already hold the change
-    under test: after a push to it, the clone's tracking ref is the pushed commit.
+    under test: after a push to it, the clone's tracking ref is the pushed commit
+    (or one after it). A new ref cut at a commit the default branch holds (a
+    release branch, a tag) is not such a push: the gates recorded on the default
+    branch since then hold it, as the client hook says.
     """
     if target.default_branch:
         tracking = f"refs/remotes/{REMOTE}/{target.default_branch}"
@@ -277,9 +280,12 @@ def _default_branch(
     if found is None:
         return None
     tracking, commit = found
-    if commit is not None and repo.is_ancestor(head, commit):
+    branch = tracking.removeprefix(f"refs/remotes/{REMOTE}/")
+    if commit is not None and (
+        commit == head or (target.ref == f"refs/heads/{branch}" and repo.is_ancestor(head, commit))
+    ):
         commit = None
-    return tracking, commit, tracking.removeprefix(f"refs/remotes/{REMOTE}/")
+    return tracking, commit, branch
 
 
 def _merge_base(repo: GitRepo, base: str, head: str) -> str:
