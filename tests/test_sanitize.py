@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import NamedTuple
 
 import pytest
@@ -182,3 +183,28 @@ def test_a_line_is_bounded_and_says_how_much_was_left_out() -> None:
     assert line.startswith("x" * sanitize.LINE_LIMIT)
     assert line.endswith(f"… ({10_000 - sanitize.LINE_LIMIT} more characters)")
     assert sanitize.clean_line("short\nline") == "short line"
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("a ##[add-mask]b", "a ##\\[add-mask]b"),
+        ("###[x]", "###\\[x]"),
+        ("::error::x", ":\\:error::x"),
+        ("  \u00a0::warning::x", "  \u00a0:\\:warning::x"),
+        ("ok\n::add-mask::y\r\n##[group]z", "ok\n:\\:add-mask::y\r\n##\\[group]z"),
+        ("a :: b", "a :: b"),
+        ("", ""),
+    ],
+)
+def test_no_line_is_a_workflow_command(text: str, written: str) -> None:
+    assert sanitize.no_workflow_commands(text) == written
+    for line in sanitize.no_workflow_commands(text).splitlines():
+        assert "##[" not in line and not line.strip().startswith("::")
+
+
+def test_json_without_workflow_commands_is_the_same_value() -> None:
+    value = {"#k##[": ["##[add-mask]x", "\\##[", "::error::y"], "n": 1}
+    document = sanitize.json_no_workflow_commands(json.dumps(value, indent=2))
+    assert "#" not in document
+    assert json.loads(document) == value

@@ -321,12 +321,17 @@ def run_ci(
             lines = [error.message, *([f"hint: {error.hint}"] if error.hint else [])]
             commands.write(github_output.workflow_command("error", lines) + "\n")
             _write_summary(environ, github_output.error_summary(error), stderr)
+            # The shell prints it to stderr too, outside any fence: as no command.
+            error.message = sanitize.no_workflow_commands(error.message)
+            if error.hint:
+                error.hint = sanitize.no_workflow_commands(error.hint)
         raise
     if github:
         _write_outputs(environ, run, stderr)
     if run.decision is None:
         for note in run.notes:
-            stdout.write(f"failgate ci: {sanitize.clean_line(note)}\n")
+            line = f"failgate ci: {sanitize.clean_line(note)}"
+            stdout.write((sanitize.no_workflow_commands(line) if github else line) + "\n")
         return run.exit_code
     if github:
         for line in github_output.annotation_lines(run.decision, run.ledger_dir):

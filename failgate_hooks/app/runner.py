@@ -23,10 +23,13 @@ if TYPE_CHECKING:
 
 
 def progress_line(text: str) -> None:
-    """One line per gate on standard error, so a push never looks hung."""
-    from failgate_hooks.core.sanitize import clean_line
+    """One line per gate on standard error, so a push never looks hung.
 
-    sys.stderr.write(clean_line(text) + "\n")
+    It quotes the ledger's verifier command, and a CI runner reads standard error for
+    workflow commands (a `git push` in a workflow step too): it is written as none."""
+    from failgate_hooks.core.sanitize import clean_line, no_workflow_commands
+
+    sys.stderr.write(no_workflow_commands(clean_line(text)) + "\n")
     sys.stderr.flush()
 
 

@@ -104,3 +104,32 @@ def _clean_any(value: object) -> object:
         make = getattr(type(value), "_make", None)
         return tuple(items) if make is None else make(items)
     return value
+
+
+# How a GitHub Actions runner finds a workflow command in a line of a step's
+# output (actions/runner, ActionCommand.TryParseV2 and TryParse): `::name …::`
+# once the line's leading white space is trimmed, and the legacy `##[name …]`
+# anywhere in the line. The runner reads stdout and stderr alike.
+LEGACY_COMMAND = "##["
+_COMMAND_START = "::"
+
+
+def no_workflow_commands(text: str) -> str:
+    """`text` with no line a GitHub runner reads as a workflow command: `##[` is written
+    `##\\[`, and a line that starts with `::` starts with `:\\:`."""
+    lines = text.splitlines(keepends=True)
+    return "".join(_no_command(line) for line in lines) if lines else text
+
+
+def _no_command(line: str) -> str:
+    line = line.replace(LEGACY_COMMAND, "##\\[")
+    body = line.lstrip()
+    if body.startswith(_COMMAND_START):
+        line = line[: len(line) - len(body)] + ":\\" + body[1:]
+    return line
+
+
+def json_no_workflow_commands(document: str) -> str:
+    """A JSON text (of json.dumps) with every `#` written `\\u0023`: the same value, and no
+    `##[` in any line. `#` is never JSON's syntax, only a string's character."""
+    return document.replace("#", "\\u0023")

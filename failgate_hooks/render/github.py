@@ -3,8 +3,10 @@
 Pure. Everything printed there may come from the ledger, a verifier or git, so
 it is sanitised and escaped: a command's message and properties are escaped as
 the runner unescapes them, the summary's Markdown through render/markdown.py,
-and free text goes between `::stop-commands::` markers. No line of it can forge
-a workflow command.
+and free text goes between `::stop-commands::` markers. Every line of it is
+also written so that the runner reads no command in it
+(`sanitize.no_workflow_commands`: no legacy `##[`, no data at a line's start
+`::`). No line of it can forge a workflow command.
 """
 
 from __future__ import annotations
@@ -46,11 +48,13 @@ def escape_property(text: str) -> str:
 def workflow_command(kind: str, lines: Sequence[str], *, file: str | None = None) -> str:
     """`::error title=failgate::…` (or warning): each line sanitised, all of it escaped."""
     props = []
-    if file:
+    # A path holding `##[` cannot be written whole (the runner unescapes no `[`): the
+    # annotation then points at no file, and its message still names the path.
+    if file and sanitize.LEGACY_COMMAND not in file:
         props.append(f"file={escape_property(sanitize.clean_line(file))}")
     props.append("title=failgate")
     # Each line is one field: a newline inside one never starts another line.
-    message = "\n".join(sanitize.clean_line(line) for line in lines)
+    message = "\n".join(sanitize.no_workflow_commands(sanitize.clean_line(line)) for line in lines)
     return f"::{kind} {','.join(props)}::{escape_data(message)}"
 
 
@@ -58,7 +62,8 @@ def stop_commands(text: str) -> str:
     """Free text between stop-commands markers: no line of it is a workflow command."""
     # A fresh random token: text from the ledger cannot guess it to resume commands.
     token = secrets.token_hex(16)
-    return f"::stop-commands::{token}\n{text}\n::{token}::"
+    # Nor, should the runner ever read the fence otherwise, is any line of it one.
+    return f"::stop-commands::{token}\n{sanitize.no_workflow_commands(text)}\n::{token}::"
 
 
 def annotation_lines(decision: Decision, ledger_dir: str = "ledger") -> list[str]:
