@@ -19,11 +19,13 @@ from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.replay import ReplayReport, ReplayStep, StepState, failure_reasons
 from failgate_hooks.core.resolve import Outcome
+from failgate_hooks.core.sanitize import clip
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Revision, config_at, read_union
 from failgate_hooks.verify.checkout import Checkouts
 from failgate_hooks.verify.execute import RunAs, run_in_checkout
 from failgate_hooks.verify.pins import PinError, resolve_pins, write_pins
+from failgate_hooks.verify.shadowing import unpinned_repo_files
 from failgate_hooks.verify.worktree_loads import work_trees
 
 # (position from 1, number of steps, full commit id), called before each step runs.
@@ -78,6 +80,11 @@ def replay(
     chain = first_parent_chain(repo, parent, repair)
     facts = _commit_facts(repo, chain)
     timeout_s = verification.timeout_s or default_timeout_s
+    # The repository files the command names and does not pin, as `failgate trust`
+    # finds them: each step's commit gives its own, and one it lacks is no verdict.
+    tracked = {e.path for c in (ledger_commit, repair) for e in repo.ls_tree(c) if e.type == "blob"}
+    named = [u.path for u in unpinned_repo_files(repo, verification.command, pins, tracked)]
+    named = [path for path in named if path in tracked]
 
     # Trust is not consulted: a person runs replay deliberately, on their own machine,
     # naming the entity; nothing arrives unasked as it does on a push. The pass cache
@@ -90,6 +97,10 @@ def replay(
         for position, commit in enumerate(chain, 1):
             if progress is not None:
                 progress(position, len(chain), commit)
+            missing = [path for path in named if not _has_file(repo, commit, path)]
+            if missing:
+                steps.append(_missing(commit, facts[commit][2], missing))
+                continue
             # Always a clean checkout, whatever `workdir` says: history has no work tree.
             # The same one each step, moved by git: a step rewrites only what changed.
             result = run_in_checkout(
@@ -272,6 +283,27 @@ def _commit_facts(repo: GitRepo, commits: Sequence[str]) -> dict[str, tuple[str,
     if missing:
         raise GitError(f"git log gave nothing for commit {missing[0]}")
     return facts
+
+
+def _has_file(repo: GitRepo, commit: str, path: str) -> bool:
+    entry = repo.tree_entry(commit, path)
+    return entry is not None and entry.type == "blob"
+
+
+def _missing(commit: str, subject: str, missing: Sequence[str]) -> ReplayStep:
+    """A step the verifier was not run at: a file its command names is not in the commit
+    and not pinned, so a failure there would be the missing file's, not the gate's."""
+    names = clip(", ".join(missing), 300)
+    return ReplayStep(
+        commit=commit,
+        subject=subject,
+        state=StepState.NO_VERDICT,
+        exit_code=None,
+        duration_s=0.0,
+        detail=f"the command names {names}, which this commit lacks and the entity does not "
+        f"pin: not run (pin it with --verify-file, or replay from a commit that has it)",
+        output_tail="",
+    )
 
 
 def _step(commit: str, subject: str, result: VerifierResult, timeout_s: float) -> ReplayStep:

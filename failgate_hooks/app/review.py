@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import os
-import posixpath
-import re
 import stat
-from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib.machinery import SOURCE_SUFFIXES
 
 from failgate_hooks.app.evaluate import pinned_revision
 from failgate_hooks.app.report import inspection_revisions
 from failgate_hooks.core.errors import UsageError
-from failgate_hooks.core.events import Event, Verification, is_safe_relative_path
+from failgate_hooks.core.events import Event, Verification
 from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
@@ -28,14 +24,8 @@ from failgate_hooks.render.trust import (
     settings_lines,
     shown_path,
 )
-from failgate_hooks.verify.pins import (
-    Pin,
-    PinError,
-    pinned_folders,
-    resolve_pins,
-    write_regular_file,
-)
-from failgate_hooks.verify.shadowing import command_words
+from failgate_hooks.verify.pins import PinError, resolve_pins, write_regular_file
+from failgate_hooks.verify.shadowing import UnpinnedPath, unpinned_repo_files
 from failgate_hooks.verify.trust import (
     RunSettings,
     TrustedVerifier,
@@ -43,15 +33,6 @@ from failgate_hooks.verify.trust import (
     run_settings,
     verifier_fingerprint,
 )
-
-
-@dataclass(frozen=True)
-class UnpinnedPath:
-    """A repository path the command names and does not pin; `in_head` what HEAD holds
-    there (`file`, `folder`), None when nothing: a commit may add it with any content."""
-
-    path: str
-    in_head: str | None
 
 
 @dataclass(frozen=True)
@@ -116,7 +97,7 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
             if fp and fp in seen:
                 continue
             seen.add(fp)
-            unpinned = _unpinned_repo_files(repo, argv, pins, tracked)
+            unpinned = unpinned_repo_files(repo, argv, pins, tracked)
             out.append(
                 Candidate(
                     entity_key=key,
@@ -135,57 +116,18 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
     return out
 
 
-def _unpinned_repo_files(
-    repo: GitRepo, argv: Sequence[str], pins: Sequence[Pin], tracked: set[str]
-) -> tuple[UnpinnedPath, ...]:
-    """The repository paths the command names but does not pin, each once: its program
-    too, the words of each string in it (`sh -c '…'`) and of each pinned wrapper, as
-    shadowing reads them, and `./checks/check.py` as `checks/check.py`. A path HEAD does
-    not hold is one too: a later commit may add it, and trust would not see it change."""
-    pinned = {pin.path for pin in pins}
-    # a folder is named to work in (`cd checks`) as much as to run: one holding a pin is
-    # not warned of, nor a name HEAD lacks that a pinned script has (`cd checks && python3
-    # check.py`); what a look-alike of either runs is shown escaped
-    pinned |= {parent for path in pinned for parent in _parents(path)}
-    names = {posixpath.basename(path) for path in pinned}
-    folders = {parent for path in tracked for parent in _parents(path)}
-    pinned_whole = pinned_folders(pins)
-    found: dict[str, UnpinnedPath] = {}
-    for word in command_words(repo, argv, pins):
-        path = _repository_path(word, tracked, folders)
-        if path is None or path in pinned or path in found:
-            continue
-        where = "file" if path in tracked else "folder" if path in folders else None
-        if any(path.startswith(folder + "/") for folder in pinned_whole) or (
-            where is None and path in names
-        ):
-            continue
-        found[path] = UnpinnedPath(path, where)
-    return tuple(found.values())
-
-
-# A word naming a file by its name alone: a script of Python or of the shell.
-_SCRIPT = (*SOURCE_SUFFIXES, ".sh", ".bash")
-# A word holding one of these is shell code, an option's value or a URL, not one path.
-_NOT_A_PATH = re.compile(r"[\s$`<>|&;*?\[\]{}()~=!\"'\\]|://")
-
-
-def _repository_path(word: str, tracked: set[str], folders: set[str]) -> str | None:
-    """The repository path `word` names, normalised, or None when it names none: a path
-    HEAD holds, else a relative path (`checks/check.py`, `./run-tests`, a pytest node's
-    file) or a script's name (`check.py`), whether or not HEAD holds it."""
-    path = posixpath.normpath(word.split("::", 1)[0]) if word else ""
-    if path in tracked or path in folders:
-        return path
-    if word.startswith("-") or _NOT_A_PATH.search(word) or not is_safe_relative_path(path):
-        return None
-    return path if "/" in word or path.endswith(_SCRIPT) else None
-
-
-def _parents(path: str) -> list[str]:
-    """`a` and `a/b` for `a/b/c`."""
-    parts = path.split("/")
-    return ["/".join(parts[:n]) for n in range(1, len(parts))]
+def unpinned_at(repo: GitRepo, verification: Verification, commit: str) -> tuple[str, ...]:
+    """The files of `commit` the verifier's command names but does not pin (as `trust`
+    warns of them); pins `commit` lacks only leave its wrappers unread."""
+    try:
+        pins = resolve_pins(repo, commit, verification.files)
+    except PinError:
+        pins = []
+    tracked = {e.path for e in repo.ls_tree(commit) if e.type == "blob"}
+    listed = verification.files
+    named = [u.path for u in unpinned_repo_files(repo, verification.command, pins, tracked)]
+    files = (p for p in named if p in tracked)
+    return tuple(p for p in files if not any(p == f or p.startswith(f"{f}/") for f in listed))
 
 
 def to_approve(found: list[Candidate]) -> list[Candidate]:

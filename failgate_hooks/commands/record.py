@@ -88,6 +88,12 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
         for path in verification.files
         if path not in committed and not any(c.startswith(f"{path}/") for c in committed)
     ]
+    warnings += [
+        f"the command names {path}, which it does not pin: each commit under test gives its "
+        f"own, and replay gives no verdict at one without it (if it is the verifier's, pin it "
+        f"with --verify-file {path})"
+        for path in (verifiers.unpinned_at(repo, verification, head) if head else ())
+    ]
     untrusted = verifiers.trust_recorded(repo, event, event.recorded_by or "failgate record")
     warnings += [untrusted] if untrusted else []
     lines = [f"warning: {warning}" for warning in warnings]
