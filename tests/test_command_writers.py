@@ -64,3 +64,19 @@ def test_a_writer_into_the_hooks_folder_is_refused(command: str) -> None:
 )
 def test_a_writer_elsewhere_proceeds(command: str) -> None:
     assert risks(command) == set(), command
+
+
+@pytest.mark.parametrize(
+    ("command", "what"),
+    [
+        ("rm -rf /", "the git hooks folder"),
+        ("cd / && rm -rf .", "the git hooks folder"),
+        # git's own pathspecs never reach into .git: what they reach is the ledger
+        ("git clean -fdx ':/!build'", "the ledger (ledger/)"),
+        ("git clean -fdx", "the ledger (ledger/)"),
+    ],
+)
+def test_removing_the_root_folder_reaches_what_lies_in_it(command: str, what: str) -> None:
+    scan = scan_command(command, ROOT)
+    found = protected_writes(scan.writes, scan.code, PROTECTED)
+    assert [f.detail for f in found] == [what], command

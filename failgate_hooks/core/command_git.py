@@ -10,6 +10,7 @@ the way is handed back to the scan through `LineReader`.
 
 from __future__ import annotations
 
+from failgate_hooks.core.command_git_writes import GIT_WRITERS, git_writes
 from failgate_hooks.core.command_rules import (
     _COMMAND_KEYS,
     _CONFIG_READS,
@@ -30,7 +31,6 @@ from failgate_hooks.core.command_words import (
     ext_argv,
     receive_pack_values,
 )
-from failgate_hooks.core.command_writes import WriteTarget, operands
 from failgate_hooks.core.shell_lexer import DYN, Word
 
 
@@ -106,9 +106,8 @@ def read_git(
         return
     elif name == "config":
         _git_config(read, rest, state, depth)
-    elif name in ("rm", "mv"):
-        for word in operands(rest):
-            state.writes.append(WriteTarget(word.text, cwd, removes=True))
+    elif name in GIT_WRITERS:
+        state.writes.extend(git_writes(name, rest, cwd))
     elif name == "submodule" and rest and rest[0].text == "foreach":
         read.code_string(
             [w for w in rest[1:] if not w.text.startswith("-")], state, depth, "foreach"

@@ -23,6 +23,7 @@ class WriteTarget:
     path: str  # as the shell would see it; DYN where it is computed
     cwd: str | None  # None: not known (a `cd` the scan cannot follow)
     removes: bool = False  # removes or moves it away: its folders count too
+    git_pathspec: bool = False  # a pathspec of git's own, which never reaches into .git
 
 
 # Commands that write the files they name: which operands, and whether they remove them.

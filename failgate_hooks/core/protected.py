@@ -99,7 +99,10 @@ def touched(target: WriteTarget, protected: Protected) -> str | None:
     for run, what in _PROTECTED_RUNS:
         if _holds_run(segments, run, target.removes):
             return what
-    places = [(_segments(d), "the git hooks folder") for d in protected.hooks_dirs]
+    hooks = [_segments(d) for d in protected.hooks_dirs]
+    # a pathspec of git's own never reaches into .git, only into a hooks folder in the work tree
+    reached = [d for d in hooks if not (target.git_pathspec and ".git" in d)]
+    places = [(d, "the git hooks folder") for d in reached]
     if protected.root is not None:
         ledger = _segments(posixpath.join(protected.root, protected.ledger))
         places.append((ledger, f"the ledger ({protected.ledger}/)"))
@@ -158,7 +161,9 @@ def _holds_run(segments: Sequence[str], run: Sequence[str], removes: bool) -> bo
 
 def _under(segments: Sequence[str], place: Sequence[str], removes: bool) -> bool:
     """Whether the absolute path is `place`, inside it, or, removed, a folder above it."""
-    if not segments or segments[0] == DYN:
+    if not segments:
+        return removes  # the root folder, removed, holds everything
+    if segments[0] == DYN:
         return False
     kind: str | None = None
     for index, wanted in enumerate(place):
