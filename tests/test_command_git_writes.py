@@ -2,7 +2,8 @@
 
 `checkout` and `restore` from a revision, `clean`, `stash` with untracked files,
 and the pathspec magic and wildcards that reach further than their text says;
-beside them, the neighbours an agent runs all day, which proceed.
+beside them, the neighbours an agent runs all day, which proceed. And the pushes
+of jj and Sapling, which run none of git's hooks.
 """
 
 from __future__ import annotations
@@ -88,4 +89,25 @@ def test_a_git_command_rewriting_a_protected_path_is_refused(command: str, place
     ],
 )
 def test_its_neighbours_proceed(command: str) -> None:
+    assert risks(command) == set(), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "jj git push -b main",
+        "jj -R . git push --all",
+        "sl push --to main",
+        "cd repo && sl push --to main",
+        "nice -n5 jj git push",
+    ],
+)
+def test_jj_and_sapling_push_without_the_hooks_and_are_refused(command: str) -> None:
+    (finding,) = scan_command(command, ROOT).findings
+    assert finding.risk is Risk.PUSH_BYPASS
+    assert "runs no git hook" in finding.detail
+
+
+@pytest.mark.parametrize("command", ["jj log", "jj git fetch", "sl log", "sl pull"])
+def test_jj_and_sapling_otherwise_proceed(command: str) -> None:
     assert risks(command) == set(), command

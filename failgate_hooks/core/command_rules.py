@@ -44,6 +44,9 @@ _COMMAND_KEYS = re.compile(
 _COMMAND_VARIABLES = frozenset({"GIT_SSH_COMMAND", "GIT_PROXY_COMMAND"})
 # git commands that push without running the pre-push hook at all.
 _HOOKLESS_PUSHES = frozenset({"send-pack", "http-push"})
+# Other version-control tools that push to a git remote themselves, running none of git's
+# hooks: the words that push, in order (`jj git push`, `sl push`).
+_HOOKLESS_PROGRAMS = {"jj": "git push", "sl": "push"}
 # Config keys that move or include the hooks: setting any of them can switch the gate off.
 _HOOK_KEYS = re.compile(r"core\.hookspath|include\.path|includeif\..*\.path")
 

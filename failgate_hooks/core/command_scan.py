@@ -41,6 +41,7 @@ from failgate_hooks.core.command_rules import (
     _APPENDERS,
     _BYPASS_VARIABLES,
     _COMMAND_VARIABLES,
+    _HOOKLESS_PROGRAMS,
     _INTERPRETER,
     _JOINS_COMMAND,
     _KEYWORDS,
@@ -181,6 +182,8 @@ def _argv(argv: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
     elif name.startswith("git-") and len(name) > 4:
         # a git command by its own program name, as git's exec path holds it
         read_git(_READER, [Word(name[4:]), *args], state, depth, state.cwd)
+    elif name in _HOOKLESS_PROGRAMS:
+        _hookless_push(name, args, state)
     elif name in _SHELLS:
         read_shell(_READER, args, cmd, state, depth)
     elif name == "eval":
@@ -219,6 +222,15 @@ def _argv(argv: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
             if not word.dynamic and basename(word.text) == "git":
                 read_git(_READER, args[index + 1 :], state, depth, state.cwd, pushes_only=True)
                 break
+
+
+def _hookless_push(name: str, args: list[Word], state: ScanState) -> None:
+    """`jj git push`, `sl push`: a push to a git remote that runs no git hook."""
+    pushes = _HOOKLESS_PROGRAMS[name].split()
+    texts = [w.text for w in args if not w.dynamic]
+    if any(texts[i : i + len(pushes)] == pushes for i in range(len(texts))):
+        what = f"{name} {_HOOKLESS_PROGRAMS[name]}, which runs no git hook"
+        state.pushes.append(Push("push", what, computed_args=False))
 
 
 def _unwrap(name: str, args: list[Word], state: ScanState, depth: int) -> list[Word]:

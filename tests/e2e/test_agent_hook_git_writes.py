@@ -1,8 +1,8 @@
 """git's own commands that rewrite the files a push stands on, through the installed hook.
 
 `git checkout REV -- PATH` and `git restore --source=REV PATH` of pre-commit's
-configuration or the ledger, and `git clean` and `git stash -u` of uncommitted
-events. What the hook
+configuration or the ledger, `git clean` and `git stash -u` of uncommitted
+events, and the pushes of jj and Sapling, which run no git hook. What the hook
 lets through is then run for real, and what matters is checked: the remote's
 ref, the event file on disk.
 """
@@ -108,9 +108,11 @@ def test_a_git_command_taking_events_away_is_refused(
     [
         ("git checkout HEAD~1 -- .claude/settings.json", "Claude Code"),
         ("git restore -s HEAD~1 .claude/settings.json", "Claude Code"),
+        ("jj git push -b main", "jj git push, which runs no git hook"),
+        ("sl push --to main", "sl push, which runs no git hook"),
     ],
 )
-def test_an_agents_config_rewritten_is_refused(
+def test_an_agents_config_rewritten_or_a_hookless_push_is_refused(
     events: tuple[Repo, list[Path]], command: str, place: str
 ) -> None:
     repo, _ = events
@@ -133,6 +135,8 @@ def test_an_agents_config_rewritten_is_refused(
         "git stash -- src/app.py",
         "git clean -n",
         "git clean -fd build",
+        "jj log",
+        "sl log",
     ],
 )
 def test_their_neighbours_proceed_with_no_output(
