@@ -86,11 +86,32 @@ def test_install_makes_git_fetch_bring_the_evidence_and_uninstall_stops_it(
         append_lines(opened, {PATH: ["fge1 a x"]})
     copy = clone(origin.path, tmp_path / "copy")
     assert copy.failgate("install").code == 0
-    assert store.fetch_refspec("origin") in copy.git("config", "--get-all", "remote.origin.fetch")
+    assert store.config_refspec("origin") in copy.git("config", "--get-all", "remote.origin.fetch")
     assert copy.failgate("install").code == 0  # twice: still one refspec
     specs = copy.git("config", "--get-all", "remote.origin.fetch").splitlines()
-    assert specs.count(store.fetch_refspec("origin")) == 1
+    assert specs.count(store.config_refspec("origin")) == 1
     copy.git("fetch", "-q", "origin")
     assert lines_at(copy, store.tracking_ref("origin")) == ["fge1 a x"]
+    assert copy.failgate("uninstall").code == 0
+    assert "evidence" not in copy.git("config", "--get-all", "remote.origin.fetch")
+
+
+def test_after_install_git_fetch_works_from_a_remote_with_no_evidence(tmp_path: Path) -> None:
+    """Most remotes hold no evidence ref: a plain refspec for it fails every `git fetch`."""
+    origin = make_repo(tmp_path / "origin")
+    copy = clone(origin.path, tmp_path / "copy")
+    copy.git("config", "--add", "remote.origin.fetch", store.fetch_refspec("origin"))  # 0.x's
+    assert copy.failgate("install").code == 0
+    specs = copy.git("config", "--get-all", "remote.origin.fetch").splitlines()
+    assert store.fetch_refspec("origin") not in specs  # replaced
+    copy.git("fetch", "-q", "origin")  # check=True: exit 0, or the test fails here
+    with GitRepo.open(origin.path) as opened:
+        append_lines(opened, {PATH: ["fge1 a x"]})
+        origin.git("update-ref", "refs/failgate/evidence-old", "HEAD")  # any other commit
+    copy.git("fetch", "-q", "origin")
+    assert lines_at(copy, store.tracking_ref("origin")) == ["fge1 a x"]
+    with GitRepo.open(copy.path) as opened:  # evidence-old came too: never read
+        assert copy.git("for-each-ref", "refs/failgate/remotes/origin/evidence-old")
+        assert store.evidence_tips(opened) == [copy.git("rev-parse", store.tracking_ref("origin"))]
     assert copy.failgate("uninstall").code == 0
     assert "evidence" not in copy.git("config", "--get-all", "remote.origin.fetch")

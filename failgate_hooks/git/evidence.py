@@ -39,12 +39,31 @@ def fetch_refspec(remote: str) -> str:
     return f"+{EVIDENCE_REF}:{tracking_ref(remote)}"
 
 
+def config_refspec(remote: str) -> str:
+    """`fetch_refspec` as a pattern, for `remote.<name>.fetch`: git fails a whole fetch
+    over a plain refspec the remote lacks, and most remotes hold no evidence yet."""
+    return f"+{EVIDENCE_REF}*:{tracking_ref(remote)}*"
+
+
+def _is_evidence_ref(ref: str) -> bool:
+    """The local evidence ref, or a remote's tracking copy of it: never another ref the
+    pattern above brings (`evidence-old`), whose lines no server checked."""
+    return ref == EVIDENCE_REF or (ref.startswith(TRACKING_PREFIX) and ref.endswith("/evidence"))
+
+
 def evidence_tips(repo: GitRepo) -> list[str]:
     """The commits of the local evidence ref and of every remote's tracking copy."""
     out = repo.run(
-        "for-each-ref", "--format=%(objectname)", EVIDENCE_REF, TRACKING_PREFIX.rstrip("/")
+        "for-each-ref",
+        "--format=%(objectname) %(refname)",
+        EVIDENCE_REF,
+        TRACKING_PREFIX.rstrip("/"),
     )
-    tips = [line for line in out.splitlines() if line]
+    tips = []
+    for line in out.splitlines():
+        tip, _, ref = line.partition(" ")
+        if tip and _is_evidence_ref(ref):
+            tips.append(tip)
     return [tip for tip in dict.fromkeys(tips) if repo.has_commit(tip)]
 
 
@@ -125,21 +144,28 @@ def fetch(repo: GitRepo, remote: str) -> str | None:
 
 
 def add_fetch_refspec(repo: GitRepo, remote: str) -> bool:
-    """Make `git fetch REMOTE` bring its evidence too; False when it already did."""
-    key, spec = f"remote.{remote}.fetch", fetch_refspec(remote)
-    if spec in _fetch_refspecs(repo, key):
+    """Make `git fetch REMOTE` bring its evidence too; False when it already did. The
+    plain refspec earlier versions added (which broke `git fetch`) is replaced."""
+    key, spec = f"remote.{remote}.fetch", config_refspec(remote)
+    had = _fetch_refspecs(repo, key)
+    if fetch_refspec(remote) in had:
+        repo.run("config", "--fixed-value", "--unset-all", key, fetch_refspec(remote))
+    elif spec in had:
         return False
-    repo.run("config", "--add", key, spec)
+    if spec not in had:
+        repo.run("config", "--add", key, spec)
     return True
 
 
 def remove_fetch_refspec(repo: GitRepo, remote: str) -> bool:
-    """Take that refspec out again; False when it was not there."""
-    key, spec = f"remote.{remote}.fetch", fetch_refspec(remote)
-    if spec not in _fetch_refspecs(repo, key):
-        return False
-    repo.run("config", "--fixed-value", "--unset-all", key, spec)
-    return True
+    """Take that refspec out again, or the plain one of earlier versions; False when
+    neither was there."""
+    key = f"remote.{remote}.fetch"
+    had = _fetch_refspecs(repo, key)
+    ours = [spec for spec in (config_refspec(remote), fetch_refspec(remote)) if spec in had]
+    for spec in ours:
+        repo.run("config", "--fixed-value", "--unset-all", key, spec)
+    return bool(ours)
 
 
 def _fetch_refspecs(repo: GitRepo, key: str) -> list[str]:
