@@ -44,6 +44,12 @@ READ_WRAPPERS = [
     "su - root -c '{}'",
     "flock -xc '{}' /tmp/l",
     "flock -n /tmp/l --command '{}'",
+    "runuser -c '{}'",
+    "runuser root -c '{}'",
+    "runuser -u root -- {}",
+    "runuser -l root -c '{}'",
+    "sg wheel -c '{}'",
+    "sg wheel '{}'",  # sg hands its command to sh -c
 ]
 
 
@@ -69,6 +75,8 @@ UNREAD_WRAPPERS = [
     "su -Zc '{}'",  # a letter the table does not know: the cluster may hide the command
     "expect -c 'spawn {}'",  # Tcl, not the shell
     "xargs -I{{}} {}",  # the arguments come from its input
+    "systemd-run {}",  # a unit of the service manager runs it, in its own environment
+    "systemd-run --user -p Nice=5 sh -c '{}'",
 ]
 
 
@@ -87,6 +95,9 @@ def test_a_push_inside_a_wrapper_this_hook_cannot_follow_is_refused(wrapper: str
         "ssh host uptime",
         "watch -n 5 git status",
         "su -c 'make install'",
+        "runuser -u build -- make",
+        "sg docker -c 'docker ps'",
+        "systemd-run --user make",
     ],
 )
 def test_those_wrappers_proceed_when_nothing_pushes_through_them(command: str) -> None:

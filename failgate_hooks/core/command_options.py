@@ -66,6 +66,9 @@ WRAPPER_OPTIONS = {
                                  long_code=("--command",)),
     "su": InterpreterOptions(code="c", flags="fmplPhV", values="gGsw",
                              long_code=("--command", "--session-command")),
+    "runuser": InterpreterOptions(code="c", flags="fmplPhV", values="gGswu",
+                                  long_code=("--command", "--session-command")),
+    "sg": InterpreterOptions(code="c"),
 }  # fmt: skip
 
 

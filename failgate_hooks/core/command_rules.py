@@ -24,7 +24,7 @@ _NEEDLE_WORDS = frozenset({"rm", "rmdir", "unlink", "shred", "mv", "cp", "instal
                            "scp", "tee", "touch", "truncate", "chmod", "chown", "chgrp", "mkdir",
                            "sed", "perl", "dd", "find", "curl", "wget", "node", "nodejs", "ruby",
                            "php", "deno", "bun", "git", "eval", "python", "pypy", "tar", "unzip",
-                           "script", "watch", "su"})  # fmt: skip
+                           "script", "watch", "su", "runuser", "sg", "systemd-run"})  # fmt: skip
 _SQUASH = re.compile(r"\\\n|['\"\\]")
 
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
@@ -60,7 +60,7 @@ _WRAPPERS = frozenset({"sudo", "doas", "env", "command", "builtin", "exec", "noh
                        "nice", "ionice", "chrt", "taskset", "timeout", "stdbuf", "unbuffer",
                        "caffeinate", "setsid", "strace", "ltrace", "flock", "noglob",
                        "busybox", "unshare", "chroot", "chronic", "eatmydata", "nocache",
-                       "pkexec", "su", "script", "watch"})  # fmt: skip
+                       "pkexec", "su", "runuser", "sg", "script", "watch"})  # fmt: skip
 _WRAPPER_VALUES = {
     "sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "--user", "--group"},
     "doas": {"-u", "-C"}, "env": {"-u", "-C", "--unset", "--chdir"}, "nice": {"-n"},
@@ -70,17 +70,21 @@ _WRAPPER_VALUES = {
     "unshare": {"-S", "-G", "-R", "-w", "--setuid", "--setgid", "--root", "--wd"},
     "su": {"-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w",
            "--whitelist-environment"},
+    "runuser": {"-u", "--user", "-s", "--shell", "-g", "--group", "-G", "--supp-group", "-w",
+                "--whitelist-environment"},
     "script": {"-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T",
                "--log-timing", "-m", "--logging-format"},
     "watch": {"-n", "--interval", "-q", "--equexit"}, "pkexec": {"--user"},
 }  # fmt: skip
 # Wrappers that join their command's words and hand the line to `sh -c`.
-_JOINS_COMMAND = frozenset({"watch"})
+_JOINS_COMMAND = frozenset({"watch", "sg"})
 # Wrappers whose first operand is theirs, not the command's (a duration, a mask, a lock).
-_WRAPPER_OPERAND = frozenset({"timeout", "taskset", "flock", "chrt", "chroot", "su", "script"})
+_WRAPPER_OPERAND = frozenset({"timeout", "taskset", "flock", "chrt", "chroot", "su", "runuser",
+                              "sg", "script"})  # fmt: skip
 # Programs that run a command line in a shell of their own, later or in another terminal,
 # whose directory and environment this hook cannot follow: what they run is unreadable.
-_UNFOLLOWED = frozenset({"tmux", "screen", "byobu", "zellij", "dtach", "abduco"})
+# systemd-run's command runs in a unit of the service manager, in its environment.
+_UNFOLLOWED = frozenset({"tmux", "screen", "byobu", "zellij", "dtach", "abduco", "systemd-run"})
 # ssh runs its command on another machine, which may well be this one (`ssh localhost
 # 'cd repo && git push --no-verify'`): a command, or commands on its input, are unreadable.
 _REMOTE_SHELLS = frozenset({"ssh"})
