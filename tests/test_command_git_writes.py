@@ -50,6 +50,11 @@ REWRITES = [
     ("git rm -r --cached ':/ledger'", "ledger"),
     ("git restore --pathspec-from-file=paths.txt", "ledger"),
     ("git checkout HEAD~3 --pathspec-from-file paths.txt", "ledger"),
+    # `--work-tree` moves where git writes: a committed `pre-push` lands in the hooks
+    ("git --work-tree=.git/hooks checkout HEAD -- pre-push", "hooks"),
+    ("git --work-tree .git/hooks restore -s HEAD pre-push", "hooks"),
+    ("git --work-tree=.git reset --hard", "hooks"),
+    ("git --work-tree=.git/hooks checkout-index -a", "hooks"),
 ]
 
 
@@ -86,6 +91,8 @@ def test_a_git_command_rewriting_a_protected_path_is_refused(command: str, place
         "git rm src/old.py",
         "git restore ':(literal)src/*.py'",
         "git checkout HEAD -- 'src/*.py'",
+        "git --work-tree=/tmp/export checkout HEAD -- .",  # an export elsewhere
+        "git --work-tree=build status",
     ],
 )
 def test_its_neighbours_proceed(command: str) -> None:

@@ -31,7 +31,13 @@ from failgate_hooks.core.command_words import (
     ext_argv,
     receive_pack_values,
 )
+from failgate_hooks.core.command_writes import WriteTarget
 from failgate_hooks.core.shell_lexer import DYN, Word
+
+# Subcommands that write files of a commit or the index into the work tree.
+_WRITES_THE_TREE = frozenset({"checkout", "switch", "reset", "restore", "merge", "pull",
+                              "cherry-pick", "revert", "rebase", "am", "apply", "stash",
+                              "read-tree", "checkout-index", "clone", "worktree"})  # fmt: skip
 
 
 def command_value(
@@ -65,6 +71,7 @@ def read_git(
 ) -> None:
     """One git invocation: its global options, then what its subcommand does."""
     bypass: str | None = None
+    elsewhere = False  # `--work-tree`: git writes its files where that names
     index = 0
     while index < len(args):
         word = args[index]
@@ -82,6 +89,10 @@ def read_git(
             continue
         if option == "--git-dir":
             bypass = bypass or "--git-dir"
+        if option == "--work-tree":
+            tree = [Word(inline, word.dynamic)] if eq else list(args[index + 1 : index + 2])
+            cwd = _moved(cwd, tree)
+            elsewhere = True
         if option == "-C" and index + 1 < len(args):
             cwd = _moved(cwd, [args[index + 1]])
         if not text.startswith("-"):
@@ -108,6 +119,9 @@ def read_git(
         _git_config(read, rest, state, depth)
     elif name in GIT_WRITERS:
         state.writes.extend(git_writes(name, rest, cwd))
+    if elsewhere and name in _WRITES_THE_TREE:
+        # Every tracked file a commit holds may land there (`--work-tree=.git/hooks`).
+        state.writes.append(WriteTarget(".", cwd, removes=True))
     elif name == "submodule" and rest and rest[0].text == "foreach":
         read.code_string(
             [w for w in rest[1:] if not w.text.startswith("-")], state, depth, "foreach"
