@@ -55,6 +55,10 @@ REWRITES = [
     ("git --work-tree .git/hooks restore -s HEAD pre-push", "hooks"),
     ("git --work-tree=.git reset --hard", "hooks"),
     ("git --work-tree=.git/hooks checkout-index -a", "hooks"),
+    ("git -c core.worktree=.git/hooks checkout HEAD -- pre-push", "hooks"),
+    ("GIT_WORK_TREE=.git/hooks git checkout HEAD -- pre-push", "hooks"),
+    ("env GIT_WORK_TREE=.git/hooks git checkout HEAD -- pre-push", "hooks"),
+    ("export GIT_WORK_TREE=.git/hooks; git checkout HEAD -- pre-push", "hooks"),
 ]
 
 

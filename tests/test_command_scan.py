@@ -89,6 +89,8 @@ BYPASSES = [
     "git psuh --no-verify",  # help.autocorrect would run push
     "git submodule foreach 'git push --no-verify'",
     "git rebase -x 'git push --no-verify' main",
+    "git --work-tree=/tmp/x rebase -x 'git push --no-verify' HEAD~1",  # its own write too
+    "git --work-tree=src rebase --exec='git push --no-verify' HEAD~1",
     "python3 -c \"import os; os.system('git push --no-verify')\"",
     "node -e \"require('child_process').execSync('git push --no-verify')\"",
     "git push 'unterminated",
@@ -225,6 +227,7 @@ def test_a_ledger_folder_named_in_the_config_is_the_one_protected() -> None:
         "git config --unset core.hooksPath",
         "git config set core.hooksPath .nothing",
         "git config --local include.path ../evil.cfg",
+        "git config core.worktree .git/hooks",  # a commit's files checked out into the hooks
     ],
 )
 def test_moving_the_hooks_in_git_config_is_refused(command: str) -> None:

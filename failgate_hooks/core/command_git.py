@@ -85,6 +85,9 @@ def read_git(
             if value_word is not None and value_word.dynamic:
                 state.unreadable.append(f"git {option} takes a value computed by the shell")
             bypass = _git_config_pair(read, value, state, depth) or bypass
+            key, _, place = value.partition("=")
+            if key.lower() == "core.worktree":  # as `--work-tree`
+                cwd, elsewhere = _moved(cwd, [Word(place)]), True
             index += 1 if eq else 2
             continue
         if option == "--git-dir":
@@ -119,9 +122,6 @@ def read_git(
         _git_config(read, rest, state, depth)
     elif name in GIT_WRITERS:
         state.writes.extend(git_writes(name, rest, cwd))
-    if elsewhere and name in _WRITES_THE_TREE:
-        # Every tracked file a commit holds may land there (`--work-tree=.git/hooks`).
-        state.writes.append(WriteTarget(".", cwd, removes=True))
     elif name == "submodule" and rest and rest[0].text == "foreach":
         read.code_string(
             [w for w in rest[1:] if not w.text.startswith("-")], state, depth, "foreach"
@@ -130,6 +130,9 @@ def read_git(
         _rebase_exec(read, rest, state, depth)
     elif name == "bisect" and rest and rest[0].text == "run" and len(rest) > 1:
         read.argv(rest[1:], state, depth)
+    if elsewhere and name in _WRITES_THE_TREE:
+        # Every tracked file a commit holds may land there (`--work-tree=.git/hooks`).
+        state.writes.append(WriteTarget(".", cwd, removes=True))
 
 
 def _push_commands(read: LineReader, args: list[Word], state: ScanState, depth: int) -> None:

@@ -47,8 +47,9 @@ _HOOKLESS_PUSHES = frozenset({"send-pack", "http-push"})
 # Other version-control tools that push to a git remote themselves, running none of git's
 # hooks: the words that push, in order (`jj git push`, `sl push`).
 _HOOKLESS_PROGRAMS = {"jj": "git push", "sl": "push"}
-# Config keys that move or include the hooks: setting any of them can switch the gate off.
-_HOOK_KEYS = re.compile(r"core\.hookspath|include\.path|includeif\..*\.path")
+# Config keys that move or include the hooks, or move where git writes a commit's files
+# (into the hooks): setting any of them can switch the gate off.
+_HOOK_KEYS = re.compile(r"core\.hookspath|core\.worktree|include\.path|includeif\..*\.path")
 
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
 # A script operand that is a descriptor the shell was handed (group 1: which), not a file.

@@ -153,6 +153,8 @@ def _command(cmd: Command, state: ScanState, depth: int) -> None:
 
 
 def _assignment(name: str, state: ScanState, word: Word, depth: int) -> None:
+    if name == "GIT_WORK_TREE":  # git writes a commit's files there: judged as written whole
+        state.writes.append(WriteTarget(word.text.partition("=")[2], state.cwd, removes=True))
     if _BYPASS_VARIABLES.fullmatch(name):
         state.bypass_variables.append(name)
     elif name in _COMMAND_VARIABLES:
@@ -204,8 +206,11 @@ def _argv(argv: list[Word], cmd: Command, state: ScanState, depth: int) -> None:
                 _nested(value, state, depth)
     elif name in ("export", "declare", "typeset", "local", "readonly"):
         for word in args:
-            variable = _assigned(word) or (word.text if not word.text.startswith("-") else "")
-            if variable and _BYPASS_VARIABLES.fullmatch(variable):
+            assigned = _assigned(word)
+            variable = assigned or (word.text if not word.text.startswith("-") else "")
+            if assigned:
+                _assignment(assigned, state, word, depth)
+            elif variable and _BYPASS_VARIABLES.fullmatch(variable):
                 state.bypass_variables.append(variable)
     elif name in ("cd", "pushd", "popd"):
         state.cwd = _moved(state.cwd, [w for w in args if not w.text.startswith("-")])
