@@ -108,10 +108,12 @@ def test_after_install_git_fetch_works_from_a_remote_with_no_evidence(tmp_path: 
     with GitRepo.open(origin.path) as opened:
         append_lines(opened, {PATH: ["fge1 a x"]})
         origin.git("update-ref", "refs/failgate/evidence-old", "HEAD")  # any other commit
+        origin.git("update-ref", "refs/failgate/evidence-x/evidence", "HEAD")
     copy.git("fetch", "-q", "origin")
     assert lines_at(copy, store.tracking_ref("origin")) == ["fge1 a x"]
     with GitRepo.open(copy.path) as opened:  # evidence-old came too: never read
         assert copy.git("for-each-ref", "refs/failgate/remotes/origin/evidence-old")
+        assert copy.git("for-each-ref", "refs/failgate/remotes/origin/evidence-x/evidence")
         assert store.evidence_tips(opened) == [copy.git("rev-parse", store.tracking_ref("origin"))]
     assert copy.failgate("uninstall").code == 0
     assert "evidence" not in copy.git("config", "--get-all", "remote.origin.fetch")

@@ -45,24 +45,16 @@ def config_refspec(remote: str) -> str:
     return f"+{EVIDENCE_REF}*:{tracking_ref(remote)}*"
 
 
-def _is_evidence_ref(ref: str) -> bool:
-    """The local evidence ref, or a remote's tracking copy of it: never another ref the
-    pattern above brings (`evidence-old`), whose lines no server checked."""
-    return ref == EVIDENCE_REF or (ref.startswith(TRACKING_PREFIX) and ref.endswith("/evidence"))
-
-
 def evidence_tips(repo: GitRepo) -> list[str]:
-    """The commits of the local evidence ref and of every remote's tracking copy."""
-    out = repo.run(
-        "for-each-ref",
-        "--format=%(objectname) %(refname)",
-        EVIDENCE_REF,
-        TRACKING_PREFIX.rstrip("/"),
-    )
+    """The commits of the local evidence ref and of each configured remote's tracking
+    copy: never another ref the pattern above brings (`evidence-old`, and git's `*`
+    crosses `/`: `evidence-x/evidence`), whose lines no server checked."""
+    read = [EVIDENCE_REF, *(tracking_ref(remote) for remote in repo.remotes())]
+    out = repo.run("for-each-ref", "--format=%(objectname) %(refname)", *read)
     tips = []
     for line in out.splitlines():
         tip, _, ref = line.partition(" ")
-        if tip and _is_evidence_ref(ref):
+        if tip and ref in read:  # for-each-ref matches a prefix of a path too
             tips.append(tip)
     return [tip for tip in dict.fromkeys(tips) if repo.has_commit(tip)]
 
