@@ -86,8 +86,11 @@ def as_fetched(repo: GitRepo, remote: str, update: RefUpdate) -> RefUpdate:
     whose configuration must not decide. So it is the old tip only where this clone's
     tracking ref of that branch stands. With no tracking ref the push is read as the
     plain hook reads a creation (the default branch's configuration in force); with
-    one elsewhere, the remote's tip is not the one fetched: unknown, as a tip this
-    clone lacks is to the plain hook."""
+    one elsewhere, the old tip pre-commit names is not the one fetched: unknown, as a
+    tip this clone lacks is to the plain hook. What no variable shows is a remote tip
+    pushed after the last fetch, under work built on the fetched one: pre-commit then
+    names the fetched tip, as for an ordinary push (the plain hook and the server see
+    the real one)."""
     created = update._replace(old="0" * 40)
     name = configured_remote(repo, remote)
     if name is None or not update.remote_ref.startswith("refs/heads/"):
