@@ -55,6 +55,13 @@ REWRITES = [
     ("git --work-tree .git/hooks restore -s HEAD pre-push", "hooks"),
     ("git --work-tree=.git reset --hard", "hooks"),
     ("git --work-tree=.git/hooks checkout-index -a", "hooks"),
+    # from the index, which `git update-index --cacheinfo` or `git reset REV -- PATH` set
+    ("git checkout-index -f .pre-commit-config.yaml", "pre-commit"),
+    ("git checkout-index -f -- .claude/settings.json", "Claude Code"),
+    ("git checkout-index -a -f", "ledger"),
+    ("git checkout-index --prefix=.git/hooks/ -f pre-push", "hooks"),
+    ("git read-tree -u --reset HEAD~3", "ledger"),
+    ("git read-tree -mu HEAD~3", "ledger"),
     ("git -c core.worktree=.git/hooks checkout HEAD -- pre-push", "hooks"),
     ("GIT_WORK_TREE=.git/hooks git checkout HEAD -- pre-push", "hooks"),
     ("env GIT_WORK_TREE=.git/hooks git checkout HEAD -- pre-push", "hooks"),
@@ -97,6 +104,9 @@ def test_a_git_command_rewriting_a_protected_path_is_refused(command: str, place
         "git checkout HEAD -- 'src/*.py'",
         "git --work-tree=/tmp/export checkout HEAD -- .",  # an export elsewhere
         "git --work-tree=build status",
+        "git read-tree HEAD~1",  # the index alone
+        "git checkout-index -f src/app.py",
+        "git checkout-index --prefix=/tmp/export/ -a",
     ],
 )
 def test_its_neighbours_proceed(command: str) -> None:

@@ -5,7 +5,8 @@ their pathspecs name from a revision or the index (a `checkout` with one word
 and no `--` may be a branch or a path: it is judged as a path, and a branch's
 name names nothing protected); `clean` removes the untracked files under its
 pathspecs, the whole folder when none is given; `stash` with untracked files
-(`-u`, `-a`) takes them away, and `stash` with pathspecs reverts those. A
+(`-u`, `-a`) takes them away, and `stash` with pathspecs reverts those;
+`checkout-index` and `read-tree -u` write what the index or a tree holds. A
 pathspec is git's, not the shell's: its magic (`:/ledger`, `:(top)`,
 `:!build`) is read, an exclusion reaches everything but what it excludes, and a
 wildcard reaches everything in the folder before it (git's `*` crosses `/` and
@@ -19,13 +20,15 @@ uncommitted event file is untracked.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from failgate_hooks.core.command_writes import WriteTarget
 from failgate_hooks.core.shell_lexer import Word
 
-GIT_WRITERS = frozenset({"rm", "mv", "checkout", "restore", "clean", "stash"})
+GIT_WRITERS = frozenset({"rm", "mv", "checkout", "restore", "clean", "stash", "checkout-index",
+                         "read-tree"})  # fmt: skip
 
 # Each command's options that take a value (short letters, long names).
 _VALUES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -50,6 +53,8 @@ def git_writes(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTa
     """What `git NAME ARGS`, run in `cwd`, rewrites or removes in the work tree."""
     if name == "stash":
         return _stash(args, cwd)
+    if name in ("checkout-index", "read-tree"):
+        return _from_the_index(name, args, cwd)
     parsed = _parse(args, *_VALUES.get(name, ("", ())))
     paths = parsed.before + (parsed.after or [])
     if name == "checkout" and parsed.after is not None:
@@ -65,6 +70,23 @@ def git_writes(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTa
             return []
         paths = paths or [Word(".")]
     return _targets(paths, parsed, cwd)
+
+
+def _from_the_index(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTarget]:
+    """`checkout-index` writes the paths it names (all with `-a`, or those on its input
+    with `--stdin`), under `--prefix` when given; `read-tree -u` writes a whole tree, and
+    without `-u` only the index. Their paths are not pathspecs: no magic, no globs."""
+    prefix = next((w.text.partition("=")[2] for w in args if w.text.startswith("--prefix=")), "")
+    flags = {w.text for w in args if w.text.startswith("-")}
+    if name == "read-tree":
+        if not any(not f.startswith("--") and "u" in f[1:] for f in flags):  # -u, -mu
+            return []
+        paths = ["."]
+    elif flags & {"-a", "--all", "--stdin"} or any(w.dynamic for w in args):
+        paths = ["."]
+    else:
+        paths = [w.text for w in args if not w.text.startswith("-")]
+    return [_reached(posixpath.join(prefix, path) if prefix else path, cwd) for path in paths]
 
 
 def _stash(args: Sequence[Word], cwd: str | None) -> list[WriteTarget]:
