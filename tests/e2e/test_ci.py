@@ -379,18 +379,28 @@ sys.exit(1)
 """
 
 
-def write_hostile_entity(repo: Repo) -> None:
-    """A new entity whose title and verifier output try to become workflow commands."""
-    repo.write("hostile/check.py", HOSTILE_CHECK)
+def write_hostile_entity(
+    repo: Repo,
+    *,
+    key: str = "ci:hostile",
+    title: str = HOSTILE_TITLE,
+    note: str | None = None,
+    check: str = HOSTILE_CHECK,
+    args: tuple[str, ...] = (),
+) -> None:
+    """A new entity whose title (and note, and verifier's arguments) and verifier output
+    try to become workflow commands."""
+    repo.write("hostile/check.py", check)
     event = Event(
         id=new_event_id(),
-        entity_key="ci:hostile",
+        entity_key=key,
         status=Status.OBSERVED,
         effective_at=dt.datetime(2026, 11, 29, 23, 5, tzinfo=dt.UTC),
-        title=HOSTILE_TITLE,
+        title=title,
+        note=note,
         triggers=("push",),
         verification=Verification(
-            command=("python3", "hostile/check.py"), files=("hostile/check.py",)
+            command=("python3", "hostile/check.py", *args), files=("hostile/check.py",)
         ),
     )
     repo.write(

@@ -9,23 +9,14 @@ stop-commands fence, so neither form may appear there.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from failgate_hooks.core.events import (
-    Event,
-    Status,
-    Verification,
-    entity_folder,
-    event_to_toml,
-    new_event_id,
-)
 from tests.conftest import Repo
-from tests.e2e.test_ci import pr_world, pull_request
+from tests.e2e.test_ci import pr_world, pull_request, write_hostile_entity
 
 TITLE = "x ##[add-mask]BLOCKED ##[stop-commands]zz"
 NOTE = "::error::a note ##[warning]forged"
@@ -44,22 +35,7 @@ OURS = re.compile(
 
 
 def write_entity(repo: Repo) -> None:
-    repo.write("hostile/check.py", CHECK)
-    event = Event(
-        id=new_event_id(),
-        entity_key="ci:legacy",
-        status=Status.OBSERVED,
-        effective_at=dt.datetime(2026, 11, 29, 23, 5, tzinfo=dt.UTC),
-        title=TITLE,
-        note=NOTE,
-        triggers=("push",),
-        verification=Verification(
-            command=("python3", "hostile/check.py", ARG), files=("hostile/check.py",)
-        ),
-    )
-    repo.write(
-        f"ledger/{entity_folder(event.entity_key)}/{event.id}.toml", event_to_toml(event).decode()
-    )
+    write_hostile_entity(repo, key="ci:legacy", title=TITLE, note=NOTE, check=CHECK, args=(ARG,))
     repo.commit("an entity whose text holds workflow commands")
 
 
