@@ -58,19 +58,27 @@ def git_push(repo: Repo, home: Path, *args: str) -> subprocess.CompletedProcess[
     )  # fmt: skip
 
 
+def pre_commit_config(hook_repo: tuple[Path, str], extra: str = "") -> str:
+    hook_path, rev = hook_repo
+    return (
+        f"repos:\n  - repo: {hook_path}\n    rev: {rev}\n    hooks:\n      - id: failgate\n{extra}"
+    )
+
+
+def install_pre_push(repo: Repo, home: Path) -> None:
+    """`pre-commit install --hook-type pre-push`, as the README says."""
+    installed = pre_commit(repo, home, "install", "--hook-type", "pre-push")
+    assert installed.returncode == 0, installed.stderr
+
+
 def test_pre_commit_refuses_a_held_push_and_allows_the_fix(
     tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
 ) -> None:
-    hook_path, rev = hook_repo
     repo = budget_repo(tmp_path / "work")
     remote = with_remote(repo, tmp_path / "remote.git")
-    repo.write(
-        ".pre-commit-config.yaml",
-        f"repos:\n  - repo: {hook_path}\n    rev: {rev}\n    hooks:\n      - id: failgate\n",
-    )
+    repo.write(".pre-commit-config.yaml", pre_commit_config(hook_repo))
     record_failure(repo, "push")
-    installed = pre_commit(repo, pre_commit_home, "install", "--hook-type", "pre-push")
-    assert installed.returncode == 0, installed.stderr
+    install_pre_push(repo, pre_commit_home)
     before = remote_ref(remote, "refs/heads/main")
 
     refused = git_push(repo, pre_commit_home, "main")
@@ -122,8 +130,7 @@ def test_install_chain_keeps_a_pre_commit_hook_working_beside_failgate(
     remote = with_remote(repo, tmp_path / "remote.git")
     repo.write(".pre-commit-config.yaml", LOCAL_PRE_PUSH_HOOK)
     repo.commit("the team's pre-commit config")
-    installed = pre_commit(repo, pre_commit_home, "install", "--hook-type", "pre-push")
-    assert installed.returncode == 0, installed.stderr
+    install_pre_push(repo, pre_commit_home)
     chained = repo.failgate("install", "--chain")
     assert chained.code == 0, chained
 
@@ -142,13 +149,6 @@ def test_install_chain_keeps_a_pre_commit_hook_working_beside_failgate(
     assert remote_ref(remote, "refs/heads/main") != repo.head()
 
 
-def pre_commit_config(hook_repo: tuple[Path, str], extra: str = "") -> str:
-    hook_path, rev = hook_repo
-    return (
-        f"repos:\n  - repo: {hook_path}\n    rev: {rev}\n    hooks:\n      - id: failgate\n{extra}"
-    )
-
-
 def test_under_pre_commit_an_older_commit_s_configuration_never_decides_a_new_branch(
     tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
 ) -> None:
@@ -163,8 +163,7 @@ def test_under_pre_commit_an_older_commit_s_configuration_never_decides_a_new_br
     repo.commit("failgate enforces")
     record_failure(repo, "push")
     remote = with_remote(repo, tmp_path / "remote.git")
-    installed = pre_commit(repo, pre_commit_home, "install", "--hook-type", "pre-push")
-    assert installed.returncode == 0, installed.stderr
+    install_pre_push(repo, pre_commit_home)
     repo.git("switch", "-q", "-c", "release/2.0", lax)
     repo.write("hotfix.txt", "a fix for 2.0\n")
     repo.commit("a hotfix on 2.0")
@@ -192,8 +191,7 @@ def test_under_pre_commit_a_remote_tip_not_where_it_was_fetched_is_refused(
     record_failure(colleague, "push")
     colleague.git("push", "-q", "--no-verify", "origin", "main")
     gated_tip = colleague.head()
-    installed = pre_commit(repo, pre_commit_home, "install", "--hook-type", "pre-push")
-    assert installed.returncode == 0, installed.stderr
+    install_pre_push(repo, pre_commit_home)
     repo.git("switch", "-q", "-c", "redo", "HEAD~1")
     repo.write(".pre-commit-config.yaml", pre_commit_config(hook_repo))
     repo.commit("the same config, on other work")
@@ -218,8 +216,7 @@ def test_pre_commit_args_cannot_make_failgate_check_nothing(
     remote = with_remote(repo, tmp_path / "remote.git")
     repo.write(".pre-commit-config.yaml", pre_commit_config(hook_repo, f"        args: {args}\n"))
     repo.commit("failgate, given arguments")
-    installed = pre_commit(repo, pre_commit_home, "install", "--hook-type", "pre-push")
-    assert installed.returncode == 0, installed.stderr
+    install_pre_push(repo, pre_commit_home)
     before = remote_ref(remote, "refs/heads/main")
 
     refused = git_push(repo, pre_commit_home, "main")
