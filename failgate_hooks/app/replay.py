@@ -25,7 +25,7 @@ from failgate_hooks.ledger.union import Revision, config_at, read_union
 from failgate_hooks.verify.checkout import Checkouts
 from failgate_hooks.verify.execute import RunAs, run_in_checkout
 from failgate_hooks.verify.pins import PinError, resolve_pins, write_pins
-from failgate_hooks.verify.shadowing import unpinned_repo_files
+from failgate_hooks.verify.shadowing import unpinned_files
 from failgate_hooks.verify.worktree_loads import work_trees
 
 # (position from 1, number of steps, full commit id), called before each step runs.
@@ -83,8 +83,7 @@ def replay(
     # The repository files the command names and does not pin, as `failgate trust`
     # finds them: each step's commit gives its own, and one it lacks is no verdict.
     tracked = {e.path for c in (ledger_commit, repair) for e in repo.ls_tree(c) if e.type == "blob"}
-    named = [u.path for u in unpinned_repo_files(repo, verification.command, pins, tracked)]
-    named = [path for path in named if path in tracked]
+    named = unpinned_files(repo, verification.command, pins, tracked)
 
     # Trust is not consulted: a person runs replay deliberately, on their own machine,
     # naming the entity; nothing arrives unasked as it does on a push. The pass cache

@@ -25,7 +25,7 @@ from failgate_hooks.render.trust import (
     shown_path,
 )
 from failgate_hooks.verify.pins import PinError, resolve_pins, write_regular_file
-from failgate_hooks.verify.shadowing import UnpinnedPath, unpinned_repo_files
+from failgate_hooks.verify.shadowing import UnpinnedPath, unpinned_files, unpinned_repo_files
 from failgate_hooks.verify.trust import (
     RunSettings,
     TrustedVerifier,
@@ -125,9 +125,8 @@ def unpinned_at(repo: GitRepo, verification: Verification, commit: str) -> tuple
         pins = []
     tracked = {e.path for e in repo.ls_tree(commit) if e.type == "blob"}
     listed = verification.files
-    named = [u.path for u in unpinned_repo_files(repo, verification.command, pins, tracked)]
-    files = (p for p in named if p in tracked)
-    return tuple(p for p in files if not any(p == f or p.startswith(f"{f}/") for f in listed))
+    named = unpinned_files(repo, verification.command, pins, tracked)
+    return tuple(p for p in named if not any(p == f or p.startswith(f"{f}/") for f in listed))
 
 
 def to_approve(found: list[Candidate]) -> list[Candidate]:

@@ -242,6 +242,13 @@ def unpinned_repo_files(
     return tuple(found.values())
 
 
+def unpinned_files(
+    repo: GitRepo, argv: Sequence[str], pins: Sequence[Pin], tracked: set[str]
+) -> list[str]:
+    """Of those, the files `tracked` holds: what a commit without one runs without."""
+    return [u.path for u in unpinned_repo_files(repo, argv, pins, tracked) if u.in_head == "file"]
+
+
 # A word naming a file by its name alone: a script of Python or of the shell.
 _SCRIPT = (*SOURCE_SUFFIXES, ".sh", ".bash")
 # A word holding one of these is shell code, an option's value or a URL, not one path.
