@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from failgate_hooks.core import wildmatch
@@ -179,7 +177,7 @@ def test_strictest_keeps_what_the_default_branch_enforces() -> None:
     assert merged.protected_refs == ("refs/heads/main", "refs/heads/staging")
     assert (merged.mode, merged.sandbox, merged.requires_evidence) == ("enforce", "bwrap", True)
     assert merged.source != tip.source
-    assert strictest(main, replace(main, source="again")) is main
+    assert strictest(main, main._replace(source="again")) is main
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -101,7 +101,7 @@ def world(tmp_path: Path, *, note: str = "seen on the deploy") -> World:
     # a typo fixed by supersession, and a retracted event whose file is gone
     put(repo, first("ops:typo", 10, title="Gas budjet"))
     fix = later("ops:typo", 11, (eid(10),), title="Gas budget", triggers=("push",))
-    put(repo, replace(fix, supersedes=(eid(10),)))  # as `record --supersedes` carries keys
+    put(repo, fix._replace(supersedes=(eid(10),)))  # as `record --supersedes` carries keys
     put(repo, later("ops:typo", 13, (eid(11),), retracts=(eid(12),), note=note))
     repo.write(f"ledger/ops/broken/{eid(14)}.toml", "schema = 1\nid = [unterminated\n")
     repo.write("ledger/stray.toml", "not in any entity folder\n")

@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -98,7 +98,7 @@ def mutations(draw: st.DrawFn) -> tuple[str, bytes]:
             data = bytearray(bytes(data).replace(b"follows = [", f"follows = [{ids}, ".encode()))
         else:
             text = (filler * (size // len(filler)))[:size]
-            data = bytearray(event_to_toml(replace(SIBLING, **{what: text})))
+            data = bytearray(event_to_toml(SIBLING._replace(**{what: text})))
     if kind == "type":
         lines = bytes(data).split(b"\n")
         keyed = [i for i, line in enumerate(lines) if b" = " in line]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -944,7 +944,7 @@ def test_a_pending_retraction_cannot_make_an_entity_invalid() -> None:
 @pytest.mark.parametrize(
     "stray",
     [
-        pytest.param(replace(ev("x1"), entity_key="other:entity"), id="foreign-event"),
+        pytest.param(ev("x1")._replace(entity_key="other:entity"), id="foreign-event"),
         pytest.param(ev("e1", "diagnosed"), id="duplicated-id"),
         pytest.param(ev("e3", follows=("e2", "e0")), id="unknown-reference"),
     ],

@@ -175,7 +175,7 @@ def test_two_entries_of_one_name_in_a_folder_are_a_duplicate_id_not_a_crash(repo
     event = Event(id=eid, entity_key="svc:r0", status=Status.OBSERVED, effective_at=WHEN,
                   title="t", triggers=("push",))  # fmt: skip
     one = repo.git("hash-object", "-w", "--stdin", input=event_to_toml(event).decode())
-    edited = event_to_toml(Event(**{**event.__dict__, "title": "edited"})).decode()
+    edited = event_to_toml(event._replace(title="edited")).decode()
     two = repo.git("hash-object", "-w", "--stdin", input=edited)
     tree = repo.git(
         "mktree", input=f"100644 blob {one}\t{eid}.toml\n100644 blob {two}\t{eid}.toml\n"

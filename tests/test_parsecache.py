@@ -336,7 +336,7 @@ def test_what_a_read_did_not_use_goes_once_it_outnumbers_what_it_used(world: Wor
 
 
 def replace_key(event: Event, key: str) -> Event:
-    return Event(**{**event.__dict__, "entity_key": key})
+    return event._replace(entity_key=key)
 
 
 def test_sources_that_cannot_be_read_mean_no_cache(

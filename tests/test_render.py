@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -267,12 +266,12 @@ def test_pending_lines_and_verdict() -> None:
 
 
 def test_with_nothing_protected_accepted_relaxations_are_counted_and_pending_ones_listed() -> None:
-    pending = replace(relaxation(False), event_id="20261130T101600Z-0badf00e")
+    pending = relaxation(False)._replace(event_id="20261130T101600Z-0badf00e")
     items = [
         item(GateState.RETIRED, relaxations=(relaxation(True),)),
         item(GateState.NOT_APPLICABLE, key="b:c", relaxations=(pending,)),
     ]
-    unprotected = replace(decision(items), protected_read=False)
+    unprotected = decision(items)._replace(protected_read=False)
     got = render_text(unprotected, unprotected_advice="ADVICE").splitlines()
     relaxed = [line for line in got if line.startswith(("RELAXED", "PENDING"))]
     assert relaxed == [

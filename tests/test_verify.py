@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -973,7 +972,7 @@ def test_a_verifier_that_reads_the_ref_failgate_no_longer_sets_has_no_verdict(
     verification = check(marker)
     if where == "command":
         command = (*verification.command, "$FAILGATE_REF")
-        verification = dataclasses.replace(verification, command=command)
+        verification = verification._replace(command=command)
     result = verify(world, verification)
     assert result.outcome is VerifierOutcome.NO_VERDICT, result
     assert "FAILGATE_REF or FAILGATE_TRIGGER, which failgate no longer sets" in result.detail

@@ -7,8 +7,9 @@ The imperative shell around the pure core: `ledger` reads, `gates` decides,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from failgate_hooks.core.assess import assess
 from failgate_hooks.core.decide import decide
@@ -149,8 +150,7 @@ class GitFacts:
         return self._run_key(evidence_commit, inputs) == self._run_key(self._commit, inputs)
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     """What to decide: a commit, a trigger, where it goes, and from which ledger."""
 
     commit: str
@@ -246,7 +246,7 @@ class Evaluator:
             other_relaxations=request.other_relaxations + config_relaxations + pin_relaxations,
         )
         protected_read = any(r.protected for r in request.revisions)
-        return replace(decision, protected_read=protected_read), ledger
+        return decision._replace(protected_read=protected_read), ledger
 
     def _config_change(
         self, request: Request, policy: Policy
@@ -378,7 +378,7 @@ class Evaluator:
         )
         if key not in self.results:
             self.results[key] = self.run_verifier(request, item, verification, pinned_from)
-        return replace(self.results[key], skipped_evidence=skipped)
+        return self.results[key]._replace(skipped_evidence=skipped)
 
 
 def pinned_revision(ledger: Ledger, resolution: Resolution, commit: str) -> str:

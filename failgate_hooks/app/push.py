@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from failgate_hooks.app.accepted_tips import AcceptedTips, judged_tips, remember
@@ -196,7 +196,7 @@ def pre_push(
         history = check_update(
             repo, old, commit, config.ledger, config.max_event_bytes, exclude=exclude
         )
-        decision = evaluator.evaluate(replace(request, history_errors=tuple(history)))
+        decision = evaluator.evaluate(request._replace(history_errors=tuple(history)))
         outcomes.append(RefOutcome(update, decision, notes))
     for outcome in outcomes:
         if outcome.update.remote_ref != EVIDENCE_REF:
@@ -298,7 +298,7 @@ def pre_receive(
             exclude=exclude,
             skip_old=False,
         )
-        request = replace(request, history_errors=tuple(history))
+        request = request._replace(history_errors=tuple(history))
         decision = evaluator.evaluate(request, hold_open=hold_open)
         # A refusal says when the old tip was not trusted: the default branch's is, as the base.
         untrusted = [r for r in known if not r.protected and r.commit not in base_commits]

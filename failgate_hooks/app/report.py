@@ -11,7 +11,7 @@ as cleared, and one nothing answers for reads as "not run", never as a verdict.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.app.evaluate import Evaluator, Request
 from failgate_hooks.core.errors import GitError
@@ -22,8 +22,7 @@ from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Ledger, Revision, config_for
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(NamedTuple):
     """The decision for REV, the ledger it was made from, the revisions read, and the
     configuration in force (the first protected revision's)."""
 

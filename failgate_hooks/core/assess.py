@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import NamedTuple
 
 from failgate_hooks.core import wildmatch
@@ -299,7 +298,7 @@ def _authority(
             also_dropped=frozenset(pending),
         )
         # The problems found again from the same events repeat the kept ones.
-        resolution = replace(again, problems=tuple(dict.fromkeys(again.problems)))
+        resolution = again._replace(problems=tuple(dict.fromkeys(again.problems)))
         found = _relaxing(resolution, protected_ids, known)
     ordered = [e for e in original.order if e in pending]
     return tuple(_relaxation(original, e, pending[e], False) for e in ordered), resolution
@@ -326,7 +325,7 @@ def _without_inserted(resolution: Resolution, protected_ids: frozenset[str]) -> 
     problems = [p for p in resolution.problems if p.code not in _DROP_DEPENDENT]
     events = [e for event_id, e in resolution.events.items() if event_id not in named]
     again = resolve_entity(resolution.entity_key, events, problems)
-    return replace(again, problems=tuple(dict.fromkeys(again.problems)))
+    return again._replace(problems=tuple(dict.fromkeys(again.problems)))
 
 
 def _relaxing(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 
 from failgate_hooks.core import wildmatch
 from failgate_hooks.core.events import Problem
@@ -65,12 +64,12 @@ def decide(
         gate = _finish(item, results.get(item.entity_key))
         if gate.state in BLOCKING_STATES:
             blocks = block and (gate.state is not GateState.OPEN or policy.hold_open)
-            gate = replace(gate, blocking=blocks, warning=not blocks)
+            gate = gate._replace(blocking=blocks, warning=not blocks)
         gates.append(gate)
     # A pending relaxation, an event's or another change's, blocks where a gate would.
     every = [*(r for item in ordered for r in item.relaxations), *other_relaxations]
     relaxations = [
-        r if r.accepted else replace(r, blocking=block, warning=not block) for r in every
+        r if r.accepted else r._replace(blocking=block, warning=not block) for r in every
     ]
 
     # Integrity errors follow enforcement like gates do: a branch that repairs a

@@ -11,8 +11,7 @@ import enum
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 SCHEMA_VERSION = 1
 
@@ -39,8 +38,7 @@ class Workdir(enum.StrEnum):
     INPLACE = "inplace"
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """One thing wrong with the ledger, located as precisely as it can be."""
 
     code: str
@@ -59,8 +57,7 @@ class Problem:
         return f"{where}: {self.message}"
 
 
-@dataclass(frozen=True)
-class AppliesTo:
+class AppliesTo(NamedTuple):
     """The scope of an entity; an unset key does not narrow it."""
 
     since: str | None = None
@@ -73,8 +70,7 @@ class AppliesTo:
 DEFAULT_TIMEOUT_S = 300
 
 
-@dataclass(frozen=True)
-class Verification:
+class Verification(NamedTuple):
     """The reviewed command that clears a gate, and what it depends on."""
 
     command: tuple[str, ...]
@@ -85,8 +81,7 @@ class Verification:
     workdir: Workdir = Workdir.CHECKOUT
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(NamedTuple):
     """What an event saw; informational except for `human` confirmation."""
 
     kind: EvidenceKind
@@ -96,8 +91,7 @@ class Evidence:
     confirmed_by: str | None = None
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     """One event file. Keys that are None were absent and are inherited."""
 
     id: str

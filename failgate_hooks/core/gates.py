@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from failgate_hooks.core import exitcodes, resolve
 from failgate_hooks.core.events import Problem, Status, Verification
@@ -127,8 +127,7 @@ class Facts(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     """The action at hand: a trigger, and where it goes when that is known."""
 
     trigger: str
@@ -136,6 +135,8 @@ class Context:
     environment: str | None = None
 
 
+# A frozen dataclass, not a NamedTuple like the other values: it refuses, when made,
+# a value the decision cannot interpret, and a NamedTuple cannot check its fields.
 @dataclass(frozen=True)
 class Policy:
     """Enforcement and authority, from the protected configuration."""
@@ -167,8 +168,7 @@ class Policy:
                 raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
 
 
-@dataclass(frozen=True)
-class Relaxation:
+class Relaxation(NamedTuple):
     """A relaxing event not yet in a protected revision, or a relaxing change that is
     not an event (a configuration change, a ref deletion: `event_id` and `entity_key` "")."""
 
@@ -182,8 +182,7 @@ class Relaxation:
     note: str = ""  # the relaxing event's own note: why its author relaxed the gate
 
 
-@dataclass(frozen=True)
-class Assessment:
+class Assessment(NamedTuple):
     """Phase 1: one entity's state for C, before any verifier ran."""
 
     entity_key: str
@@ -201,8 +200,7 @@ class Assessment:
     problems: tuple[Problem, ...] = ()
 
 
-@dataclass(frozen=True)
-class VerifierResult:
+class VerifierResult(NamedTuple):
     """What running (or not running) one entity's verifier on C gave."""
 
     command: tuple[str, ...]
@@ -217,8 +215,7 @@ class VerifierResult:
     skipped_evidence: tuple[str, ...] = ()  # why each statement looked at did not count
 
 
-@dataclass(frozen=True)
-class Gate:
+class Gate(NamedTuple):
     """Phase 2: one entity's final state, and whether it blocks or warns here."""
 
     entity_key: str
@@ -234,8 +231,7 @@ class Gate:
     problems: tuple[Problem, ...] = ()
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     """The decision of one run for one commit and destination, and its exit code."""
 
     trigger: str

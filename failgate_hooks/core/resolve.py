@@ -28,7 +28,7 @@ from __future__ import annotations
 import enum
 import heapq
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from failgate_hooks.core.events import ID_RE, AppliesTo, Event, Problem, Status, Verification
 
@@ -48,8 +48,7 @@ MISSING_TRIGGERS = "missing-triggers"
 NO_IDS: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
-class EntityState:
+class EntityState(NamedTuple):
     """The folded keys of an entity; None means no remaining event set that key."""
 
     status: Status | None = None
@@ -65,8 +64,7 @@ class Outcome(enum.StrEnum):
     INVALID = "invalid"
 
 
-@dataclass(frozen=True)
-class Resolution:
+class Resolution(NamedTuple):
     entity_key: str
     outcome: Outcome
     # RESOLVED: the heads' state. CONFLICT: the fold of all remaining events in
@@ -163,7 +161,7 @@ def resolve_entity(
         # With one head (the usual case) its state is the overall one: the same object,
         # not a copy, so that the parse cache keeps it once.
         first = head_states[heads[0]]
-        state = first if first.title == overall.title else replace(first, title=overall.title)
+        state = first if first.title == overall.title else first._replace(title=overall.title)
         outcome = Outcome.RESOLVED
     else:
         outcome, state = Outcome.CONFLICT, overall

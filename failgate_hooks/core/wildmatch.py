@@ -38,7 +38,7 @@ import functools
 import re
 import string
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # git's sane ctype is ASCII-only: a non-ASCII character is in no class, and
 # `space` is exactly " \t\n\r" (git's isspace leaves out \v and \f).
@@ -149,8 +149,7 @@ class _Run(enum.Enum):
     FOLDERS = "**/"  # nothing, or any characters that end with a `/`
 
 
-@dataclass(frozen=True)
-class _Piece:
+class _Piece(NamedTuple):
     """What a pattern holds between its wildcards: literals, `?` and bracket
     expressions, each matching exactly one character, so `width` in all."""
 

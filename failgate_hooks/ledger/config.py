@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, is_safe_relative_path
@@ -47,8 +46,7 @@ _PUSHER_CONTROLLED = (
 _PUSHER_CONTROLLED_PREFIXES = ("GIT_", "LC_", "HTTP_")
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     ledger: str = "ledger"
     protected_refs: tuple[str, ...] = DEFAULT_PROTECTED_REFS
     block_on: str = "protected"
@@ -105,7 +103,7 @@ SHOWN_LIMIT = 200
 
 
 def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) -> Config:
-    known = set(Config.__dataclass_fields__) - {"source"}
+    known = set(Config._fields) - {"source"}
     for key in table:
         if key not in known:
             raise UsageError(
@@ -204,15 +202,14 @@ def strictest(config: Config, other: Config) -> Config:
     default branch added later (a newly protected ref, require_evidence) must not keep
     that ref out of it. Who may relax is asked of both apart (their identity_env may
     differ); the ledger and everything else stay `config`'s."""
-    if config == replace(other, source=config.source):
+    if config == other._replace(source=config.source):
         return config
     refs = (
         *config.protected_refs,
         *(r for r in other.protected_refs if r not in config.protected_refs),
     )
     evidence = config.requires_evidence or other.requires_evidence
-    return replace(
-        config,
+    return config._replace(
         protected_refs=refs,
         mode="enforce" if "enforce" in (config.mode, other.mode) else config.mode,
         block_on="all" if "all" in (config.block_on, other.block_on) else config.block_on,

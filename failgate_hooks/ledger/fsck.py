@@ -61,7 +61,7 @@ def ledger_problems(
     found.extend(_pinned_symlinks(repo, ledger, commit))
     unique: dict[tuple[Any, ...], Problem] = {}
     for p in found:
-        p = p if p.commit else Problem(**{**p.__dict__, "commit": commit})
+        p = p if p.commit else p._replace(commit=commit)
         unique.setdefault((p.code, p.path, p.key, p.message), p)
     return sorted(unique.values(), key=lambda p: (p.path or "", p.key or "", p.code))
 

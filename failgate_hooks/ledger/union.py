@@ -8,7 +8,7 @@ authority and pinning depend on it. The working tree's ledger is worktree.py's.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError, UsageError
@@ -32,8 +32,7 @@ from failgate_hooks.ledger.config import (
 from failgate_hooks.ledger.parsecache import File, Parse, ParseCache
 
 
-@dataclass(frozen=True)
-class Revision:
+class Revision(NamedTuple):
     """A revision the ledger is read from: `label` is for people, `commit` is the id."""
 
     label: str
@@ -280,7 +279,7 @@ def _resolve_parses(entity_key: str, parses: Sequence[Parse]) -> Resolution:
 
 def _with_entity(problems: Sequence[Problem], entity_key: str) -> tuple[Problem, ...]:
     """A parse's problems as its entity's files carry them."""
-    return tuple(replace(p, entity_key=entity_key) for p in problems)
+    return tuple(p._replace(entity_key=entity_key) for p in problems)
 
 
 def _read_and_parse(
@@ -330,7 +329,7 @@ def _add_entry(
     path, oid = entry.path, entry.oid
     key = name.entity_key
     if name.problem is not None:
-        problem = replace(name.problem, commit=revs[0].commit)
+        problem = name.problem._replace(commit=revs[0].commit)
         if key is None:
             ledger.problems.append(problem)
         else:
@@ -359,12 +358,12 @@ def _add_entry(
         # Which copy came first must not decide the entity: neither copy counts,
         # and each entity holding one is invalid, whatever order they came in.
         existing.event = None
-        existing.problems = (replace(problem, path=known_path, entity_key=existing.entity_key),)
+        existing.problems = (problem._replace(path=known_path, entity_key=existing.entity_key),)
         if path != known_path:
             fresh = LedgerFile(path, oid, key, None, (), revs)
             other = ledger.files.setdefault(path, fresh)
             other.event = None
-            other.problems = (replace(problem, entity_key=key),)
+            other.problems = (problem._replace(entity_key=key),)
         altered.update(k for k in (key, existing.entity_key) if k)
         return
     ledger.paths_by_id[stem] = path

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from failgate_hooks.core.errors import GitError, LedgerError, UsageError
 from failgate_hooks.core.events import (
@@ -266,7 +266,7 @@ def _write_fresh(root: str, ledger_dir: str, event: Event) -> str:
         try:
             return write_event_file(root, ledger_dir, event)
         except EventFileExists:
-            event = replace(event, id=new_event_id())  # a collision: draw another id
+            event = event._replace(id=new_event_id())  # a collision: draw another id
     raise LedgerError("could not find a free event id after 5 attempts")
 
 

@@ -9,7 +9,6 @@ escapes ever reach a terminal.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from failgate_hooks.core import sanitize
@@ -392,7 +391,7 @@ def log_lines(resolution: Resolution, gate: Gate | None, decision: Decision) -> 
     if gate is not None:
         lines.append(_gate_state_line(gate, decision))
         if gate.blocking:
-            lines.extend(next_steps(replace(decision, gates=(gate,), relaxations=(), errors=())))
+            lines.extend(next_steps(decision._replace(gates=(gate,), relaxations=(), errors=())))
     return lines
 
 

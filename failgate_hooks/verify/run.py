@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, Verification
@@ -135,7 +134,7 @@ def run_gate_verifier(
     if result.outcome is VerifierOutcome.PASSED:
         unstored = passes.record(key, commit=commit, duration_s=result.duration_s)
         if unstored is not None:
-            result = replace(result, detail="; ".join(filter(None, [result.detail, unstored])))
+            result = result._replace(detail="; ".join(filter(None, [result.detail, unstored])))
     return result
 
 
