@@ -353,11 +353,13 @@ def test_the_probe_says_in_words_what_the_verifier_gave_on_head(
 def test_the_probe_says_a_verifier_that_cannot_start_holds_without_judging(repo: Repo) -> None:
     result = repo.failgate(
         "record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
-        "--verify", "checks/missing.sh", "--force",
+        "--verify", "no-such-program-anywhere --check", "--force",
     )  # fmt: skip
     assert result.code == 0, result
     (line,) = [line for line in result.err.splitlines() if "probe" in line]
-    assert line.startswith("warning: probe: verifier checks/missing.sh cannot start"), line
+    assert line.startswith(
+        "warning: probe: verifier no-such-program-anywhere --check cannot start"
+    ), line
     assert line.endswith(
         f"on HEAD ({repo.head()[:12]}), which this event says has the failure: it holds the "
         "gate without judging"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from failgate_hooks.app.evaluate import pinned_revision
@@ -25,7 +26,12 @@ from failgate_hooks.render.trust import (
     shown_path,
 )
 from failgate_hooks.verify.pins import PinError, resolve_pins, write_regular_file
-from failgate_hooks.verify.shadowing import UnpinnedPath, unpinned_files, unpinned_repo_files
+from failgate_hooks.verify.shadowing import (
+    UnpinnedPath,
+    absent_files,
+    unpinned_files,
+    unpinned_repo_files,
+)
 from failgate_hooks.verify.trust import (
     RunSettings,
     TrustedVerifier,
@@ -119,13 +125,27 @@ def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
 def unpinned_at(repo: GitRepo, verification: Verification, commit: str) -> tuple[str, ...]:
     """The files of `commit` the verifier's command names but does not pin (as `trust`
     warns of them); pins `commit` lacks only leave its wrappers unread."""
+    return _named_at(repo, verification, commit, unpinned_files)
+
+
+def absent_at(repo: GitRepo, verification: Verification, commit: str) -> tuple[str, ...]:
+    """The paths the verifier's command names, does not pin, and `commit` lacks: a run
+    on `commit` fails for want of them, as a replay step without one gives no verdict."""
+    return _named_at(repo, verification, commit, absent_files)
+
+
+def _named_at(
+    repo: GitRepo, verification: Verification, commit: str, which: Callable[..., list[str]]
+) -> tuple[str, ...]:
+    """`which` of the repository paths the command names, judged on `commit`'s tree, less
+    the verifier's own files (a pin `commit` lacks is warned of as one)."""
     try:
         pins = resolve_pins(repo, commit, verification.files)
     except PinError:
         pins = []
     tracked = {e.path for e in repo.ls_tree(commit) if e.type == "blob"}
     listed = verification.files
-    named = unpinned_files(repo, verification.command, pins, tracked)
+    named = which(repo, verification.command, pins, tracked)
     return tuple(p for p in named if not any(p == f or p.startswith(f"{f}/") for f in listed))
 
 
@@ -283,6 +303,10 @@ def work_tree_files(repo: GitRepo, files: tuple[str, ...]) -> list[str] | str:
     return list(dict.fromkeys(out))
 
 
+# Paths the probe names when it cannot run; the rest are counted.
+_NAMED = 3
+
+
 @dataclass(frozen=True)
 class Probe:
     """What `record`'s probe found, in words; `expected` when it is what an observed failure
@@ -316,6 +340,9 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
     found = work_tree_files(repo, verification.files)
     if isinstance(found, str):
         return Probe(False, f"not probed: {found}")
+    absent = absent_at(repo, verification, head)
+    if absent:
+        return Probe(False, _absent_text(root, head, absent))
 
     def lay_over(checkout: str) -> None:
         for path in found:
@@ -352,6 +379,25 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
         )
     # cannot start, or timed out: said as a gate would say it
     return Probe(False, f"{verifier_reason(result)} {on_head}: it holds the gate without judging")
+
+
+def _absent_text(root: str, head: str, absent: Sequence[str]) -> str:
+    """No verdict, as a replay step gives none: the verifier would fail there for want of
+    a file the command names, not for the failure; each said with where it is instead."""
+    named = [f"{clean_line(path, 200)} ({_where(root, path)})" for path in absent[:_NAMED]]
+    more = f" and {len(absent) - _NAMED} more" if len(absent) > _NAMED else ""
+    return (
+        f"not probed, no verdict: the command names {', '.join(named)}{more}, which HEAD "
+        f"({head[:12]}) does not hold and the entity does not pin: run there, the verifier "
+        "would fail for want of it, not for the failure"
+    )
+
+
+def _where(root: str, path: str) -> str:
+    """Where a path HEAD lacks is, and what to do: commit it, or correct the command."""
+    if os.path.lexists(os.path.join(root, *path.split("/"))):
+        return "in the work tree, not committed: commit it, then record again"
+    return "not in the work tree either: a typo in --verify?"
 
 
 def _work_tree_file(root: str, path: str) -> tuple[bytes, bool]:

@@ -249,6 +249,14 @@ def unpinned_files(
     return [u.path for u in unpinned_repo_files(repo, argv, pins, tracked) if u.in_head == "file"]
 
 
+def absent_files(
+    repo: GitRepo, argv: Sequence[str], pins: Sequence[Pin], tracked: set[str]
+) -> list[str]:
+    """Of those, the paths `tracked` holds neither as a file nor as a folder: what a
+    checkout of that tree runs without (an uncommitted script, a typo)."""
+    return [u.path for u in unpinned_repo_files(repo, argv, pins, tracked) if u.in_head is None]
+
+
 # A word naming a file by its name alone: a script of Python or of the shell.
 _SCRIPT = (*SOURCE_SUFFIXES, ".sh", ".bash")
 # A word holding one of these is shell code, an option's value or a URL, not one path.
