@@ -8,21 +8,32 @@ only ever point at something that is not content.
 
 Runs in a clean checkout of the commit under test and imports failgate from
 it (stdlib only: the events module needs nothing else). Exit 0: refused as it must
-be; 1: accepted; 125: no verdict (the checkout's failgate cannot be imported).
+be; 1: accepted; 125: no verdict (the checkout's failgate cannot be imported, or
+what was imported is not the checkout's).
 """
 
 import os
 import sys
 
-sys.path.insert(0, os.getcwd())
+CHECKOUT = os.getcwd()
+# The module as this commit lays it out: core/events.py since the package had layers,
+# events.py before. Asked of the checkout, never of an import that fails: for a module
+# the checkout's package lacks, an editable install's finder (pip install -e) answers
+# with the work tree's copy, today's code, which a replay of an old commit must not run.
+LAYERED = os.path.isfile(os.path.join(CHECKOUT, "failgate_hooks", "core", "events.py"))
+sys.path.insert(0, CHECKOUT)
 try:
-    try:
-        from failgate_hooks.core.events import is_safe_relative_path
-    except ModuleNotFoundError:  # a commit from before the package had layers
-        from failgate_hooks.events import is_safe_relative_path
+    if LAYERED:
+        from failgate_hooks.core import events
+    else:
+        from failgate_hooks import events
 except Exception as exc:  # the commit under test predates or breaks the module
     print(f"cannot import failgate's events module from the checkout: {exc}")
     sys.exit(125)
+if not os.path.realpath(events.__file__).startswith(os.path.realpath(CHECKOUT) + os.sep):
+    print(f"imported failgate's events module from {events.__file__}, not from the checkout")
+    sys.exit(125)
+is_safe_relative_path = events.is_safe_relative_path
 
 INSIDE_A_GIT_FOLDER = [
     "vendor/.git/hooks/pre-push",
