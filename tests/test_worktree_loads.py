@@ -302,9 +302,10 @@ def test_the_fix_names_the_folder_to_put_first(module: str, relative: str, root:
     assert _import_root(load) == root
 
 
-def test_the_detail_names_three_loads_and_counts_the_rest() -> None:
+def test_the_detail_names_three_loads_and_counts_the_rest(tmp_path: Path) -> None:
     loads = [Load(f"m{i}", f"/w/m{i}.py", "/w") for i in range(5)]
-    detail = leak_detail(loads, "a" * 40)
+    (tmp_path / "m0.py").write_text("")  # the checkout has its copy: sys.path is the fix
+    detail = leak_detail(loads, "a" * 40, str(tmp_path))
     assert "m0 (/w/m0.py), m1 (/w/m1.py), m2 (/w/m2.py) and 2 more" in detail
     assert "sys.path.insert(0, os.getcwd())" in detail
 

@@ -117,7 +117,7 @@ class LoadWatch:
             loads = self.loads()
         except (OSError, ValueError) as exc:  # the verifier removed the log, or filled it
             return f"what its Python loaded cannot be read: {exc}"
-        return leak_detail(loads, commit) if loads else None
+        return leak_detail(loads, commit, self._checkout) if loads else None
 
     def loads(self) -> list[Load]:
         """What the verifier's Pythons loaded from a watched work tree, first seen first.
@@ -137,23 +137,34 @@ class LoadWatch:
         return list(found.values())
 
 
-def leak_detail(loads: Sequence[Load], commit: str) -> str:
-    """The no-verdict reason: which module, from where, and how to make the verifier see C."""
+def leak_detail(loads: Sequence[Load], commit: str, checkout: str) -> str:
+    """The no-verdict reason: which module, from where, and how to make the verifier see C
+    (whose checkout is `checkout`)."""
     named = ", ".join(f"{load.module} ({load.path})" for load in loads[:_NAMED_IN_DETAIL])
     if len(loads) > _NAMED_IN_DETAIL:
         named += f" and {len(loads) - _NAMED_IN_DETAIL} more"
     return (
         f"it imported {named} from the work tree, not from the checkout of "
         f"{short_id(commit)}: an editable install (pip install -e) or a PYTHONPATH points "
-        f"its Python at your files, committed or not. {_fix(loads[0])}"
+        f"its Python at your files, committed or not. {_fix(loads[0], commit, checkout)}"
     )
 
 
-def _fix(load: Load) -> str:
-    """How the verifier imports the checkout's copy of `load` instead."""
+def _fix(load: Load, commit: str, checkout: str) -> str:
+    """How the verifier imports the checkout's copy of `load` instead, or, when the
+    checkout has none, that it must not import it."""
+    relative = os.path.relpath(load.path, load.work_tree)
+    shown = relative.replace(os.sep, "/")
     if load.module == "__main__":
-        script = os.path.relpath(load.path, load.work_tree).replace(os.sep, "/")
-        return f"To run the checkout's copy, name the script as {script}, relative to it."
+        return f"To run the checkout's copy, name the script as {shown}, relative to it."
+    if not os.path.lexists(os.path.join(checkout, relative)):
+        # sys.path cannot help: an editable install's finder, asked after it, answers
+        # for a module the checkout's package lacks
+        return (
+            f"The checkout of {short_id(commit)} has no {shown}, so no sys.path puts its "
+            f"copy first: import only what every commit the verifier runs on holds (ask "
+            "the checkout, os.getcwd(), which modules it has)."
+        )
     entry = _import_root(load)
     if entry is None:
         return (

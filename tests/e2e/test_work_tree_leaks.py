@@ -119,3 +119,27 @@ def test_records_probe_of_a_verifier_that_imports_the_work_tree_gives_no_verdict
     # It judged the work tree's copy: that says nothing of HEAD, neither way.
     assert "probe: the verifier gives no verdict on HEAD" in done.err, done
     assert "already passes" not in done.err, done
+
+
+def test_a_module_the_commit_lacks_is_said_as_missing_not_as_a_sys_path_to_fix(
+    tmp_path: Path,
+) -> None:
+    # The verifier puts the checkout first already; the commit has no budgetlib.limits,
+    # so the editable finder, asked after sys.path, answers with the work tree's.
+    repo = make_repo(tmp_path / "work")
+    repo.write(INIT, BROKEN)
+    repo.write(VERIFIER, CHECK.format(first='sys.path.insert(0, "src")\nimport budgetlib.limits\n'))
+    repo.commit("budgetlib with its budget check")
+    repo.record(KEY, "--status", "observed", "--title", "budget too small", "--trigger", "push",
+                "--verify", f"python {VERIFIER}", "--verify-file", VERIFIER, "--no-probe")  # fmt: skip
+    repo.commit("record the budget failure")
+    repo.write("src/budgetlib/limits.py", "")  # written, not committed
+    venv = make_venv(tmp_path / "venv")
+    finder_install(venv, repo.path)
+    code, gate = check(repo, activated(venv))
+    assert code == 1, gate
+    verifier = gate["verifier"]
+    assert isinstance(verifier, dict) and verifier["outcome"] == "no_verdict", verifier
+    detail = str(verifier["detail"])
+    assert f"The checkout of {repo.head()[:12]} has no src/budgetlib/limits.py" in detail, detail
+    assert "sys.path.insert" not in detail, detail  # what the verifier already does
