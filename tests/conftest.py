@@ -24,7 +24,14 @@ ISOLATED_ENV = {
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.update(ISOLATED_ENV)
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "FAILGATE_TRUST_LEDGER"):
+    # GITHUB_ACTIONS too: inside a real Actions step every run would print as it does there.
+    for name in (
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "FAILGATE_TRUST_LEDGER",
+        "GITHUB_ACTIONS",
+    ):
         os.environ.pop(name, None)
 
 

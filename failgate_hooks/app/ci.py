@@ -9,6 +9,10 @@ the reviewer sees it.
 
 On GitHub Actions the decision also becomes workflow commands (`::error`,
 `::warning`) and a Markdown step summary, rendered by render/github.py.
+
+It prints through the command layer's printer (commands/output.py): there, in a
+GitHub Actions step, no line of data can be read as a workflow command, and the
+commands render/github.py builds are written as they are.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol
 
 from failgate_hooks.app.evaluate import Request
 from failgate_hooks.core import sanitize
@@ -299,54 +303,69 @@ def _merge_base(repo: GitRepo, base: str, head: str) -> str:
 # --------------------------------------------------------------------------- the output
 
 
+class Printer(Protocol):
+    """Where `failgate ci` prints: the command layer's (commands/output.py:Output).
+
+    `text` and `json` are data, neutralised in a GitHub Actions step; `own_command`
+    writes a workflow command render/github.py built, as it is."""
+
+    def text(self, text: str = "", *, err: bool = False, nl: bool = True) -> None: ...
+
+    def json(self, document: str, *, err: bool = False) -> None: ...
+
+    def own_command(self, line: str, *, err: bool = False) -> None: ...
+
+
 def run_ci(
     repo: GitRepo,
     environ: Mapping[str, str],
+    printer: Printer,
     *,
-    stdout: TextIO,
-    stderr: TextIO,
+    color: bool = False,
     as_json: bool = False,
     sandbox: bool = False,
     attester: Attester | None = None,
 ) -> int:
-    """`failgate ci`: decide, print, annotate on GitHub; the decision's exit code (0/1/3/4)."""
+    """`failgate ci`: decide, print, annotate on GitHub; the decision's exit code (0/1/3/4).
+
+    A failure to decide is raised after its annotation: the shell prints its message."""
     github = on_github(environ)
     # With --json, stdout is one JSON object: workflow commands go to stderr,
     # which the Actions runner reads for them as well.
-    commands = stderr if as_json else stdout
+    commands_on_stderr = as_json
     try:
         run = decide_ci(repo, environ, sandbox=sandbox, attester=attester)
     except FailgateError as error:
         if github:
             lines = [error.message, *([f"hint: {error.hint}"] if error.hint else [])]
-            commands.write(github_output.workflow_command("error", lines) + "\n")
-            _write_summary(environ, github_output.error_summary(error), stderr)
-            # The shell prints it to stderr too, outside any fence: as no command.
-            error.message = sanitize.no_workflow_commands(error.message)
-            if error.hint:
-                error.hint = sanitize.no_workflow_commands(error.hint)
+            annotation = github_output.workflow_command("error", lines)
+            printer.own_command(annotation, err=commands_on_stderr)
+            _write_summary(environ, github_output.error_summary(error), printer)
         raise
     if github:
-        _write_outputs(environ, run, stderr)
+        _write_outputs(environ, run, printer)
     if run.decision is None:
         for note in run.notes:
-            line = f"failgate ci: {sanitize.clean_line(note)}"
-            stdout.write((sanitize.no_workflow_commands(line) if github else line) + "\n")
+            printer.text(f"failgate ci: {sanitize.clean_line(note)}")
         return run.exit_code
     if github:
         for line in github_output.annotation_lines(run.decision, run.ledger_dir):
-            commands.write(line + "\n")
-        _write_summary(environ, github_output.step_summary(run), stderr)
+            printer.own_command(line, err=commands_on_stderr)
+        _write_summary(environ, github_output.step_summary(run), printer)
     if as_json:
-        stdout.write(render_ci_json(run) + "\n")
+        printer.json(render_ci_json(run))
+    elif github:
+        # The free text, between stop-commands markers with a fresh token.
+        start, end = github_output.stop_commands_fence()
+        printer.own_command(start)
+        printer.text(render_ci_text(run, color=color))
+        printer.own_command(end)
     else:
-        text = render_ci_text(run, color=stdout.isatty())
-        stdout.write((github_output.stop_commands(text) if github else text) + "\n")
-    stdout.flush()
+        printer.text(render_ci_text(run, color=color))
     return run.exit_code
 
 
-def _write_outputs(environ: Mapping[str, str], run: CiRun, stderr: TextIO) -> None:
+def _write_outputs(environ: Mapping[str, str], run: CiRun, printer: Printer) -> None:
     """Append the decision and counts to $GITHUB_OUTPUT, for the steps after this one."""
     path = environ.get("GITHUB_OUTPUT")
     if not path:
@@ -355,10 +374,10 @@ def _write_outputs(environ: Mapping[str, str], run: CiRun, stderr: TextIO) -> No
         with open(path, "a", encoding="utf-8") as handle:
             handle.writelines(f"{key}={value}\n" for key, value in run.outputs().items())
     except OSError as exc:
-        stderr.write(f"failgate ci: warning: cannot write the step outputs: {exc}\n")
+        printer.text(f"failgate ci: warning: cannot write the step outputs: {exc}", err=True)
 
 
-def _write_summary(environ: Mapping[str, str], text: str, stderr: TextIO) -> None:
+def _write_summary(environ: Mapping[str, str], text: str, printer: Printer) -> None:
     """Append to $GITHUB_STEP_SUMMARY; failing to write it never changes the decision."""
     path = environ.get("GITHUB_STEP_SUMMARY")
     if not path:
@@ -367,4 +386,4 @@ def _write_summary(environ: Mapping[str, str], text: str, stderr: TextIO) -> Non
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(text + "\n")
     except OSError as exc:
-        stderr.write(f"failgate ci: warning: cannot write the step summary: {exc}\n")
+        printer.text(f"failgate ci: warning: cannot write the step summary: {exc}", err=True)

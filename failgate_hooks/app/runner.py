@@ -26,7 +26,9 @@ def progress_line(text: str) -> None:
     """One line per gate on standard error, so a push never looks hung.
 
     It quotes the ledger's verifier command, and a CI runner reads standard error for
-    workflow commands (a `git push` in a workflow step too): it is written as none."""
+    workflow commands (a `git push` in a workflow step too): it is written as none, in
+    and out of a step. It is the one line the app layer writes itself, while verifiers
+    run; everything else is printed by commands/output.py."""
     from failgate_hooks.core.sanitize import clean_line, no_workflow_commands
 
     sys.stderr.write(no_workflow_commands(clean_line(text)) + "\n")

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from failgate_hooks.commands.output import echo, echo_json
 from failgate_hooks.commands.shell import open_repo
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.agents import AGENTS
@@ -49,9 +50,11 @@ def agent_hook(ctx: click.Context, agent_name: str) -> None:
     from failgate_hooks.app.agent_hook import answer, read_input
 
     out = answer(agent_name, read_input(sys.stdin.buffer), cwd=os.path.abspath(_directory(ctx)))
-    sys.stdout.write(out.stdout)
-    sys.stderr.write(out.stderr)
-    sys.stdout.flush()
+    # Its answer is one JSON object (or nothing): the agent reads the same values.
+    if out.stdout:
+        echo_json(out.stdout.removesuffix("\n"))
+    if out.stderr:
+        echo(out.stderr, err=True, nl=False)
     ctx.exit(out.exit_code)
 
 
@@ -76,7 +79,7 @@ def install(ctx: click.Context, agents: tuple[str, ...], command: str) -> None:
 
     with open_repo(ctx) as repo:
         for line in agent_install.install(repo, agents or AGENTS, command):
-            click.echo(line)
+            echo(line)
 
 
 @agent.command()
@@ -88,7 +91,7 @@ def uninstall(ctx: click.Context, agents: tuple[str, ...]) -> None:
 
     with open_repo(ctx) as repo:
         for line in agent_install.uninstall(repo, agents or AGENTS):
-            click.echo(line)
+            echo(line)
 
 
 @agent.command()
@@ -101,10 +104,10 @@ def doctor(ctx: click.Context, agents: tuple[str, ...]) -> None:
     failed = False
     with open_repo(ctx) as repo:
         for name, checks in agent_install.doctor(repo, agents or AGENTS):
-            click.echo(name)
+            echo(name)
             for check in checks:
                 failed = failed or not check.ok
-                click.echo(f"  {'ok  ' if check.ok else 'FAIL'} {clean_line(check.what)}")
+                echo(f"  {'ok  ' if check.ok else 'FAIL'} {clean_line(check.what)}")
     ctx.exit(exitcodes.HELD if failed else exitcodes.ALLOWED)
 
 
@@ -116,7 +119,7 @@ def gates(ctx: click.Context) -> None:
     from failgate_hooks.render.agent import render_agent_json
 
     with open_repo(ctx) as repo:
-        click.echo(render_agent_json(held_gates(repo)))
+        echo_json(render_agent_json(held_gates(repo)))
 
 
 @click.command()

@@ -12,6 +12,7 @@ from failgate_hooks import __version__
 # The hooks' entry points live in hooks.py, which imports no click; cli names them
 # too for hook scripts written by earlier versions (`from failgate_hooks.commands.cli import …`).
 from failgate_hooks.commands.hooks import error_lines, pre_push_main, pre_receive_main
+from failgate_hooks.commands.output import echo, neutralise_tracebacks
 from failgate_hooks.commands.signals import ended_by_signals
 from failgate_hooks.core.errors import FailgateError
 
@@ -21,7 +22,7 @@ __all__ = ["main", "pre_push_main", "pre_receive_main", "run"]
 def report_error(error: FailgateError) -> None:
     """One clean message on standard error: what, where, and what to do."""
     for line in error_lines(error):
-        click.echo(line, err=True)
+        echo(line, err=True)
 
 
 # Each command's module, imported only when one of its commands is asked for: a
@@ -81,5 +82,6 @@ def main(ctx: click.Context, directory: str) -> None:
 
 def run() -> None:
     """The `failgate` program (its console script, and `python -m failgate_hooks`)."""
+    neutralise_tracebacks()
     with ended_by_signals():
         main(prog_name="failgate")

@@ -10,6 +10,7 @@ import click
 
 from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.commands.evidence import attester_from, key_option, share_attested
+from failgate_hooks.commands.output import echo, echo_json, output
 from failgate_hooks.commands.shell import (
     destination_options,
     emit_json,
@@ -80,7 +81,7 @@ def check(
         )
 
     for warning in warnings:
-        click.echo(f"warning: {clean_line(warning)}", err=True)
+        echo(f"warning: {clean_line(warning)}", err=True)
     print_decision(decision, as_json, verbose=verbose)
     ctx.exit(decision.exit_code)
 
@@ -116,13 +117,11 @@ def try_(ctx: click.Context, key: str, as_json: bool) -> None:
         doc = {"schema_version": 1, "entity_key": key, "passed": passed}
         emit_json({**doc, "verifier": verifier_json(result)})
         ctx.exit(exitcodes.ALLOWED if passed else exitcodes.HELD)
-    click.echo(
-        f"{'PASS' if passed else 'FAIL'} {clean_line(key)}: {clean_line(verifier_reason(result))}"
-    )
+    echo(f"{'PASS' if passed else 'FAIL'} {clean_line(key)}: {clean_line(verifier_reason(result))}")
     for line in render_tail(result.output_tail):
-        click.echo(line)
+        echo(line)
     if result.detail:
-        click.echo(f"     {clean_line(result.detail)}")
+        echo(f"     {clean_line(result.detail)}")
     ctx.exit(exitcodes.ALLOWED if passed else exitcodes.HELD)
 
 
@@ -178,11 +177,14 @@ def replay(
             sandbox_by="failgate replay --sandbox" if sandbox else None,
         )
     if sys.stderr.isatty():
-        click.echo("", err=True)
+        echo("", err=True)
     if receipt:
         with open(receipt, "w", encoding="utf-8") as handle:
             handle.write(render_receipt(report))
-    click.echo(render_replay_json(report) if as_json else render_replay_text(report))
+    if as_json:
+        echo_json(render_replay_json(report))
+    else:
+        echo(render_replay_text(report))
     ctx.exit(exitcodes.ALLOWED if report.ok else exitcodes.HELD)
 
 
@@ -193,7 +195,7 @@ def _progress_bar() -> Callable[[int, int, str], None]:
         width = 24
         done = width * (position - 1) // max(total, 1)
         bar = "#" * done + "." * (width - done)
-        click.echo(f"\r[{bar}] {position}/{total} {commit[:12]}", err=True, nl=False)
+        echo(f"\r[{bar}] {position}/{total} {commit[:12]}", err=True, nl=False)
 
     return draw
 
@@ -231,8 +233,8 @@ def ci(
         code = run_ci(
             repo,
             os.environ,
-            stdout=sys.stdout,
-            stderr=sys.stderr,
+            output(),
+            color=sys.stdout.isatty(),
             as_json=as_json,
             sandbox=sandbox,
             attester=attester,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from failgate_hooks.commands.environment import trust_ledger_requested
+from failgate_hooks.commands.output import echo
 from failgate_hooks.commands.shell import (
     F,
     destination_options,
@@ -49,15 +50,15 @@ def report_attested(made: list[Attested], commit: str | None) -> None:
     from failgate_hooks.git.evidence import EVIDENCE_REF
 
     for item in made:
-        click.echo(
+        echo(
             f"attested {clean_line(item.entity_key)} on {item.content} "
             f"(signed by {clean_line(item.fingerprint)})",
             err=True,
         )
     if commit is None:
-        click.echo("failgate: no verifier passed here: nothing attested", err=True)
+        echo("failgate: no verifier passed here: nothing attested", err=True)
     else:
-        click.echo(
+        echo(
             f"failgate: {len(made)} statement(s) in {EVIDENCE_REF} ({commit[:12]}); "
             "share them with `failgate evidence push`",
             err=True,
@@ -73,7 +74,7 @@ def share_attested(repo: GitRepo, attester: Attester, remote: str = "origin") ->
     report_attested(made, commit)
     if commit is not None:
         push_evidence(repo, remote)
-        click.echo(f"failgate: evidence pushed to {remote}", err=True)
+        echo(f"failgate: evidence pushed to {remote}", err=True)
 
 
 @click.command()
@@ -143,7 +144,7 @@ def push(ctx: click.Context, remote: str) -> None:
 
     with open_repo(ctx) as repo:
         commit = push_evidence(repo, remote)
-    click.echo(f"failgate: evidence pushed to {clean_line(remote)} ({commit[:12]})")
+    echo(f"failgate: evidence pushed to {clean_line(remote)} ({commit[:12]})")
 
 
 @evidence.command()
@@ -157,9 +158,9 @@ def fetch(ctx: click.Context, remote: str) -> None:
     with open_repo(ctx) as repo:
         commit = fetch_evidence(repo, remote)
     if commit is None:
-        click.echo(f"failgate: {clean_line(remote)} has no evidence yet")
+        echo(f"failgate: {clean_line(remote)} has no evidence yet")
     else:
-        click.echo(f"failgate: {clean_line(tracking_ref(remote))} is at {commit[:12]}")
+        echo(f"failgate: {clean_line(tracking_ref(remote))} is at {commit[:12]}")
 
 
 COMMANDS = [attest, evidence]

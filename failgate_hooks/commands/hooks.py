@@ -15,6 +15,7 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from failgate_hooks.commands.environment import trust_ledger_requested
+from failgate_hooks.commands.output import echo, neutralise_tracebacks
 from failgate_hooks.commands.signals import Terminated, ended_by_signals
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
@@ -52,7 +53,7 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
             "pass_filenames: true",
         )
     if any(a in HELP_FLAGS for a in args):
-        sys.stdout.write(PRE_PUSH_HELP)
+        echo(PRE_PUSH_HELP, nl=False)
         return exitcodes.ALLOWED
     trust_ledger = trust_ledger_requested(environ)
     remote = args[0] if args else environ.get("PRE_COMMIT_REMOTE_NAME", "")
@@ -95,7 +96,7 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
     from failgate_hooks.git.repo import GitRepo
 
     if any(a in HELP_FLAGS for a in args):
-        sys.stdout.write(PRE_RECEIVE_HELP)
+        echo(PRE_RECEIVE_HELP, nl=False)
         return exitcodes.ALLOWED
     namespace = environ.get("GIT_NAMESPACE")
     if namespace:
@@ -148,8 +149,8 @@ def _accept_current_tips(args: Sequence[str]) -> int:
     if problem:
         raise UsageError(problem)
     for ref, commit in tips:
-        sys.stdout.write(f"accepted {clean_line(ref)} at {commit[:12]}\n")
-    sys.stdout.write(f"failgate-pre-receive: {len(tips)} ref tip(s) count as reviewed\n")
+        echo(f"accepted {clean_line(ref)} at {commit[:12]}")
+    echo(f"failgate-pre-receive: {len(tips)} ref tip(s) count as reviewed")
     return exitcodes.ALLOWED
 
 
@@ -304,8 +305,7 @@ def _print_report(report: PushReport, note: str | None) -> None:
 
 def say(text: str) -> None:
     """One message on standard error (git shows the pusher a hook's stderr)."""
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()
+    echo(text, err=True)
 
 
 def error_lines(error: FailgateError) -> list[str]:
@@ -319,6 +319,7 @@ def error_lines(error: FailgateError) -> list[str]:
 
 def _hook_exit(name: str, body: Callable[[], int]) -> NoReturn:
     """Run a hook's body; an expected failure refuses the push with its message."""
+    neutralise_tracebacks()
     with ended_by_signals():
         try:
             code = body()

@@ -7,6 +7,7 @@ import os
 import click
 
 from failgate_hooks.commands.environment import trust_ledger_requested
+from failgate_hooks.commands.output import echo, echo_json
 from failgate_hooks.commands.shell import (
     emit_json,
     json_option,
@@ -40,9 +41,9 @@ def log(ctx: click.Context, key: str, as_json: bool) -> None:
         )
     resolution, gate = found.ledger.resolve(key), found.gate(key)
     if as_json:
-        click.echo(log_json(resolution, gate))
+        echo_json(log_json(resolution, gate))
     else:
-        click.echo("\n".join(log_lines(resolution, gate, found.decision)))
+        echo("\n".join(log_lines(resolution, gate, found.decision)))
 
 
 # ---------------------------------------------------------------------------- fsck
@@ -67,8 +68,8 @@ def fsck(ctx: click.Context, rev: str, range_: str | None, as_json: bool) -> Non
         emit_json(report.to_json())
     else:
         for problem in report.problems:
-            click.echo(f"ERROR {clean_line(problem.describe())}")
-        click.echo(clean_line(report.summary()))
+            echo(f"ERROR {clean_line(problem.describe())}")
+        echo(clean_line(report.summary()))
     ctx.exit(exitcodes.ALLOWED if report.ok else exitcodes.INTEGRITY)
 
 
@@ -139,9 +140,9 @@ def export(ctx: click.Context, fmt: str, rev: str, as_json: bool) -> None:
             repo, rev=rev, trust_ledger=trust_ledger_requested(os.environ)
         )
     if as_json or fmt == "json":
-        click.echo(render_export_json(report))
+        echo_json(render_export_json(report))
     else:
-        click.echo(render_export_markdown(report))
+        echo(render_export_markdown(report))
 
 
 @click.command()
@@ -161,7 +162,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     else:
         for finding in findings:
             label = "OK  " if finding.ok else "TODO"
-            click.echo(f"{label} {finding.topic}: {clean_line(finding.text)}")
+            echo(f"{label} {finding.topic}: {clean_line(finding.text)}")
     ctx.exit(exitcodes.ALLOWED if all(f.ok for f in findings) else exitcodes.HELD)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from failgate_hooks.commands.output import echo
 from failgate_hooks.commands.shell import (
     open_repo,
     parse_time,
@@ -36,11 +37,11 @@ def _write(
             _require_entity(repo, config, draft.entity_key, existing)
         written = write_event(repo, config, draft, recorded_by=git_identity(repo))
         for warning in written.warnings:
-            click.echo(f"warning: {clean_line(warning)}", err=True)
+            echo(f"warning: {clean_line(warning)}", err=True)
         for line in _after_record(repo, config, written, probe=probe):
-            click.echo(clean_line(line), err=True)
+            echo(clean_line(line), err=True)
         root = repo.working_dir or "."
-        click.echo(os.path.relpath(written.path, root))
+        echo(os.path.relpath(written.path, root))
 
 
 def _require_entity(repo: Any, config: Any, key: str, command: str) -> None:

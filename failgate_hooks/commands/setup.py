@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from failgate_hooks.commands.output import echo
 from failgate_hooks.commands.shell import (
     emit_json,
     open_repo,
@@ -38,15 +39,15 @@ def trust(ctx: click.Context, show_all: bool, yes: bool, as_json: bool) -> None:
             return
         for candidate in listed:
             for line in verifiers.describe(repo, candidate):
-                click.echo(line)
+                echo(line)
         pending = verifiers.to_approve(found)
         if not pending:
             everything = "" if any(not c.trusted for c in found) else ": every verifier is trusted"
-            click.echo(f"trust: nothing to approve{everything}")
+            echo(f"trust: nothing to approve{everything}")
             return
         if not yes and not sys.stdin.isatty():
             # click.confirm would read end-of-file and print a bare "Aborted!"
-            click.echo(
+            echo(
                 f"trust: nothing approved: no terminal to ask on. Review the {len(pending)} "
                 "verifier(s) above, then approve them with `failgate trust --yes`"
             )
@@ -54,10 +55,10 @@ def trust(ctx: click.Context, show_all: bool, yes: bool, as_json: bool) -> None:
         if not yes and not click.confirm(
             f"Trust these {len(pending)} verifier(s) on this machine?", default=False
         ):
-            click.echo("trust: nothing approved")
+            echo("trust: nothing approved")
             ctx.exit(exitcodes.HELD)
         verifiers.approve(repo, pending, git_identity(repo) or "unknown")
-    click.echo(f"trust: approved {len(pending)} verifier(s)")
+    echo(f"trust: approved {len(pending)} verifier(s)")
 
 
 def _candidate_json(candidate: Candidate) -> dict[str, object]:
@@ -82,7 +83,7 @@ def demo(ctx: click.Context) -> None:
     """Show, with real pushes in a throwaway repository, a gate refusing then allowing."""
     from failgate_hooks.app.demo import run_demo
 
-    ctx.exit(run_demo(click.echo))
+    ctx.exit(run_demo(echo))
 
 
 # ---------------------------------------------------------------------------- hooks
@@ -98,9 +99,9 @@ def install(ctx: click.Context, chain: bool) -> None:
     with open_repo(ctx) as repo:
         path = installer.install(repo, chain=chain)
         fetched = installer.evidence_fetch(repo, add=True)
-    click.echo(f"failgate pre-push hook installed at {path}")
+    echo(f"failgate pre-push hook installed at {path}")
     if fetched:
-        click.echo(fetched)
+        echo(fetched)
 
 
 @click.command()
@@ -110,10 +111,10 @@ def uninstall(ctx: click.Context) -> None:
     from failgate_hooks.app import install as installer
 
     with open_repo(ctx) as repo:
-        click.echo(installer.uninstall(repo))
+        echo(installer.uninstall(repo))
         fetched = installer.evidence_fetch(repo, add=False)
     if fetched:
-        click.echo(fetched)
+        echo(fetched)
 
 
 COMMANDS = [trust, demo, install, uninstall]

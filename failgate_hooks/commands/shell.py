@@ -1,4 +1,6 @@
-"""What the click commands share: the repository they run in, JSON, and common options."""
+"""What the click commands share: the repository they run in, JSON, and common options.
+
+They print through commands/output.py, the one place the command layer writes."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
+from failgate_hooks.commands.output import echo, echo_json
 from failgate_hooks.core.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,7 +39,7 @@ def emit_json(payload: object) -> None:
 
     from failgate_hooks.core.sanitize import clean_tree
 
-    click.echo(json.dumps(clean_tree(payload), indent=2, sort_keys=False))
+    echo_json(json.dumps(clean_tree(payload), indent=2, sort_keys=False))
 
 
 def parse_time(value: str | None) -> dt.datetime | None:
@@ -99,7 +102,7 @@ def print_decision(
     from failgate_hooks.render.text import CHECK_ADVICE, render_json, render_text
 
     if as_json:
-        click.echo(render_json(decision))
+        echo_json(render_json(decision))
     else:
         text = render_text(
             decision,
@@ -107,4 +110,4 @@ def print_decision(
             verbose=verbose,
             unprotected_advice=advice or CHECK_ADVICE,
         )
-        click.echo(text)
+        echo(text)

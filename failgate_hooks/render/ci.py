@@ -32,10 +32,9 @@ def render_ci_json(run: CiRun) -> str:
         "ref": run.target.ref,
         "notes": list(run.notes),
     }
-    # Printed where a CI runner reads workflow commands, outside any stop-commands fence.
-    return sanitize.json_no_workflow_commands(
-        json.dumps(sanitize.clean_tree(doc), indent=2, ensure_ascii=True)
-    )
+    # Where a CI runner reads workflow commands, the printer writes it as none
+    # (commands/output.py: sanitize.json_no_workflow_commands, the same value).
+    return json.dumps(sanitize.clean_tree(doc), indent=2, ensure_ascii=True)
 
 
 def against(run: CiRun) -> str:

@@ -2,11 +2,13 @@
 
 Pure. Everything printed there may come from the ledger, a verifier or git, so
 it is sanitised and escaped: a command's message and properties are escaped as
-the runner unescapes them, the summary's Markdown through render/markdown.py,
-and free text goes between `::stop-commands::` markers. Every line of it is
-also written so that the runner reads no command in it
-(`sanitize.no_workflow_commands`: no legacy `##[`, no data at a line's start
-`::`). No line of it can forge a workflow command.
+the runner unescapes them, and each line of its message written so that the
+runner reads no command in it (`sanitize.no_workflow_commands`: no legacy `##[`,
+no data at a line's start `::`); the summary's Markdown through
+render/markdown.py; and free text goes between `::stop-commands::` markers. The
+commands built here are the only lines commands/output.py writes as they are:
+every other line, the fenced text too, goes through its neutraliser there. No
+line of it can forge a workflow command.
 """
 
 from __future__ import annotations
@@ -58,12 +60,13 @@ def workflow_command(kind: str, lines: Sequence[str], *, file: str | None = None
     return f"::{kind} {','.join(props)}::{escape_data(message)}"
 
 
-def stop_commands(text: str) -> str:
-    """Free text between stop-commands markers: no line of it is a workflow command."""
+def stop_commands_fence() -> tuple[str, str]:
+    """The two lines free text is printed between so that the runner reads no command in
+    it: `::stop-commands::TOKEN` and `::TOKEN::`. (The text itself is also written as no
+    command, by the printer: should the runner ever read the fence otherwise.)"""
     # A fresh random token: text from the ledger cannot guess it to resume commands.
     token = secrets.token_hex(16)
-    # Nor, should the runner ever read the fence otherwise, is any line of it one.
-    return f"::stop-commands::{token}\n{sanitize.no_workflow_commands(text)}\n::{token}::"
+    return f"::stop-commands::{token}", f"::{token}::"
 
 
 def annotation_lines(decision: Decision, ledger_dir: str = "ledger") -> list[str]:
