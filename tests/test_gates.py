@@ -31,6 +31,7 @@ from failgate_hooks.core.gates import (
     VerifierResult,
 )
 from failgate_hooks.core.resolve import MISSING_TITLE, MISSING_TRIGGERS, resolve_entity
+from failgate_hooks.core.validate import parse_event
 
 KEY = "deploy:mainnet:gas-budget"
 WHEN = dt.datetime(2026, 11, 29, 23, 5, tzinfo=dt.UTC)
@@ -377,6 +378,35 @@ def test_invalid_entities(events: list[Event], trigger: str, state: GateState) -
     assert got.state is state
     if state is GateState.INVALID:
         assert INVALID in got.problems
+
+
+def _short_ref_file(event_id: str, follows: tuple[str, ...] = ()) -> tuple[Problem, ...]:
+    """The problems of a real event file whose applies_to.refs holds a short `main`."""
+    import tomli_w
+
+    doc = {
+        "schema": 1, "id": event_id, "entity_key": KEY, "status": "observed",
+        "follows": list(follows), "effective_at": WHEN, "applies_to": {"refs": ["main"]},
+    }  # fmt: skip
+    if not follows:
+        doc |= {"title": "t", "triggers": ["push"]}
+    path = f"ledger/deploy/mainnet/gas-budget/{event_id}.toml"
+    event, problems = parse_event(tomli_w.dumps(doc).encode(), path, entity_key=KEY)
+    assert event is None and problems, problems
+    return problems
+
+
+FIRST_ID = "20261129T230500Z-00000001"
+LATER_ID = "20261129T230600Z-00000002"
+
+
+def test_a_short_ref_in_an_entity_s_only_event_holds_it_invalid_on_the_full_ref() -> None:
+    """`refs = ["main"]` once matched no destination: the gate was silently not
+    applicable on refs/heads/main. Now its file is invalid, and the entity holds there."""
+    problems = _short_ref_file(FIRST_ID)
+    got = run_assess([], context=Context("push", MAIN), problems=problems)
+    assert got.state is GateState.INVALID, got
+    assert any("write refs/heads/main" in p.message for p in got.problems), got.problems
 
 
 def test_not_applicable_wins_over_conflict_and_retired() -> None:

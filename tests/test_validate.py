@@ -123,6 +123,12 @@ BROKEN = [
     ("paths as string", _set("applies_to.paths", "deploy/**"), "applies_to.paths: expected a list of strings"),
     ("absolute path glob", _set("applies_to.paths", ["/etc/**"]), "applies_to.paths[0]: expected a relative path glob"),
     ("bad glob", _set("applies_to.refs", ["refs/heads/[main"]), "applies_to.refs[0]: not a valid wildmatch glob"),
+    # A push names its destination in full: a short name matched none, and turned the gate off.
+    ("short ref name", _set("applies_to.refs", ["main"]), "applies_to.refs[0]: expected a full ref name starting with refs/, got 'main': a short name matches no ref, so write refs/heads/main for branches, or refs/tags/main for tags"),
+    ("short ref glob", _set("applies_to.refs", ["refs/heads/main", "release/*"]), "applies_to.refs[1]: expected a full ref name starting with refs/, got 'release/*': a short name matches no ref, so write refs/heads/release/* for branches"),
+    ("ref without refs/", _set("applies_to.refs", ["heads/main"]), "applies_to.refs[0]: expected a full ref name starting with refs/, got 'heads/main': a short name matches no ref, so write refs/heads/main"),
+    ("ref glob of stars", _set("applies_to.refs", ["**"]), "applies_to.refs[0]: expected a full ref name starting with refs/, got '**'"),
+    ("ref with a leading slash", _set("applies_to.refs", ["/refs/heads/main"]), "applies_to.refs[0]: expected a full ref name starting with refs/"),
     ("glob too long", _set("applies_to.paths", ["a/" * 512 + "b"]), "applies_to.paths[0]: a glob may be at most 1024 characters, got 1025"),
     ("glob with too many stars", _set("verification.inputs", ["*a" * 17]), "verification.inputs[0]: a glob may hold at most 16 `*`, got 17"),
     ("applies_to not a table", _set("applies_to", "everywhere"), "applies_to: expected a table"),

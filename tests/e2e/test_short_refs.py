@@ -1,0 +1,49 @@
+"""A short ref name (`main` for refs/heads/main) never turns a gate off in silence.
+
+A push names its destination in full, so a short name in a gate's refs scope once
+matched no push and the gate never applied; on the command line, `check --ref main`
+judged `main` an unprotected ref. Each test runs the real command or a real `git
+push` through the installed hook to a real bare remote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import Repo
+from tests.e2e.test_pre_push import push
+from tests.worlds import KEY, budget_repo, record_failure, remote_ref, with_remote
+
+FULL_HINT = "write refs/heads/main for branches, or refs/tags/main for tags"
+
+
+def _shorten_refs(repo: Repo, path: str) -> None:
+    """What a hand, or an old failgate, wrote: the event's refs scope as a short name."""
+    event = repo.path / path
+    text = event.read_text()
+    assert '"refs/heads/main"' in text, text
+    event.write_text(text.replace('"refs/heads/main"', '"main"'))
+
+
+def _hooked(tmp_path: Path) -> tuple[Repo, Path]:
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    installed = repo.failgate("install")
+    assert installed.code == 0, installed
+    return repo, remote
+
+
+def test_an_event_scoped_to_a_short_ref_blocks_the_push_and_says_what_to_write(
+    tmp_path: Path,
+) -> None:
+    repo, remote = _hooked(tmp_path)
+    path = record_failure(repo, "push", "--ref", "refs/heads/main")
+    _shorten_refs(repo, path)
+    # into the commit that adds it: an edit in a later commit would be refused as one
+    repo.git("commit", "-q", "--amend", "-a", "--no-edit")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main")
+    assert refused.code != 0, refused
+    assert f"INVALID {KEY}" in refused.output, refused
+    assert f"{path}: applies_to.refs[0]: expected a full ref name" in refused.output, refused
+    assert FULL_HINT in refused.output, refused
+    assert remote_ref(remote, "refs/heads/main") == before
