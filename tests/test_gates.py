@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from failgate_hooks.core import exitcodes, wildmatch
-from failgate_hooks.core.assess import assess
+from failgate_hooks.core.assess import SCOPE_UNKNOWN_NOTE, assess
 from failgate_hooks.core.decide import decide, enforces, verifier_reason
 from failgate_hooks.core.events import (
     AppliesTo,
@@ -407,6 +407,20 @@ def test_a_short_ref_in_an_entity_s_only_event_holds_it_invalid_on_the_full_ref(
     got = run_assess([], context=Context("push", MAIN), problems=problems)
     assert got.state is GateState.INVALID, got
     assert any("write refs/heads/main" in p.message for p in got.problems), got.problems
+
+
+def test_a_broken_scope_in_a_later_event_is_not_narrowed_by_the_valid_ones() -> None:
+    """The valid first event scopes the gate to release branches; a later file meant to
+    move it to main, with a short name. Judged on the valid events alone, main would
+    be out of scope and the push would pass with the broken file unsaid."""
+    first = ev(FIRST_ID, applies_to=AppliesTo(refs=("refs/heads/release/*",)), verification=CHECK)
+    problems = _short_ref_file(LATER_ID, follows=(FIRST_ID,))
+    got = run_assess([first], context=Context("push", MAIN), problems=problems)
+    assert got.state is GateState.INVALID, got
+    assert SCOPE_UNKNOWN_NOTE in got.notes
+    # its triggers still narrow it: a broken scope says nothing about which actions
+    other = run_assess([first], context=Context("deploy", MAIN), problems=problems)
+    assert other.state is GateState.NOT_APPLICABLE, other
 
 
 def test_not_applicable_wins_over_conflict_and_retired() -> None:

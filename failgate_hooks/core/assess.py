@@ -88,6 +88,8 @@ def _state(resolution: Resolution, facts: Facts, context: Context) -> _Found:
     if not applying:
         return _Found(GateState.NOT_APPLICABLE, _not_applicable(verdicts))
     notes = tuple(dict.fromkeys(note for head_notes in applying for note in head_notes))
+    if _broken_scope(resolution):
+        notes += (SCOPE_UNKNOWN_NOTE,)
     shown = resolution.state
     if resolution.outcome is Outcome.INVALID:
         count = len(resolution.problems)
@@ -116,13 +118,35 @@ def judged_scopes(resolution: Resolution) -> list[EntityState]:
 
     An invalid entity is judged on its fold and on every head: for heads that disagree,
     the fold takes the keys of the head last by id, and a broken file must not let the
-    narrowest head decide where a conflict would have held."""
+    narrowest head decide where a conflict would have held. When a broken file sets
+    applies_to, no valid event's scope narrows them: only their triggers do."""
     heads = [resolution.head_states[h] for h in resolution.heads]
     if resolution.outcome is Outcome.CONFLICT:
         return heads
     if resolution.outcome is Outcome.INVALID:
-        return [resolution.state, *(head for head in heads if head != resolution.state)]
+        states = [resolution.state, *(head for head in heads if head != resolution.state)]
+        if _broken_scope(resolution):
+            return [state._replace(applies_to=None) for state in states]
+        return states
     return [resolution.state]
+
+
+SCOPE_UNKNOWN_NOTE = (
+    "a file that fails to validate sets applies_to: where it applies is unknown, so it "
+    "applies wherever its triggers do (fail closed)"
+)
+
+
+def _broken_scope(resolution: Resolution) -> bool:
+    """Whether an event file that failed to validate sets the entity's scope: what it
+    meant (a short ref name, a bad glob) may reach where the valid events do not, so
+    their scope cannot stand for it."""
+    return resolution.outcome is Outcome.INVALID and any(
+        problem.path is not None
+        and problem.key is not None
+        and (problem.key == "applies_to" or problem.key.startswith("applies_to."))
+        for problem in resolution.problems
+    )
 
 
 def _not_applicable(verdicts: Sequence[tuple[bool, tuple[str, ...]]]) -> str:

@@ -47,3 +47,22 @@ def test_an_event_scoped_to_a_short_ref_blocks_the_push_and_says_what_to_write(
     assert f"{path}: applies_to.refs[0]: expected a full ref name" in refused.output, refused
     assert FULL_HINT in refused.output, refused
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_later_event_scoped_to_a_short_ref_is_not_dropped_for_the_valid_ones(
+    tmp_path: Path,
+) -> None:
+    """The gate held release branches; a later event, meant to move it to main, wrote
+    `main`. Judged on its valid event alone, the push to main went through."""
+    repo, remote = _hooked(tmp_path)
+    record_failure(repo, "push", "--ref", "refs/heads/release/*")
+    assert push(repo, "main").code == 0  # out of its scope: main is no release branch
+    later = repo.record(KEY, "--status", "diagnosed", "--ref", "refs/heads/main")
+    _shorten_refs(repo, later)
+    repo.commit("the gate moved to main, written short")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push(repo, "main")
+    assert refused.code != 0, refused
+    assert f"{later}: applies_to.refs[0]" in refused.output, refused
+    assert "where it applies is unknown" in refused.output, refused
+    assert remote_ref(remote, "refs/heads/main") == before
