@@ -192,6 +192,32 @@ def test_identity_env_may_not_name_what_an_http_pusher_sends(name: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('protected_refs = ["main"]', "protected_refs[0]: expected a full ref name starting with "
+         "refs/, got 'main': a short name matches no ref, so write refs/heads/main for branches, "
+         "or refs/tags/main for tags"),
+        ('protected_refs = ["refs/heads/main", "release/**"]', "protected_refs[1]: expected a "
+         "full ref name starting with refs/, got 'release/**': a short name matches no ref, so "
+         "write refs/heads/release/** for branches"),
+        ('ledger_refs = ["origin/main"]', "ledger_refs[0]: expected a full ref name starting "
+         "with refs/, got 'origin/main'"),
+        ('ledger_refs = ["remotes/origin/main"]', "ledger_refs[0]: expected a full ref name "
+         "starting with refs/, got 'remotes/origin/main': a short name matches no ref, so write "
+         "refs/remotes/origin/main"),
+    ],
+)  # fmt: skip
+def test_a_short_ref_name_in_the_configuration_is_refused(text: str, expected: str) -> None:
+    """protected_refs = ["main"] protected nothing: pushes name refs/heads/main. A short
+    name is a configuration error, which the hooks fail closed on, never a silent no-op."""
+    for name, body in (("failgate.toml", text), ("pyproject.toml", f"[tool.failgate]\n{text}")):
+        with pytest.raises(UsageError) as raised:
+            config(body + "\n", name)
+        assert f"{name} (test): " in raised.value.message
+        assert expected in raised.value.message, raised.value.message
+
+
+@pytest.mark.parametrize(
     "text",
     [
         f"{'k' * 100_000} = 1\n",

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, is_safe_relative_path
+from failgate_hooks.core.refnames import short_ref_problem
 from failgate_hooks.core.sanitize import clip
 from failgate_hooks.core.validate import timeout_problem
 
@@ -126,6 +127,14 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
             )
         return tuple(value)
 
+    def ref_names(key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        names = strings(key, default)
+        for i, name in enumerate(names):
+            problem = short_ref_problem(name)
+            if problem is not None:
+                raise UsageError(f"{where}: {prefix}{key}[{i}]: {problem}")
+        return names
+
     ledger = text("ledger", "ledger")
     if not is_safe_relative_path(ledger):
         raise UsageError(f"{where}: {prefix}ledger must be a relative folder, got {_shown(ledger)}")
@@ -171,11 +180,11 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
             )
     return Config(
         ledger=ledger,
-        protected_refs=strings("protected_refs", DEFAULT_PROTECTED_REFS),
+        protected_refs=ref_names("protected_refs", DEFAULT_PROTECTED_REFS),
         block_on=text("block_on", "protected", ("protected", "all")),
         mode=text("mode", "enforce", ("enforce", "warn")),
         default_timeout_s=timeout,
-        ledger_refs=strings("ledger_refs", ()),
+        ledger_refs=ref_names("ledger_refs", ()),
         relaxers=strings("relaxers", ()),
         identity_env=identity_env,
         sandbox=text("sandbox", "none", ("none", "bwrap")),

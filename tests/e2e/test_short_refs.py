@@ -11,6 +11,8 @@ from pathlib import Path
 
 from tests.conftest import Repo
 from tests.e2e.test_pre_push import push
+from tests.e2e.test_pre_receive import install_pre_receive
+from tests.e2e.test_pre_receive import push as push_past_the_client
 from tests.worlds import KEY, budget_repo, record_failure, remote_ref, with_remote
 
 FULL_HINT = "write refs/heads/main for branches, or refs/tags/main for tags"
@@ -65,4 +67,23 @@ def test_a_later_event_scoped_to_a_short_ref_is_not_dropped_for_the_valid_ones(
     assert refused.code != 0, refused
     assert f"{later}: applies_to.refs[0]" in refused.output, refused
     assert "where it applies is unknown" in refused.output, refused
+    assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_short_protected_ref_in_the_configuration_refuses_the_push_on_the_server(
+    tmp_path: Path,
+) -> None:
+    """protected_refs = ["main"] protected nothing; it is a configuration error now,
+    which the server fails closed on, naming the file, the key and the full form."""
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    install_pre_receive(remote)
+    repo.write("failgate.toml", 'protected_refs = ["main"]\n')
+    repo.commit("protect main, written short")
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push_past_the_client(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "failgate.toml" in refused.stderr, refused.stderr
+    assert "protected_refs[0]: expected a full ref name" in refused.stderr, refused.stderr
+    assert FULL_HINT in refused.stderr, refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before
