@@ -9,6 +9,7 @@ import click
 from failgate_hooks.commands.environment import trust_ledger_requested
 from failgate_hooks.commands.output import echo, echo_json
 from failgate_hooks.commands.shell import (
+    destination_ref_option,
     emit_json,
     json_option,
     open_repo,
@@ -76,7 +77,7 @@ def fsck(ctx: click.Context, rev: str, range_: str | None, as_json: bool) -> Non
 @click.command()
 @trigger_option
 @click.option("--rev", default="HEAD", show_default=True, help="The commit to evaluate.")
-@click.option("--ref", help="The destination ref (unknown when absent: gates block).")
+@destination_ref_option
 @click.option("--env", "environment", help="The environment (e.g. mainnet).")
 @verbose_option
 @json_option

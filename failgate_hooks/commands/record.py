@@ -12,6 +12,7 @@ from failgate_hooks.commands.output import echo
 from failgate_hooks.commands.shell import (
     open_repo,
     parse_time,
+    ref_option,
 )
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.sanitize import clean_line
@@ -126,7 +127,11 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
     multiple=True,
     help="Applies when the commit's tree has a file matching this glob.",
 )
-@click.option("--ref", "refs", multiple=True, help="Applies to pushes to refs matching this glob.")
+@ref_option(
+    "refs",
+    multiple=True,
+    help="Applies to pushes to refs matching this glob, in full: refs/heads/release/*.",
+)
 @click.option("--env", "environments", multiple=True, help="Applies in this environment.")
 @click.option(
     "--verify", help="The verifier command (split like a shell would; never run through one)."

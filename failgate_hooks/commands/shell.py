@@ -71,9 +71,30 @@ def destination_options(func: F) -> F:
         help="Also read the ledger at this protected revision (repeatable).",
     )(func)
     func = click.option("--env", "environment", help="The environment (e.g. mainnet).")(func)
-    return click.option("--ref", help="The destination ref (unknown when absent: gates block).")(
-        func
-    )
+    return destination_ref_option(func)
+
+
+def destination_ref_option(func: F) -> F:
+    return ref_option(
+        help="The destination ref in full: refs/heads/main (unknown when absent: gates block)."
+    )(func)
+
+
+def ref_option(*decls: str, help: str, multiple: bool = False) -> Callable[[F], F]:
+    """A --ref option, whose values are full ref names or globs: a short one is refused
+    as a usage error naming the full form (core/refnames.py says why)."""
+    return click.option("--ref", *decls, multiple=multiple, help=help, callback=_full_ref_names)
+
+
+def _full_ref_names(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    from failgate_hooks.core.refnames import short_ref_problem
+
+    names = value if isinstance(value, tuple) else () if value is None else (value,)
+    for name in names:
+        problem = short_ref_problem(name)
+        if problem is not None:
+            raise UsageError(f"--ref: {problem}")
+    return value
 
 
 def sandbox_option(func: F) -> F:

@@ -7,7 +7,10 @@ push` through the installed hook to a real bare remote."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import Repo
 from tests.e2e.test_pre_push import push
@@ -87,3 +90,35 @@ def test_a_short_protected_ref_in_the_configuration_refuses_the_push_on_the_serv
     assert "protected_refs[0]: expected a full ref name" in refused.stderr, refused.stderr
     assert FULL_HINT in refused.stderr, refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (("check", "--ref", "main"), FULL_HINT),
+        (("gates", "--ref", "main"), FULL_HINT),
+        (("attest", "--ref", "main"), FULL_HINT),
+        (("record", KEY, "--status", "observed", "--title", "t", "--trigger", "push",
+          "--ref", "release/*", "--no-probe"), "write refs/heads/release/* for branches"),
+    ],
+    ids=["check", "gates", "attest", "record"],
+)  # fmt: skip
+def test_the_command_line_refuses_a_short_ref_as_a_usage_error(
+    repo: Repo, args: tuple[str, ...], hint: str
+) -> None:
+    refused = repo.failgate(*args)
+    assert refused.code == 2, refused
+    assert re.search(
+        r"--ref: expected a full ref name starting with refs/, got '[^']+'", refused.err
+    )
+    assert hint in refused.err, refused
+    assert "Traceback" not in refused.output
+    assert not (repo.path / "ledger").exists()  # record wrote nothing
+
+
+def test_ci_refuses_a_short_failgate_ref(repo: Repo) -> None:
+    env = {"GITHUB_ACTIONS": "", "FAILGATE_BASE": "HEAD", "FAILGATE_REF": "main"}
+    refused = repo.failgate("ci", env=env)
+    assert refused.code == 2, refused
+    assert "FAILGATE_REF: expected a full ref name starting with refs/, got 'main'" in refused.err
+    assert FULL_HINT in refused.err, refused
