@@ -6,10 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from failgate_hooks.app.evidence_store import append_lines, fetch_evidence, push_evidence
+from failgate_hooks.core.errors import GitError
 from failgate_hooks.git import evidence as store
 from failgate_hooks.git.repo import GitRepo
 from tests.conftest import Repo, git, make_repo
+from tests.test_trees import raw_tree
 
 PATH = "ck1/ab/" + "ab" * 31
 
@@ -117,3 +121,16 @@ def test_after_install_git_fetch_works_from_a_remote_with_no_evidence(tmp_path: 
         assert store.evidence_tips(opened) == [copy.git("rev-parse", store.tracking_ref("origin"))]
     assert copy.failgate("uninstall").code == 0
     assert "evidence" not in copy.git("config", "--get-all", "remote.origin.fetch")
+
+
+def test_every_file_is_read_through_the_parser_that_refuses_two_of_one_name(repo: Repo) -> None:
+    """`ls-tree -r` lists both: a reader keeping the last would compare what no lookup reads."""
+    blob = repo.git("hash-object", "-w", "--stdin", input="fge1 a x\n")
+    empty = repo.git("hash-object", "-w", "--stdin", input="")
+    version, fanout, name = (part.encode() for part in PATH.split("/"))
+    leaf = raw_tree(repo, (b"100644", name, empty), (b"100644", name, blob))
+    root = raw_tree(repo, (b"40000", version, raw_tree(repo, (b"40000", fanout, leaf))))
+    commit = repo.git("commit-tree", root, "-m", "two of one name")
+    refused = f"commit {commit[:12]}, folder ck1/ab: .*duplicateEntries"
+    with GitRepo.open(repo.path) as opened, pytest.raises(GitError, match=refused):
+        store.files(opened, commit)

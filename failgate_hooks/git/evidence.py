@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.git.repo import GitRepo, run_git
+from failgate_hooks.git.trees import TreeEntry
 
 FAILGATE_REFS = "refs/failgate/"  # failgate's own refs: the evidence ref, and its tracking refs
 EVIDENCE_REF = FAILGATE_REFS + "evidence"
@@ -70,9 +71,38 @@ def read_file(repo: GitRepo, commit: str, path: str) -> bytes | None:
     return repo.read_blob_at_most(entry.oid, MAX_FILE_BYTES)
 
 
+def entries(repo: GitRepo, commit: str) -> dict[str, TreeEntry]:
+    """Every entry of evidence commit `commit`, folders too, each by its whole path.
+
+    Each tree is read through the parser that refuses one malformed (two entries of
+    one name among them): `ls-tree -r` lists both of two, and a reader keeping one
+    would compare a file that no lookup (`read_file`) can ever read. Folders are
+    entered only as deep as evidence files lie: nothing deeper is evidence, and a
+    pushed tree nested without end would otherwise be walked to its end."""
+    from failgate_hooks.core.evidence_layout import DEPTH  # only where evidence is read
+
+    found: dict[str, TreeEntry] = {}
+    folders = [("", repo.commit_tree(commit))]
+    while folders:
+        folder, tree = folders.pop()
+        try:
+            listed = repo.tree_entries(tree)
+        except GitError as error:
+            raise GitError(
+                f"{EVIDENCE_REF} commit {commit[:12]}, folder {folder or '/'}: {error.message}",
+                hint=error.hint,
+            ) from None
+        for entry in listed:
+            path = f"{folder}/{entry.path}" if folder else entry.path
+            found[path] = entry._replace(path=path)
+            if entry.type == "tree" and path.count("/") + 1 < DEPTH:
+                folders.append((path, entry.oid))
+    return found
+
+
 def files(repo: GitRepo, commit: str) -> dict[str, str]:
     """Every file of evidence commit `commit`: its path and blob id."""
-    return {e.path: e.oid for e in repo.ls_tree(commit) if e.type == "blob"}
+    return {path: e.oid for path, e in entries(repo, commit).items() if e.type == "blob"}
 
 
 def write_commit(
