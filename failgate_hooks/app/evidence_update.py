@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from failgate_hooks.core.decide import decide
+from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.events import Problem
 from failgate_hooks.core.gates import Context, Decision, Policy
 from failgate_hooks.git import evidence as store
@@ -46,13 +47,16 @@ class SignersInForce:
 def update_problems(
     repo: GitRepo, old: str | None, new: str, signers: SignersInForce | None = None
 ) -> list[Problem]:
-    """A problem for each file of `new` too large to read, each of `old` (None: the ref
-    is created) whose lines `new` does not all hold, and, with `signers`, for a line
-    `new` adds that they did not sign."""
+    """A problem for a tree of `new` that is malformed or holds what the evidence layout
+    does not; else for each file of `new` too large to read, each of `old` (None: the
+    ref is created) whose lines `new` does not all hold, and, with `signers`, for a
+    line `new` adds that they did not sign."""
     # loaded only here: a push of anything but the evidence ref never reads a statement
     from failgate_hooks.core.evidence import MAX_FILE_BYTES, evidence_lines
 
-    problems = []
+    problems = _layout_problems(repo, old, new)
+    if problems:
+        return problems  # nothing of a tree no lookup can read is compared
     new_files = store.files(repo, new)
     old_files = {} if old is None else store.files(repo, old)
     read: dict[str, bytes] = {}
@@ -96,6 +100,47 @@ def update_problems(
             added.extend((path, line) for line in evidence_lines(data) if line not in before)
         problems.extend(_unsigned(added, signers, new))
     return problems
+
+
+def _layout_problems(repo: GitRepo, old: str | None, new: str) -> list[Problem]:
+    """A problem when a tree of `new` is malformed (two entries of one name: every lookup
+    would then fail for good) or holds an entry the evidence layout has no place for.
+
+    An entry `old` holds unchanged was accepted before, so a server whose evidence
+    holds one from before this rule still takes new lines."""
+    from failgate_hooks.core.evidence_layout import EXAMPLE_PATH, layout_problem
+
+    try:
+        old_entries = {} if old is None else store.entries(repo, old)
+    except GitError as error:
+        message = (
+            f"the evidence this update builds on is malformed ({error.message}): an "
+            f"administrator of the server moves {store.EVIDENCE_REF} back to its last "
+            "commit that is not (git update-ref), and the statements after it are pushed again"
+        )
+        return [Problem("evidence-malformed", message, path=store.EVIDENCE_REF, commit=old)]
+    try:
+        new_entries = store.entries(repo, new)
+    except GitError as error:
+        message = (
+            f"this update's tree is malformed ({error.message}): push {store.EVIDENCE_REF} "
+            "as failgate attest wrote it"
+        )
+        return [Problem("evidence-malformed", message, path=store.EVIDENCE_REF, commit=new)]
+    outside = []
+    for path, entry in sorted(new_entries.items()):
+        why = None if old_entries.get(path) == entry else layout_problem(path, entry.mode)
+        if why is not None:
+            outside.append((path, why))
+    if not outside:
+        return []
+    (path, why), more = outside[0], len(outside) - 1
+    message = (
+        f"this update puts {why} here{f' (and {more} more entries)' if more else ''}, "
+        f"where the evidence layout has none: {store.EVIDENCE_REF} holds only plain files "
+        f"at the paths failgate attest writes ({EXAMPLE_PATH}): push it as attest wrote it"
+    )
+    return [Problem(code="evidence-layout", message=message, path=path, commit=new)]
 
 
 def _unsigned(added: Sequence[tuple[str, str]], signers: SignersInForce, new: str) -> list[Problem]:
