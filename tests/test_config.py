@@ -233,3 +233,34 @@ def test_a_message_quotes_a_pushed_value_bounded(text: str) -> None:
         config(text)
     assert len(raised.value.message) < 1_000, raised.value.message[:200]
     assert "more characters" in raised.value.message
+
+
+def test_a_tool_failgate_table_in_failgate_toml_is_named_with_the_fix() -> None:
+    """The table pyproject.toml needs, copied into failgate.toml, blocks every push:
+    the message says where its keys go instead."""
+    with pytest.raises(UsageError) as raised:
+        config('[tool.failgate]\nmode = "warn"\n')
+    message = raised.value.message
+    assert message.startswith("failgate.toml (test): unknown key tool; "), message
+    assert "failgate.toml takes the keys at top level" in message, message
+    assert "move them out of [tool.failgate]" in message, message
+
+
+def test_every_unknown_key_is_named_in_one_message() -> None:
+    with pytest.raises(UsageError) as raised:
+        config('mdoe = "warn"\nblock = "all"\n')
+    message = raised.value.message
+    assert "unknown keys mdoe, block; expected one of block_on" in message, message
+    assert "top level" not in message, message
+
+
+def test_a_file_of_many_unknown_keys_names_a_few_and_counts_the_rest() -> None:
+    with pytest.raises(UsageError) as raised:
+        config("".join(f"k{n} = 1\n" for n in range(10_000)))
+    message = raised.value.message
+    assert "k0, k1, k2, k3, k4 and 9995 more;" in message, message[:300]
+    assert len(message) < 1_000, message[:300]
+
+
+def test_a_tool_failgate_table_in_pyproject_is_read() -> None:
+    assert config('[tool.failgate]\nmode = "warn"\n', "pyproject.toml").mode == "warn"

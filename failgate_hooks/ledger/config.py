@@ -105,12 +105,9 @@ SHOWN_LIMIT = 200
 
 def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) -> Config:
     known = set(Config._fields) - {"source"}
-    for key in table:
-        if key not in known:
-            raise UsageError(
-                f"{where}: unknown key {prefix}{clip(str(key), SHOWN_LIMIT)}; "
-                f"expected one of {', '.join(sorted(known))}"
-            )
+    unknown = [str(key) for key in table if key not in known]
+    if unknown:
+        raise UsageError(_unknown_keys_message(unknown, sorted(known), where, prefix))
 
     def text(key: str, default: str, choices: tuple[str, ...] | None = None) -> str:
         value = table.get(key, default)
@@ -194,6 +191,23 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
         require_evidence=require_evidence,
         source=source,
     )
+
+
+# How many unknown keys one message names; a pushed file may hold thousands.
+SHOWN_KEYS = 5
+
+
+def _unknown_keys_message(unknown: list[str], known: list[str], where: str, prefix: str) -> str:
+    """Every unknown key in one message (bounded), with a hint when failgate.toml holds
+    a `[tool.failgate]` table copied from pyproject.toml."""
+    names = ", ".join(f"{prefix}{clip(key, SHOWN_LIMIT)}" for key in unknown[:SHOWN_KEYS])
+    if len(unknown) > SHOWN_KEYS:
+        names += f" and {len(unknown) - SHOWN_KEYS} more"
+    plural = "s" if len(unknown) > 1 else ""
+    message = f"{where}: unknown key{plural} {names}; expected one of {', '.join(known)}"
+    if not prefix and "tool" in unknown:
+        message += "; failgate.toml takes the keys at top level: move them out of [tool.failgate]"
+    return message
 
 
 def _parse_toml(raw: bytes, where: str) -> dict[str, Any]:

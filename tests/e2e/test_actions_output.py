@@ -145,10 +145,10 @@ def test_an_error_from_data_is_written_as_no_command(tmp_path: Path) -> None:
     outside = repo.failgate("check")
     inside = repo.failgate("check", env=IN_ACTIONS)
     assert inside.code == outside.code == 2, inside
-    assert "unknown key ##[add-mask]key" in outside.err, outside
+    assert "unknown keys ##[add-mask]key" in outside.err, outside
     assert runner_commands(outside.err), outside
     assert runner_commands(inside.output) == [], inside
-    assert "unknown key ##\\[add-mask]key" in inside.err, inside
+    assert "unknown keys ##\\[add-mask]key" in inside.err, inside
     assert inside.err == sanitize.no_workflow_commands(outside.err)
 
 
