@@ -82,7 +82,9 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
             updates = [as_fetched(repo, remote, u) for u in updates]
         run = _hook_run(repo, cleanup, trust_ledger=trust_ledger)
         report = pre_push(run, remote, updates, trust_ledger=trust_ledger)
-    _print_report(report, note)
+    # The hook is verbose under pre-commit so that a warning reaches the pusher; the
+    # note comes with a refusal only, so that a push that passes stays a few lines.
+    _print_report(report, note if report.exit_code != exitcodes.ALLOWED else None)
     return report.exit_code
 
 
@@ -130,7 +132,9 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
         report = pre_receive(run, updates, exec_verifiers=exec_verifiers, environ=environ)
     holds = any(o.decision is not None and o.decision.policy.hold_open for o in report.outcomes)
     note = None if exec_verifiers else (_EVIDENCE_NOTE if holds else _NO_EXEC_NOTE)
-    _print_report(report, note)
+    # The hook is verbose under pre-commit so that a warning reaches the pusher; the
+    # note comes with a refusal only, so that a push that passes stays a few lines.
+    _print_report(report, note if report.exit_code != exitcodes.ALLOWED else None)
     return report.exit_code
 
 

@@ -225,3 +225,33 @@ def test_pre_commit_args_cannot_make_failgate_check_nothing(
     assert "under pre-commit failgate-pre-push takes no arguments" in output
     assert "give the failgate hook no args" in output
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_under_pre_commit_the_warning_for_an_unprotected_ref_reaches_the_pusher(
+    tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
+) -> None:
+    """pre-commit shows a passing hook's output only when the hook is verbose: without
+    it, a push to feature/x with a gate open said only "Passed". A passing push with
+    nothing open stays a few lines."""
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.write(".pre-commit-config.yaml", pre_commit_config(hook_repo))
+    repo.commit("the team's pre-commit config")
+    install_pre_push(repo, pre_commit_home)
+
+    clean = git_push(repo, pre_commit_home, "main")
+    quiet = clean.stdout + clean.stderr
+    assert clean.returncode == 0, quiet
+    hook_says = quiet[quiet.index("failgate...") : quiet.index("\nTo ")].strip().splitlines()
+    assert [line for line in hook_says if line.strip()] == [
+        hook_says[0], "- hook id: failgate", hook_says[2],
+        f'GATES for "push" @ {repo.head()[:12]} -> refs/heads/main: 0 open / 0 cleared / 0 conflict',
+        'OK: no gate applies. "push" may proceed.',
+    ], quiet  # fmt: skip
+
+    record_failure(repo, "push")
+    warned = git_push(repo, pre_commit_home, "main:feature/x")
+    output = warned.stdout + warned.stderr
+    assert warned.returncode == 0, output
+    assert "WARN: 1 gate(s) open, not blocking" in output, output
+    assert remote_ref(remote, "refs/heads/feature/x") == repo.head()
