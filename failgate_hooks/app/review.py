@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from failgate_hooks.app.evaluate import pinned_revision
 from failgate_hooks.app.report import inspection_revisions
+from failgate_hooks.core.assess import can_hold
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Event, Verification
 from failgate_hooks.core.sanitize import clean_line
@@ -75,18 +76,20 @@ class Candidate:
 
 def candidates(repo: GitRepo, config: Config) -> list[Candidate]:
     """Every resolved entity's verifier, pinned as a push of HEAD would pin it, and as
-    `check` of HEAD alone would when that differs."""
+    `check` of HEAD alone would when that differs. A gate retired on the protected
+    revisions has none: its verifier never runs, so trusting it would ask for nothing."""
     revisions, _ = inspection_revisions(repo)  # HEAD, and the remote default branch
     head = revisions[0].commit
     labels = {r.commit: r.label for r in reversed(revisions)}
     ledger = read_union(repo, revisions, config.ledger, config.max_event_bytes)
     store = TrustStore(repo.common_dir)
     tracked = {e.path for e in repo.ls_tree(head) if e.type == "blob"}
+    protected_ids = ledger.protected_ids  # computed once: it walks the whole ledger
     out = []
     for key in ledger.entity_keys:
         resolution = ledger.resolve(key)
         verification = resolution.state.verification
-        if verification is None:
+        if verification is None or not can_hold(resolution, protected_ids):
             continue
         argv = verification.command
         approved = store.approved(key)

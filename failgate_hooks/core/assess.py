@@ -97,7 +97,7 @@ def _state(resolution: Resolution, facts: Facts, context: Context) -> _Found:
         return _Found(GateState.INVALID, reason, notes, problems=resolution.problems)
     if resolution.outcome is Outcome.CONFLICT:
         return _Found(GateState.CONFLICT, _conflict_reason(resolution), notes)
-    if shown.status is Status.EXPIRED:
+    if resolution.retired:
         return _Found(GateState.RETIRED, "status expired: the risk no longer exists", notes)
     confirmed = _human_clearance(resolution, facts)
     if confirmed is not None:
@@ -289,6 +289,14 @@ def _human_clearance(resolution: Resolution, facts: Facts) -> str | None:
 
 
 # --------------------------------------------------------------------------- authority
+
+
+def can_hold(resolution: Resolution, protected_ids: frozenset[str]) -> bool:
+    """Whether the entity's gate can still hold anywhere, so its verifier can still run:
+    it is not retired, or only by events no protected revision holds yet, which under
+    authority `protected` are pending and leave the gate as it was."""
+    reviewed = Policy(protected_refs=(), authority="protected")
+    return not _authority(resolution, protected_ids, reviewed)[1].retired
 
 
 def _authority(

@@ -83,6 +83,12 @@ class Resolution(NamedTuple):
     events: Mapping[str, Event]
     problems: tuple[Problem, ...]
 
+    @property
+    def retired(self) -> bool:
+        """Whether the entity is retired (resolved, its status expired): its gate can no
+        longer hold, so its verifier never runs. A conflict or an invalid entity can."""
+        return self.outcome is Outcome.RESOLVED and self.state.status is Status.EXPIRED
+
 
 def fold(events: Iterable[Event]) -> EntityState:
     """Fold events given in resolution order: each overrides the keys it sets."""

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import Repo
-from tests.worlds import budget_repo, record_failure, with_remote
+from tests.worlds import KEY, budget_repo, record_failure, with_remote
 
 
 def lines(repo: Repo) -> tuple[int, dict[str, str]]:
@@ -86,3 +86,66 @@ def test_a_hook_edited_after_its_marker_is_not_ok(tmp_path: Path) -> None:
     code, found = lines(repo)
     assert code == 1, found
     assert found["hook"].startswith("TODO") and "failgate install" in found["hook"]
+
+
+def _server(tmp_path: Path, hook: str | None) -> Repo:
+    """A bare remote holding a recorded failure, with `hook` as its pre-receive."""
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    remote = Repo(with_remote(repo, tmp_path / "remote.git"))
+    if hook is not None:
+        remote.write("hooks/pre-receive", hook).chmod(0o755)
+    return remote
+
+
+def test_a_bare_server_with_its_pre_receive_hook_is_all_ok(tmp_path: Path) -> None:
+    remote = _server(tmp_path, "#!/bin/sh\nexec failgate-pre-receive --exec\n")
+    result = remote.failgate("doctor")
+    code, found = lines(remote)
+    assert code == 0, found
+    assert found["hook"].startswith("OK") and "pre-receive hook" in found["hook"], found
+    assert found["trust"].startswith("OK") and "trusts the ledger" in found["trust"], found
+    assert "pre-push" not in result.out and "failgate install" not in result.out, result
+
+
+def test_a_bare_server_without_failgate_s_hook_is_told_to_write_it(tmp_path: Path) -> None:
+    code, found = lines(_server(tmp_path, None))
+    assert code == 1, found
+    assert found["hook"].startswith("TODO no pre-receive hook"), found
+    assert "exec failgate-pre-receive" in found["hook"], found
+    assert "failgate install" not in found["hook"], found
+
+    code, found = lines(_server(tmp_path / "other", "#!/bin/sh\n# failgate-pre-receive\nexit 0\n"))
+    assert code == 1, found
+    assert found["hook"].startswith("TODO") and "does not run failgate-pre-receive" in found["hook"]
+
+
+def test_a_bare_server_s_hook_git_would_skip_is_not_ok(tmp_path: Path) -> None:
+    remote = _server(tmp_path, "#!/bin/sh\nexec failgate-pre-receive\n")
+    (remote.path / "hooks/pre-receive").chmod(0o644)
+    code, found = lines(remote)
+    assert code == 1, found
+    assert found["hook"].startswith("TODO") and "not executable" in found["hook"], found
+
+
+def test_a_retired_gate_s_verifier_is_no_trust_todo_once_the_retirement_is_reviewed(
+    tmp_path: Path,
+) -> None:
+    """A retired gate's verifier never runs: asking to trust it sends the user to approve
+    a command for nothing. Retired only here, not yet on the default branch, the gate
+    still holds where authority is `protected`, so trust is still asked for."""
+    repo, _ = _installed(tmp_path)
+    assert repo.failgate("expire", KEY, "--note", "we stopped deploying modules").code == 0
+    repo.commit("retire the gas budget gate")
+    (repo.path / ".git/failgate/trust.json").unlink()  # as on a teammate's machine
+    code, found = lines(repo)
+    assert code == 1, found
+    assert found["trust"].startswith("TODO") and KEY in found["trust"], found
+
+    repo.git("push", "-q", "--no-verify", "origin", "main")
+    code, found = lines(repo)
+    assert code == 0, found
+    assert found["trust"].startswith("OK"), found
+    listed = repo.failgate("trust")
+    assert listed.code == 0, listed
+    assert KEY not in listed.out and "nothing to approve" in listed.out, listed
