@@ -131,6 +131,28 @@ def install(repo: GitRepo, *, chain: bool) -> str:
     return target
 
 
+def in_work_tree_warning(repo: GitRepo, folder: str) -> str | None:
+    """A warning when the hooks folder is in the work tree (core.hooksPath = .githooks),
+    where teams commit it: the hook names this machine's Python, which others lack."""
+    root = repo.working_dir
+    if root is None or not _inside(folder, root):
+        return None
+    if _inside(folder, repo.git_dir) or _inside(folder, repo.common_dir):
+        return None
+    shown = os.path.relpath(os.path.join(folder, HOOK), root)
+    return (
+        f"warning: {shown} is in the work tree (core.hooksPath), and the hook names this "
+        f"machine's Python ({sys.executable}): do not commit it, or every other clone's "
+        "push is refused. Each clone runs failgate install, or the team uses pre-commit "
+        "(README)."
+    )
+
+
+def _inside(path: str, folder: str) -> bool:
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return os.path.commonpath([path, folder]) == folder
+
+
 def uninstall(repo: GitRepo) -> str:
     """Remove failgate's hook only, restoring a chained one; say what was done."""
     folder = hooks_dir(repo)

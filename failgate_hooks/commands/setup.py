@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -99,7 +100,10 @@ def install(ctx: click.Context, chain: bool) -> None:
     with open_repo(ctx) as repo:
         path = installer.install(repo, chain=chain)
         fetched = installer.evidence_fetch(repo, add=True)
+        in_work_tree = installer.in_work_tree_warning(repo, os.path.dirname(path))
     echo(f"failgate pre-push hook installed at {path}")
+    if in_work_tree:
+        echo(in_work_tree, err=True)
     if fetched:
         echo(fetched)
 

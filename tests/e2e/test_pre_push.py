@@ -227,6 +227,25 @@ def test_install_honours_core_hooks_path(tmp_path: Path) -> None:
     assert push(repo, "main").code != 0
 
 
+def test_install_into_a_hooks_path_in_the_work_tree_warns_not_to_commit_it(
+    tmp_path: Path,
+) -> None:
+    """Teams commit .githooks/: the hook names this machine's Python, so every teammate's
+    push would be refused. A hooks folder outside the work tree, or git's own, is no
+    one else's and draws no warning."""
+    repo, _ = gated(tmp_path)
+    assert "warning" not in repo.failgate("install").err
+    repo.git("config", "core.hooksPath", ".githooks")
+    installed = repo.failgate("install")
+    assert installed.code == 0, installed
+    assert "warning: .githooks/pre-push is in the work tree (core.hooksPath)" in installed.err
+    assert "do not commit it" in installed.err and "failgate install" in installed.err
+    repo.git("config", "core.hooksPath", str(tmp_path / "hooks-elsewhere"))
+    elsewhere = repo.failgate("install")
+    assert elsewhere.code == 0, elsewhere
+    assert "warning" not in elsewhere.err, elsewhere
+
+
 def test_an_event_not_committed_is_named_as_not_applied(tmp_path: Path) -> None:
     repo, _ = gated(tmp_path)
     fix_budget(repo)
