@@ -10,7 +10,15 @@ import os
 import shutil
 from dataclasses import dataclass
 
-from failgate_hooks.app.install import CHAINED, HOOK, hooks_dir, is_ours, not_as_written
+from failgate_hooks.app.install import (
+    CHAINED,
+    HOOK,
+    PRE_COMMIT_CONFIG,
+    hooks_dir,
+    is_ours,
+    not_as_written,
+    pre_commit_names_failgate,
+)
 from failgate_hooks.core.errors import FailgateError
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
@@ -113,12 +121,9 @@ def _hook(repo: GitRepo) -> Finding:
 
 def _pre_commit(repo: GitRepo) -> list[Finding]:
     root = repo.working_dir
-    config = os.path.join(root, ".pre-commit-config.yaml") if root else None
-    if config is None or not os.path.exists(config):
+    if root is None or not os.path.exists(os.path.join(root, PRE_COMMIT_CONFIG)):
         return []
-    with open(config, encoding="utf-8", errors="replace") as handle:
-        text = handle.read()
-    if "id: failgate" not in text:
+    if not pre_commit_names_failgate(repo):
         return [
             Finding(
                 "pre-commit",

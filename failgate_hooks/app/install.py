@@ -22,6 +22,8 @@ HOOK = "pre-push"
 # (pre-push.legacy): pre-commit's own hook runs a pre-push.legacy beside it, so a
 # pre-commit hook kept under that name ran itself in "migration mode".
 CHAINED = "pre-push.before-failgate"
+PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+PRE_COMMIT_HOOK_ID = "id: failgate"
 
 _RUN_FAILGATE = """\
 import sys
@@ -118,10 +120,15 @@ def install(repo: GitRepo, *, chain: bool) -> str:
     chained = os.path.exists(legacy)
     if os.path.lexists(target) and not is_ours(target):
         if not chain:
+            under_pre_commit = (
+                ""
+                if pre_commit_names_failgate(repo)
+                else f" (under pre-commit, add failgate's hook id to {PRE_COMMIT_CONFIG} instead)"
+            )
             raise UsageError(
                 f"{target} exists and was not written by failgate; nothing was changed",
-                hint=f"run failgate install --chain to keep it as {CHAINED} and run it first "
-                "(under pre-commit, add failgate's hook id to .pre-commit-config.yaml instead)",
+                hint=f"run failgate install --chain to keep it as {CHAINED} and run it first"
+                + under_pre_commit,
             )
         if os.path.lexists(legacy):
             raise UsageError(f"{legacy} already exists; move it away first")
@@ -129,6 +136,16 @@ def install(repo: GitRepo, *, chain: bool) -> str:
         chained = True
     write_replacing(target, hook_script(sys.executable, chained=chained), executable=True)
     return target
+
+
+def pre_commit_names_failgate(repo: GitRepo) -> bool:
+    """Whether the work tree's .pre-commit-config.yaml names failgate's hook id."""
+    root = repo.working_dir
+    config = os.path.join(root, PRE_COMMIT_CONFIG) if root else None
+    if config is None or not os.path.exists(config):
+        return False
+    with open(config, encoding="utf-8", errors="replace") as handle:
+        return PRE_COMMIT_HOOK_ID in handle.read()
 
 
 def in_work_tree_warning(repo: GitRepo, folder: str) -> str | None:

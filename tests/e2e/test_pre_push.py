@@ -190,6 +190,20 @@ def test_install_refuses_a_foreign_hook(foreign: Repo) -> None:
     assert (foreign.path / ".git/hooks/pre-push").read_text() == FOREIGN_HOOK
 
 
+def test_the_refusal_names_pre_commit_s_hook_id_only_when_its_config_lacks_it(
+    foreign: Repo,
+) -> None:
+    refused = foreign.failgate("install")
+    assert "add failgate's hook id to .pre-commit-config.yaml" in refused.err, refused
+    foreign.write(
+        ".pre-commit-config.yaml", "repos:\n  - repo: local\n    hooks:\n      - id: failgate\n"
+    )
+    refused = foreign.failgate("install")
+    assert refused.code == 2, refused
+    assert "failgate install --chain" in refused.err, refused
+    assert "add failgate's hook id" not in refused.err, refused
+
+
 def test_chain_runs_the_foreign_hook_first_with_the_same_stdin(foreign: Repo) -> None:
     assert foreign.failgate("install", "--chain").code == 0
     refused = push(foreign, "main")
