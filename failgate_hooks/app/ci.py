@@ -123,7 +123,8 @@ def find_target(environ: Mapping[str, str], event: Mapping[str, Any]) -> CiTarge
             source=ENV_BASE,
             head=head,
             bases=() if is_null_id(explicit_base) else (explicit_base,),
-            base_label=f"{ENV_BASE} {explicit_base}",
+            # The line names the source and the base's id already: a label of either repeats it.
+            base_label=ENV_BASE if HEX_ID_RE.match(explicit_base) else explicit_base,
             ref=explicit_ref or (found.ref if found else github_ref),
             new_ref=is_null_id(explicit_base),
             default_branch=found.default_branch if found else None,

@@ -528,6 +528,23 @@ def test_without_a_base_it_is_a_usage_error_naming_the_variables(tmp_path: Path)
         assert name in result.err
 
 
+@pytest.mark.parametrize("given", ["origin/main", "id"])
+def test_an_explicit_base_is_named_once_on_the_ci_line(tmp_path: Path, given: str) -> None:
+    """FAILGATE_BASE=<id> printed the id twice (whole, then short): each thing once."""
+    repo = pr_world(tmp_path)
+    fix_budget(repo)
+    checkout = ci_checkout(repo, tmp_path)
+    base = git(checkout, "rev-parse", "origin/main")
+    value = base if given == "id" else given
+    result = run_ci(checkout, tmp_path, {"FAILGATE_BASE": value, "FAILGATE_REF": "refs/heads/main"})
+    assert result.code == 0, result
+    line = next(line for line in result.out.splitlines() if line.startswith("CI "))
+    shown = "FAILGATE_BASE" if given == "id" else "origin/main"
+    assert line == (
+        f"CI FAILGATE_BASE: {repo.head()[:12]} against {shown} {base[:12]} -> refs/heads/main"
+    ), line
+
+
 def test_pull_request_target_is_refused(tmp_path: Path) -> None:
     repo = pr_world(tmp_path)
     env = github(tmp_path, "pull_request_target", {}, GITHUB_BASE_REF="main")
