@@ -105,6 +105,17 @@ def test_try_and_trust_speak_json(tmp_path: Path) -> None:
     assert listed["verifiers"][0]["trusted"] is True
 
 
+def test_try_says_once_that_it_never_clears_a_gate(tmp_path: Path) -> None:
+    from tests.worlds import KEY, budget_repo, record_failure
+
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    tried = repo.failgate("try", KEY)
+    assert tried.code == 1, tried
+    assert tried.out.startswith(f"FAIL {KEY}: verifier "), tried
+    assert tried.out.count("ran on the work tree as it is: this never clears a gate") == 1, tried
+
+
 def test_verbose_says_what_it_adds_to_the_text_of_each_command_that_takes_it() -> None:
     """--verbose once said "every relaxation", hiding that it also lists the skipped
     evidence in check, and that --json is the same with it or without."""

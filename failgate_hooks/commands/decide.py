@@ -118,10 +118,9 @@ def try_(ctx: click.Context, key: str, as_json: bool) -> None:
         emit_json({**doc, "verifier": verifier_json(result)})
         ctx.exit(exitcodes.ALLOWED if passed else exitcodes.HELD)
     echo(f"{'PASS' if passed else 'FAIL'} {clean_line(key)}: {clean_line(verifier_reason(result))}")
+    # The reason ends with the result's detail (that try never clears a gate): once.
     for line in render_tail(result.output_tail):
         echo(line)
-    if result.detail:
-        echo(f"     {clean_line(result.detail)}")
     ctx.exit(exitcodes.ALLOWED if passed else exitcodes.HELD)
 
 
