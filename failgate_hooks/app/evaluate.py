@@ -162,6 +162,7 @@ class Request(NamedTuple):
     trust_ledger: bool = False
     pusher_is_relaxer: bool = False
     pusher: str | None = None  # who pushes, as identity_env names them (servers only)
+    default_ref: str | None = None  # the server's default branch, for the advice
     extra_protected_refs: tuple[str, ...] = ()
     history_errors: tuple[Problem, ...] = ()
     # Relaxing changes found by the caller that are not events (a ref deletion).
@@ -206,6 +207,7 @@ class Evaluator:
             relaxers=self.config.relaxers,
             identity_env=self.config.identity_env,
             pusher=request.pusher,
+            default_ref=request.default_ref,
         )
 
     def evaluate(self, request: Request, *, hold_open: bool = True) -> Decision:

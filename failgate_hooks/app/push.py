@@ -276,6 +276,7 @@ def pre_receive(
             trust_ledger=True,
             pusher_is_relaxer=relaxer,
             pusher=pusher,
+            default_ref=default[0] if default else None,
             extra_protected_refs=protected_here,
             other_relaxations=takeover,
         )

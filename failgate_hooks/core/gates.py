@@ -156,6 +156,8 @@ class Policy:
     relaxers: tuple[str, ...] = ()
     identity_env: str | None = None
     pusher: str | None = None
+    # The server's default branch, where review merges a relaxation (None: not known).
+    default_ref: str | None = None
 
     def __post_init__(self) -> None:
         """Refuse a value the decision cannot interpret: an unknown one must not mean "off"."""

@@ -37,7 +37,7 @@ def next_steps(decision: Decision) -> list[str]:
         lines.append(f"{len(blocking) - MAX_GATES} more gate(s): failgate gates lists them all")
     pending = [r for r in decision.relaxations if r.blocking]
     if pending:
-        lines.extend(_pending_steps(pending, decision.policy))
+        lines.extend(_pending_steps(pending, decision.policy, decision.ref))
     if decision.errors:
         lines.append(
             "the ledger's errors: failgate fsck lists each one and its file; an event file "
@@ -101,8 +101,9 @@ def _relax_step(key: str, policy: Policy, commit: str) -> str:
     )
 
 
-def _pending_steps(pending: list[Relaxation], policy: Policy) -> list[str]:
-    """Who was seen pushing, who may relax, and how identity is read."""
+def _pending_steps(pending: list[Relaxation], policy: Policy, ref: str | None) -> list[str]:
+    """Who was seen pushing, who may relax, and how identity is read; and how review
+    lets it in, which a push straight to the default branch cannot be."""
     first = pending[0]
     what = clean_line(first.event_id) if first.event_id else clean_line(first.what)
     more = f" and {len(pending) - 1} more" if len(pending) > 1 else ""
@@ -120,10 +121,16 @@ def _pending_steps(pending: list[Relaxation], policy: Policy) -> list[str]:
         seen = (
             f"the pusher seen is {clean_line(policy.pusher)} (identity_env = {policy.identity_env})"
         )
+    if ref is not None and ref == policy.default_ref:
+        review = (
+            "This push goes straight to the default branch: push it to another branch and "
+            "merge it through review, or have a relaxer push it"
+        )
+    else:
+        review = "Merge it into the default branch through review, or have a relaxer push it"
     return [
         f"{what}{more} relaxes a gate and is not yet in a protected revision: {seen}; "
-        f"{_relaxers(policy)}. Merge it into the default branch through review, or have a "
-        "relaxer push it"
+        f"{_relaxers(policy)}. {review}"
     ]
 
 

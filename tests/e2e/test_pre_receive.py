@@ -107,6 +107,27 @@ def test_an_expire_by_someone_not_a_relaxer_is_pending_and_refused(tmp_path: Pat
     assert remote_ref(remote, "refs/heads/main") == repo.head()
 
 
+def test_a_pending_relaxation_s_advice_fits_where_it_was_pushed(tmp_path: Path) -> None:
+    """Pushed straight to the default branch, "merge it into the default branch" is no
+    advice: the push already goes there."""
+    repo, _ = server(tmp_path)
+    assert repo.failgate("expire", KEY, "--note", "we stopped deploying modules").code == 0
+    repo.commit("expire the gas budget gate")
+    to_default = push(repo, "main", user="bob")
+    assert to_default.returncode != 0, to_default.stderr
+    assert (
+        "This push goes straight to the default branch: push it to another branch and "
+        "merge it through review, or have a relaxer push it"
+    ) in to_default.stderr
+    assert "Merge it into the default branch" not in to_default.stderr
+    to_release = push(repo, "main:refs/heads/release/1", user="bob")
+    assert to_release.returncode != 0, to_release.stderr
+    assert "Merge it into the default branch through review, or have a relaxer push it" in (
+        to_release.stderr
+    )
+    assert "straight to the default branch" not in to_release.stderr
+
+
 def test_a_deletion_is_allowed_and_a_branch_push_warns(tmp_path: Path) -> None:
     repo, remote = server(tmp_path)
     assert push(repo, "main:refs/heads/topic").returncode == 0
