@@ -47,8 +47,11 @@ _FORCED_CONFIG = (
     "maintenance.auto=false",
 )
 
+# The attributes under which git writes a file other than its blob (and reads it back
+# as the blob): line endings, encodings, $Id$ and filter drivers.
+CONVERSION_ATTRIBUTES = ("text", "crlf", "eol", "filter", "ident", "working-tree-encoding")
 # $GIT_DIR/info/attributes outranks every .gitattributes in the tree.
-ATTRIBUTES = "* -text -crlf -eol -filter -ident -working-tree-encoding\n"
+ATTRIBUTES = "* " + " ".join(f"-{name}" for name in CONVERSION_ATTRIBUTES) + "\n"
 
 _TREE, _GITLINK = "040000", "160000"
 _LS_TREE_RE = re.compile(r"(?:^|\0)(040000|160000) (?:tree|commit) [0-9a-f]+\t([^\0]*)")

@@ -136,7 +136,7 @@ class GitRepo:
         )
         proc = handle.proc
         assert proc is not None
-        out, err = proc.communicate(stdin.encode())
+        out, err = proc.communicate(stdin.encode("utf-8", "surrogateescape"))
         if proc.returncode != 0:
             raise git.GitCommandError(["git", *args], proc.returncode, err, out)
         return str(out.decode("utf-8", "surrogateescape"))

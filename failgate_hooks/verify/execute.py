@@ -23,8 +23,9 @@ from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
+from failgate_hooks.verify.inplace import inplace_refusal
 from failgate_hooks.verify.leftovers import end_leftovers
-from failgate_hooks.verify.pins import Pin, differs_from, write_pins
+from failgate_hooks.verify.pins import Pin, write_pins
 from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
 from failgate_hooks.verify.sandbox import Sandbox
 from failgate_hooks.verify.worktree_loads import LoadWatch, work_trees
@@ -81,48 +82,6 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | None:
-    """Why the user's work tree cannot stand for C, or None when it can."""
-    if repo.working_dir is None:
-        return "the repository is bare"
-    if repo.try_resolve_commit("HEAD") != commit:
-        return f"HEAD is not {short_id(commit)}"
-    # Every flag is explicit: a user's status.showUntrackedFiles=no or a submodule's
-    # ignore setting must not hide what could feed the verifier.
-    # An fsmonitor daemon's word is not the work tree: status looks at every file itself.
-    status = repo.run(
-        "-c",
-        "core.fsmonitor=false",
-        "--no-optional-locks",
-        "status",
-        "--porcelain",
-        "--ignored",
-        "--untracked-files=normal",
-        "--ignore-submodules=none",
-    )
-    if status.strip():
-        return "the work tree has changes, untracked or ignored files"
-    # Status never looks at a file the index marks assume-unchanged or skip-worktree (a
-    # sparse checkout marks each one it leaves out): what is there may be anything.
-    hidden = _unwatched_path(repo.run("ls-files", "-v", "-z", strip=False))
-    if hidden is not None:
-        return (
-            f"the index marks {hidden} assume-unchanged or skip-worktree, "
-            "so git status cannot vouch for it"
-        )
-    # Writing a pinned file into the user's own tree is never an option.
-    return differs_from(repo, commit, pins)
-
-
-def _unwatched_path(listing: str) -> str | None:
-    """The first path of `ls-files -v -z` output whose tag is not a plain cached "H"."""
-    for item in listing.split("\0"):
-        tag, _, path = item.partition(" ")
-        if item and tag != "H":
-            return path
-    return None
-
-
 def run_on_commit(
     repo: GitRepo,
     verification: Verification,
@@ -151,10 +110,10 @@ def run_on_commit(
         why_not = (
             "the sandbox never gives a verifier the work tree"
             if sandbox is not None
-            else _inplace_refusal(repo, commit, pins)
+            else inplace_refusal(repo, commit, pins)
         )
         if why_not is None:
-            assert repo.working_dir is not None  # _inplace_refusal refuses a bare repository
+            assert repo.working_dir is not None  # inplace_refusal refuses a bare repository
             return run_verifier(
                 verification, run, cwd=repo.working_dir, git_env={}, timeout_s=timeout_s,
                 watched=watched, sandbox=sandbox,

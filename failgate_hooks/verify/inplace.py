@@ -1,0 +1,154 @@
+"""Whether the user's work tree is commit C, byte for byte: the proof `workdir = "inplace"` needs.
+
+`git status` says a tree is clean after undoing the conversions git makes on
+checkout (`.gitattributes`' text, eol, crlf, working-tree-encoding, ident and
+filter, `core.autocrlf`), and trusts a file whose timestamps match the index: a
+file written as UTF-16, with CRLF or an expanded $Id$, now or under an earlier
+checkout's attributes, is "clean" though a verifier reading it reads other bytes
+than its blob. So every tracked file is hashed as it lies on disk, no filter
+applied, and compared with the blob the index (which status proved is C's)
+names. A failgate checkout is immune: it turns every conversion off
+(git/checkoutgit.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from failgate_hooks.core.errors import GitError
+from failgate_hooks.core.ids import short_id
+from failgate_hooks.core.sanitize import clean_line
+from failgate_hooks.git.checkoutgit import CONVERSION_ATTRIBUTES
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.verify.pins import Pin, differs_from
+
+_REGULAR_MODES = ("100644", "100755")  # a link or a submodule is never converted
+# A conversion attribute in these states converts nothing.
+_NO_CONVERSION = ("unspecified", "unset")
+# core.autocrlf values that convert nothing; any other (true, input, a typo) may.
+_AUTOCRLF_OFF = ("", "false", "no", "off", "0")
+_SHOWN_PATH_CHARS = 200
+_PLAIN = frozenset(range(0x20, 0x7F)) - {ord('"'), ord("\\")}
+
+
+class IndexEntry(NamedTuple):
+    """One line of `git ls-files -s -v`: its tag (H: status watches it), mode, blob, path."""
+
+    tag: str
+    mode: str
+    oid: str
+    path: str
+
+
+def inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | None:
+    """Why the user's work tree cannot stand for C, or None when it can."""
+    if repo.working_dir is None:
+        return "the repository is bare"
+    if repo.try_resolve_commit("HEAD") != commit:
+        return f"HEAD is not {short_id(commit)}"
+    # Every flag is explicit: a user's status.showUntrackedFiles=no or a submodule's
+    # ignore setting must not hide what could feed the verifier.
+    # An fsmonitor daemon's word is not the work tree: status looks at every file itself.
+    status = repo.run(
+        "-c",
+        "core.fsmonitor=false",
+        "--no-optional-locks",
+        "status",
+        "--porcelain",
+        "--ignored",
+        "--untracked-files=normal",
+        "--ignore-submodules=none",
+    )
+    if status.strip():
+        return "the work tree has changes, untracked or ignored files"
+    entries = index_entries(repo.run("ls-files", "-s", "-v", "-z", strip=False))
+    # Status never looks at a file the index marks assume-unchanged or skip-worktree (a
+    # sparse checkout marks each one it leaves out): what is there may be anything.
+    hidden = next((entry.path for entry in entries if entry.tag != "H"), None)
+    if hidden is not None:
+        return (
+            f"the index marks {clean_line(hidden, _SHOWN_PATH_CHARS)} assume-unchanged or "
+            "skip-worktree, so git status cannot vouch for it"
+        )
+    unlike = unlike_its_blob(repo, entries)
+    if unlike is not None:
+        return unlike
+    # Writing a pinned file into the user's own tree is never an option.
+    return differs_from(repo, commit, pins)
+
+
+def index_entries(listing: str) -> list[IndexEntry]:
+    """The entries of `git ls-files -s -v -z` output ("H 100644 <oid> 0\\t<path>")."""
+    entries = []
+    for item in listing.split("\0"):
+        meta, tab, path = item.partition("\t")
+        fields = meta.split(" ")
+        if tab and len(fields) == 4:
+            entries.append(IndexEntry(fields[0], fields[1], fields[2], path))
+    return entries
+
+
+def unlike_its_blob(repo: GitRepo, entries: Sequence[IndexEntry]) -> str | None:
+    """Why a tracked file's bytes on disk may not be its blob, or None when each one is.
+
+    Every file is hashed as it lies on disk, no filter applied: status trusts a file
+    whose timestamps match the index, so one written under a conversion an earlier
+    checkout had in force (a .gitattributes since gone) looks clean too."""
+    files = [entry for entry in entries if entry.mode in _REGULAR_MODES]
+    if not files:
+        return None
+    try:
+        hashed = repo.run(
+            "hash-object", "--no-filters", "--stdin-paths",
+            stdin="".join(_quoted(entry.path) + "\n" for entry in files),
+        ).split()  # fmt: skip
+    except GitError as exc:  # a file gone or unreadable: nothing proves the tree is C
+        return f"the work tree's files cannot be hashed as they are ({exc})"
+    if len(hashed) != len(files):
+        return "git hashed another number of files than it was given: the work tree is unproven"
+    for entry, oid in zip(files, hashed, strict=True):
+        if oid != entry.oid:
+            return _unlike(repo, entry.path)
+    return None
+
+
+def _unlike(repo: GitRepo, path: str) -> str:
+    """What to tell of `path`, whose bytes on disk are not its blob."""
+    shown = clean_line(path, _SHOWN_PATH_CHARS)
+    converter = _converter(repo, path)
+    if converter is None:
+        why = (
+            "holds other bytes than its blob though git status calls it clean (written "
+            "under an earlier .gitattributes, or edited with its timestamps kept)"
+        )
+    else:
+        why = f"is converted by {converter}"
+    return (
+        f"{shown} {why}: the work tree is not the commit's bytes; "
+        "use the default workdir, or check the file out again"
+    )
+
+
+def _converter(repo: GitRepo, path: str) -> str | None:
+    """The conversion git applies to `path` ("working-tree-encoding=UTF-16 in the
+    attributes", "core.autocrlf=true"), or None. check-attr reads each .gitattributes,
+    info/attributes and core.attributesFile as checkout and status do."""
+    answer = repo.run("check-attr", "-z", *CONVERSION_ATTRIBUTES, "--", path, strip=False)
+    fields = answer.split("\0")
+    for start in range(0, len(fields) - 2, 3):
+        name, value = fields[start + 1 : start + 3]
+        if value not in _NO_CONVERSION:
+            shown = name if value == "set" else f"{name}={clean_line(value, 80)}"
+            return f"{shown} in the attributes"
+    autocrlf = (repo.config_get("core.autocrlf") or "").strip().lower()
+    if autocrlf not in _AUTOCRLF_OFF:
+        return f"core.autocrlf={clean_line(autocrlf, 20)} in the git config"
+    return None
+
+
+def _quoted(path: str) -> str:
+    """`path` as `hash-object --stdin-paths` reads one line: C-quoted, each byte that is
+    not plain printable ASCII as an octal escape (a name may hold a newline or a quote)."""
+    raw = path.encode("utf-8", "surrogateescape")
+    return '"' + "".join(chr(b) if b in _PLAIN else f"\\{b:03o}" for b in raw) + '"'
