@@ -591,7 +591,8 @@ def test_the_verifier_sees_only_the_allow_list(
     assert "GIT_DIR" not in env
     assert "SECRET_TOKEN" not in env
     assert env["NODE_OPTIONS"] == "--max-old-space-size=64"
-    assert env["LC_ALL"] == "C"
+    # the locale is fixed: the one failgate runs in never decides a verdict cached for all
+    assert "LC_ALL" not in env and env["LANG"] == "C.UTF-8"
     assert env["FAILGATE_COMMIT"] == commit
     assert env["FAILGATE_ENTITY_KEY"] == ENTITY
     assert env["FAILGATE_ENVIRONMENT"] == ""
@@ -602,7 +603,7 @@ def test_the_verifier_sees_only_the_allow_list(
     assert Path(env["PYTHONPYCACHEPREFIX"]).parent == Path(env["PYTHONPATH"]).parent
     allowed = {"PATH", "HOME", "LANG", "TMPDIR", "TERM", "NODE_OPTIONS", "GIT_CEILING_DIRECTORIES"}
     allowed |= {"PYTHONPATH", "PYTHONPYCACHEPREFIX"}
-    extra = {k for k in env if k not in allowed and not k.startswith(("LC_", "FAILGATE_"))}
+    extra = {k for k in env if k not in allowed and not k.startswith("FAILGATE_")}
     assert extra == set()
     assert seen["stdin"] == ""
     assert seen["cwd"] != str(world.path)
@@ -635,6 +636,35 @@ def test_the_hook_virtualenv_leaves_path_only_when_it_is_not_the_project_s(
     verify(world, Verification(command=(PY, "checks/check.py")), commit)
     expected = [ours, "/usr/bin", "/bin"] if kept else ["/usr/bin", "/bin"]
     assert dump.read_text().split(os.pathsep) == expected
+
+
+PUSHER_SET = {"LANG": "C", "LC_ALL": "C", "LC_CTYPE": "C", "TERM": "dumb", "TZ": "UTC+5"}
+
+
+def test_a_verifier_runs_in_the_fixed_locale_unless_env_pass_names_one() -> None:
+    environ = {"PATH": "/bin", **PUSHER_SET}
+    env, refused = verifier_env(environ, env_pass=(), commit="c", entity_key="k", environment=None)
+    assert env["LANG"] == "C.UTF-8" and refused == ()
+    assert not {"LC_ALL", "LC_CTYPE", "TZ"} & set(env) and env["TERM"] == "dumb"
+    named = ("LANG", "LC_ALL", "TZ")
+    env, refused = verifier_env(
+        environ, env_pass=named, commit="c", entity_key="k", environment=None
+    )
+    assert (env["LANG"], env["LC_ALL"], env["TZ"]) == ("C", "C", "UTC+5") and refused == ()
+
+
+def test_on_a_server_nothing_the_pusher_sets_reaches_the_verifier() -> None:
+    environ = {"PATH": "/bin", "SERVER_TOKEN": "s", **PUSHER_SET}
+    env, refused = verifier_env(
+        environ, env_pass=("LANG", "LC_ALL", "TZ", "SERVER_TOKEN"), commit="c",
+        entity_key="k", environment=None, pusher_env=True,
+    )  # fmt: skip
+    assert env["LANG"] == "C.UTF-8" and env["SERVER_TOKEN"] == "s"
+    assert not {"LC_ALL", "LC_CTYPE", "TZ", "TERM"} & set(env)
+    assert refused == (
+        "env_pass LANG, LC_ALL, TZ not passed: on a server the pusher sets it, "
+        "and a pass stands for every pusher",
+    )
 
 
 def test_empty_and_relative_path_entries_never_reach_the_verifier(

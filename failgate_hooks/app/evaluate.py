@@ -169,6 +169,13 @@ class Request(NamedTuple):
     other_relaxations: tuple[Relaxation, ...] = ()
 
     @property
+    def pusher_env(self) -> bool:
+        """Whether failgate's environment is the pusher's: on a server (authority
+        protected) sshd passes LANG and LC_* from the client, a push to a path the
+        pusher's whole environment (core/pusher_env.py)."""
+        return self.authority == "protected"
+
+    @property
     def config_from(self) -> str | None:
         """The commit the configuration in force is read from, as `config_for` reads it:
         the first protected revision (None: none is, so C's own or the built-in

@@ -107,6 +107,7 @@ class VerifierRunner:
             progress=progress_line,
             sandbox=self.sandbox,
             cache_only=self.cache_only,
+            pusher_env=request.pusher_env,
         )
 
     def close(self) -> None:

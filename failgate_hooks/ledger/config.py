@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, is_safe_relative_path
+from failgate_hooks.core.pusher_env import is_pusher_controlled
 from failgate_hooks.core.refnames import short_ref_problem
 from failgate_hooks.core.sanitize import clip
 from failgate_hooks.core.validate import timeout_problem
@@ -35,16 +36,6 @@ DEFAULT_PROTECTED_REFS = (
     "refs/tags/**",
 )
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-# Variables a pusher can set: git's own (push options arrive as GIT_PUSH_OPTION_*),
-# those sshd accepts from a client by default (AcceptEnv LANG LC_*), or that a client
-# names in its command, and over HTTP the CGI variables git-http-backend's web server
-# makes from the request (every header as HTTP_*, its query and path, identd's answer).
-# An identity read from one of them is whatever the pusher says.
-_PUSHER_CONTROLLED = (
-    "LANG", "LANGUAGE", "TZ", "TERM", "SSH_ORIGINAL_COMMAND",
-    "QUERY_STRING", "PATH_INFO", "PATH_TRANSLATED", "CONTENT_TYPE", "REMOTE_IDENT",
-)  # fmt: skip
-_PUSHER_CONTROLLED_PREFIXES = ("GIT_", "LC_", "HTTP_")
 
 
 class Config(NamedTuple):
@@ -167,9 +158,8 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
     if identity_env is not None:
         if not isinstance(identity_env, str) or not _VARIABLE_NAME.match(identity_env):
             raise UsageError(f"{where}: {prefix}identity_env must be a variable name")
-        if identity_env in _PUSHER_CONTROLLED or identity_env.startswith(
-            _PUSHER_CONTROLLED_PREFIXES
-        ):
+        # An identity read from a variable the pusher sets is whatever the pusher says.
+        if is_pusher_controlled(identity_env):
             raise UsageError(
                 f"{where}: {prefix}identity_env = {_shown(identity_env)} is a variable the "
                 "pusher can set, so it cannot say who pushes; name the one your git server sets "

@@ -95,12 +95,13 @@ def run_on_commit(
     default_timeout_s: float,
     progress: Progress | None,
     sandbox: Sandbox | None,
+    pusher_env: bool = False,
 ) -> VerifierResult:
     """One run of a gate's verifier on exactly `commit`: in its checkout (made by
     `checkouts()` on first use), or in the work tree when workdir is inplace and the
-    tree is C."""
+    tree is C. `pusher_env`: failgate's environment is a pusher's (RunAs)."""
     _progress(progress, entity_key, verification.command)  # a big checkout takes time too
-    run = RunAs(commit, entity_key, environment)
+    run = RunAs(commit, entity_key, environment, pusher_env)
     timeout_s = verification.timeout_s or default_timeout_s
     watched = work_trees(repo)
     notes: list[str] = []
@@ -153,11 +154,14 @@ def run_in_worktree(
 
 
 class RunAs(NamedTuple):
-    """What a run is for, as the verifier's environment says it (FAILGATE_*)."""
+    """What a run is for, as the verifier's environment says it (FAILGATE_*), and whether
+    failgate's own environment is a pusher's (a server's hook): then none of what they
+    set reaches the verifier."""
 
     commit: str
     entity_key: str
     environment: str | None = None
+    pusher_env: bool = False
 
 
 def run_in_checkout(
@@ -211,9 +215,9 @@ def run_verifier(
         commit=run.commit,
         entity_key=run.entity_key,
         environment=run.environment,
+        pusher_env=run.pusher_env,
     )
-    if refused:
-        notes = [*notes, f"env_pass {', '.join(refused)} not passed: git's own variables never are"]
+    notes = [*notes, *refused]
     env.update(git_env)
     command = verification.command
     if sandbox is not None:

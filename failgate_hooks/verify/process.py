@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from failgate_hooks.core.pusher_env import is_pusher_controlled
 from failgate_hooks.verify.leftovers import OWNER_VARIABLE, end_leftovers, end_strays, owner_tag
 from failgate_hooks.verify.load_watcher import is_within
 from failgate_hooks.verify.sandbox import Sandbox, SandboxError
@@ -35,7 +36,11 @@ DRAIN_S = 0.5
 # How often the exit is checked while a grandchild keeps the pipe open and silent.
 _POLL_S = 0.05
 
-_ALLOWED_ENV = ("PATH", "HOME", "LANG", "TMPDIR", "TERM")
+_ALLOWED_ENV = ("PATH", "HOME", "TMPDIR", "TERM")
+# The locale a verifier runs in unless its env_pass names LANG or an LC_* variable: a
+# pass is cached and stands for everyone, so no one's locale may decide it (`grep -i`,
+# `sort`, a regex's \w). glibc builds C.UTF-8 in (2.35 and later; Debian ships it before).
+FIXED_LOCALE = "C.UTF-8"
 
 
 def own_virtualenv(
@@ -98,12 +103,18 @@ def verifier_env(
     commit: str,
     entity_key: str,
     environment: str | None,
+    pusher_env: bool = False,
 ) -> tuple[dict[str, str], tuple[str, ...]]:
-    """The verifier's whole environment, and the `env_pass` names refused (git's own).
+    """The verifier's whole environment, and a note for each kind of `env_pass` name refused.
 
     An allow-list: nothing else reaches the verifier. No `GIT_*` variable ever
     does, even when `env_pass` names one: inside pre-receive they point into a
     quarantine, and in any hook they name the repository rather than the checkout.
+    The locale is FIXED_LOCALE unless `env_pass` names LANG or an LC_* variable.
+
+    `pusher_env`: `environ` is a pusher's (a server's hook, core/pusher_env.py). A
+    pass there is cached for every pusher under the env_pass names, never their
+    values: no variable a pusher sets is passed, whatever env_pass says.
 
     Nor the trigger or the destination ref: a pass stands for its content on every
     ref and trigger (one run per commit, the pass cache, signed evidence), so a
@@ -111,12 +122,14 @@ def verifier_env(
     and `applies_to.refs`.
     """
     # Nor the evidence signing key's variable: pushed code must never sign a pass.
-    refused = tuple(
-        name for name in env_pass if name.upper().startswith("GIT_") or name == KEY_VARIABLE
-    )
-    wanted = [*_ALLOWED_ENV, *(n for n in env_pass if n not in refused)]
-    env = {name: environ[name] for name in wanted if name in environ}
-    env.update({name: value for name, value in environ.items() if name.startswith("LC_")})
+    never = [name for name in env_pass if name.upper().startswith("GIT_") or name == KEY_VARIABLE]
+    held = [name for name in env_pass if name not in never and is_pusher_controlled(name)]
+    pushers = held if pusher_env else []
+    wanted = [*_ALLOWED_ENV, *(n for n in env_pass if n not in never and n not in pushers)]
+    if pusher_env:
+        wanted = [name for name in wanted if not is_pusher_controlled(name)]
+    env = {"LANG": FIXED_LOCALE}
+    env.update({name: environ[name] for name in wanted if name in environ})
     ours = own_virtualenv(environ)
     if "PATH" in env and ours is not None:
         env["PATH"] = _path_without(env["PATH"], ours)
@@ -127,7 +140,18 @@ def verifier_env(
         FAILGATE_ENTITY_KEY=entity_key,
         FAILGATE_ENVIRONMENT=environment or "",
     )
-    return env, refused
+    notes = []
+    if never:
+        notes.append(
+            f"env_pass {', '.join(never)} not passed: git's own variables and the "
+            "evidence signing key never are"
+        )
+    if pushers:
+        notes.append(
+            f"env_pass {', '.join(pushers)} not passed: on a server the pusher sets it, "
+            "and a pass stands for every pusher"
+        )
+    return env, tuple(notes)
 
 
 @dataclass(frozen=True)

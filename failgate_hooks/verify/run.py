@@ -55,10 +55,13 @@ def run_gate_verifier(
     progress: Progress | None = None,
     sandbox: Sandbox | None = None,
     cache_only: bool = False,
+    pusher_env: bool = False,
 ) -> VerifierResult:
     """Run one gate's verifier on exactly `commit`, or say why it did not run.
 
     `cache_only` answers from trust and the pass cache alone: a miss is "not run".
+    `pusher_env`: failgate's environment is a pusher's (a server's hook), and no
+    variable they set may reach the verifier whose pass stands for every pusher.
 
     `pinned_from` is the revision the event was read from (None: `commit`).
     `progress` gets one line before the verifier runs; it holds ledger text, so
@@ -130,6 +133,7 @@ def run_gate_verifier(
         default_timeout_s=default_timeout_s,
         progress=progress,
         sandbox=sandbox,
+        pusher_env=pusher_env,
     )
     if result.outcome is VerifierOutcome.PASSED:
         unstored = passes.record(key, commit=commit, duration_s=result.duration_s)

@@ -1,0 +1,21 @@
+"""The variables a pusher sets in a server's environment, whatever the server's own say.
+
+git's own (push options arrive as GIT_PUSH_OPTION_*), those sshd accepts from a
+client by default (AcceptEnv LANG LC_*), or that a client names in its command,
+and over HTTP the CGI variables git-http-backend's web server makes from the
+request (every header as HTTP_*, its query and path, identd's answer). A push to
+a path or file:// URL runs the server's hook in the pusher's whole environment.
+"""
+
+from __future__ import annotations
+
+PUSHER_CONTROLLED = (
+    "LANG", "LANGUAGE", "TZ", "TERM", "SSH_ORIGINAL_COMMAND",
+    "QUERY_STRING", "PATH_INFO", "PATH_TRANSLATED", "CONTENT_TYPE", "REMOTE_IDENT",
+)  # fmt: skip
+PUSHER_CONTROLLED_PREFIXES = ("GIT_", "LC_", "HTTP_")
+
+
+def is_pusher_controlled(name: str) -> bool:
+    """Whether a pusher can set the variable `name` in a server hook's environment."""
+    return name in PUSHER_CONTROLLED or name.startswith(PUSHER_CONTROLLED_PREFIXES)
