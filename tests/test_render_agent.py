@@ -95,3 +95,13 @@ def test_a_refusal_stands_when_the_gates_cannot_be_read() -> None:
     )
     assert text.startswith("failgate refused this command: it writes into the ledger")
     assert "could not read the gates here (not a git repository)" in text
+
+
+def test_a_refused_restore_names_the_path_and_the_way_out() -> None:
+    detail = (
+        "pre-commit's configuration: .pre-commit-config.yaml, of which the index holds "
+        "another version than the work tree"
+    )
+    text = refusal([Finding(Risk.PROTECTED_RESTORE, detail)], view(), None)
+    assert text.startswith(f"failgate refused this command: it restores {detail}; ")
+    assert "restore the paths you changed by name" in text and "`git restore src/`" in text

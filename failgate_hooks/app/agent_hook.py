@@ -17,6 +17,7 @@ import os
 import posixpath
 from typing import BinaryIO
 
+from failgate_hooks.app.agent_restore import restore_findings
 from failgate_hooks.core.agent_gates import AgentGates
 from failgate_hooks.core.agents import (
     CONTEXT_LIMIT,
@@ -97,7 +98,12 @@ def judge(call: HookInput, where: str) -> list[Finding]:
     hook_named = any(_HOOK_NAMES & {posixpath.basename(w.path).lower()} for w in call.writes)
     findings += protected_writes(call.writes, (), _protection(where) if hook_named else Protected())
     if scan.writes or scan.code or scan.unread:
-        findings += protected_writes(scan.writes, scan.code, _protection(where), scan.unread)
+        protection = _protection(where)
+        # a restore of paths is judged by what it would change, read from git (agent_restore)
+        restores = [w for w in scan.writes if w.restore is not None]
+        others = [w for w in scan.writes if w.restore is None]
+        findings += protected_writes(others, scan.code, protection, scan.unread)
+        findings += restore_findings(restores, protection)
     return findings
 
 

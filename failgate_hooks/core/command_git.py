@@ -10,7 +10,7 @@ the way is handed back to the scan through `LineReader`.
 
 from __future__ import annotations
 
-from failgate_hooks.core.command_git_writes import GIT_WRITERS, git_writes
+from failgate_hooks.core.command_git_writes import GIT_WRITERS, git_writes, voided
 from failgate_hooks.core.command_rules import (
     _COMMAND_KEYS,
     _CONFIG_READS,
@@ -121,7 +121,10 @@ def read_git(
     elif name == "config":
         _git_config(read, rest, state, depth)
     elif name in GIT_WRITERS:
-        state.writes.extend(git_writes(name, rest, cwd))
+        writes = git_writes(name, rest, cwd)
+        if index:  # `-C`, `-c`, `--work-tree`, `--git-dir`: another repository, or other rules
+            writes = voided(writes, f"git's own options ({_shown(args[0])}) come before it")
+        state.writes.extend(writes)
     elif name == "submodule" and rest and rest[0].text == "foreach":
         read.code_string(
             [w for w in rest[1:] if not w.text.startswith("-")], state, depth, "foreach"

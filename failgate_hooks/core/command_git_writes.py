@@ -12,6 +12,11 @@ pathspec is git's, not the shell's: its magic (`:/ledger`, `:(top)`,
 wildcard reaches everything in the folder before it (git's `*` crosses `/` and
 matches dot-files). `--pathspec-from-file` reaches the whole tree.
 
+A plain `restore` or `checkout` of paths also says what it writes them from
+(`Restore`: the index, or a revision), so that the agent hook can compare that
+with the work tree before it runs and let through one that changes nothing
+protected (`git restore .`); `command_restores.py` says when that may stand.
+
 What moves the whole work tree to a commit (switching branches, `reset
 --hard`, `checkout -f`, a `stash` of tracked changes) names no path and is not
 judged here: it leaves every tracked file as a commit holds it, and an
@@ -21,10 +26,11 @@ uncommitted event file is untracked.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
-from failgate_hooks.core.command_writes import WriteTarget
+from failgate_hooks.core.command_writes import Restore, WriteTarget
 from failgate_hooks.core.shell_lexer import Word
 
 GIT_WRITERS = frozenset({"rm", "mv", "checkout", "restore", "clean", "stash", "checkout-index",
@@ -40,6 +46,21 @@ _VALUES: dict[str, tuple[str, tuple[str, ...]]] = {
 _GLOB = frozenset("*?[")
 _WHOLE_REPOSITORY = "/"  # the root of the repository is not known here: judged as all of it
 
+# The options of a restore of paths whose writes the agent hook can check before it
+# runs: each writes the paths from one source, the index or a revision, and nothing
+# else. Any other (`--ours`, `--merge`, `-p`, `--recurse-submodules`, a prefix of a
+# long name) leaves the command judged as any write is.
+_PLAIN_RESTORE = {
+    "checkout": frozenset({"-q", "--quiet", "-f", "--force", "--overlay", "--no-overlay",
+                           "--progress", "--no-progress", "--ignore-skip-worktree-bits"}),
+    "restore": frozenset({"-q", "--quiet", "-W", "--worktree", "-S", "--staged", "-s",
+                          "--source", "--overlay", "--no-overlay", "--progress",
+                          "--no-progress", "--ignore-skip-worktree-bits"}),
+}  # fmt: skip
+# A revision whose meaning does not depend on the folder git runs in (`HEAD:./x` does)
+# nor on more than one name (`a..b`): a name, `~`, `^`, `@{…}`.
+_PLAIN_REVISION = re.compile(r"[A-Za-z0-9@_][A-Za-z0-9._/@{}~^+-]*")
+
 
 @dataclass
 class _Parsed:
@@ -47,6 +68,7 @@ class _Parsed:
     before: list[Word]  # operands before a `--`
     after: list[Word] | None  # operands after it; None when there is no `--`
     from_file: bool  # `--pathspec-from-file`: pathspecs this scan cannot see
+    values: list[tuple[str, Word]] = field(default_factory=list)  # (option as written, value)
 
 
 def git_writes(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTarget]:
@@ -69,7 +91,52 @@ def git_writes(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTa
         if _given(parsed, "-n", "--dry-run"):
             return []
         paths = paths or [Word(".")]
-    return _targets(paths, parsed, cwd)
+    targets = _targets(paths, parsed, cwd)
+    restore = _restore(name, args, parsed) if paths else None
+    return [replace(t, restore=restore) for t in targets] if restore else targets
+
+
+def voided(targets: Sequence[WriteTarget], why: str, *, first: bool = False) -> list[WriteTarget]:
+    """The targets, each restore among them judged as any write is, for `why` (before
+    the reason it already had, with `first`)."""
+    return [
+        replace(t, restore=replace(t.restore, void=why if first else t.restore.void or why))
+        if t.restore
+        else t
+        for t in targets
+    ]
+
+
+def _restore(name: str, args: Sequence[Word], parsed: _Parsed) -> Restore | None:
+    """Where a `checkout` or `restore` of paths writes them from, when it is plain enough
+    for the agent hook to check: `git restore [-s REV] [-SW] PATHS`, `git checkout [--]
+    PATHS` (a lone word without `--` is a path, or a branch, which writes no path) and
+    `git checkout REV -- PATHS`. None for any other form."""
+    if name not in _PLAIN_RESTORE or any(w.dynamic for w in args):
+        return None
+    if parsed.from_file or not parsed.flags <= _PLAIN_RESTORE[name]:
+        return None
+    overlay = "--overlay" in parsed.flags
+    if name == "checkout":
+        if parsed.after is None:
+            return Restore(None) if len(parsed.before) == 1 else None  # `checkout A B`: which?
+        if len(parsed.before) > 1:
+            return None
+        source = parsed.before[0].text if parsed.before else None
+        no_overlay = "--no-overlay" in parsed.flags and source is not None
+        if source is not None and not _plain_revision(source):
+            return None
+        return Restore(source, removes_tracked=no_overlay)
+    sources = [value.text for option, value in parsed.values if option in ("-s", "--source")]
+    if len(sources) > 1 or not all(_plain_revision(s) for s in sources):
+        return None
+    staged = "-S" in parsed.flags or "--staged" in parsed.flags
+    source = sources[0] if sources else ("HEAD" if staged else None)  # --staged: from HEAD
+    return Restore(source, removes_tracked=source is not None and not overlay)
+
+
+def _plain_revision(text: str) -> bool:
+    return _PLAIN_REVISION.fullmatch(text) is not None and ".." not in text
 
 
 def _from_the_index(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTarget]:
@@ -172,17 +239,24 @@ def _parse(args: Sequence[Word], short_values: str, long_values: tuple[str, ...]
         elif text == "--":
             parsed.after = []
         elif text.startswith("--"):
-            option, eq, _ = text.partition("=")
+            option, eq, inline = text.partition("=")
             parsed.flags.add(option)
             parsed.from_file = parsed.from_file or (
                 len(option) > 4 and "--pathspec-from-file".startswith(option)
             )
             skip = not eq and (option in long_values or option == "--pathspec-from-file")
+            if option in long_values and (eq or index + 1 < len(args)):
+                value = Word(inline, word.dynamic) if eq else args[index + 1]
+                parsed.values.append((option, value))
         elif text.startswith("-") and len(text) > 1 and not word.dynamic:
             for position, letter in enumerate(text[1:], start=1):
                 parsed.flags.add(f"-{letter}")
                 if letter in short_values:
                     skip = position == len(text) - 1 and index + 1 < len(args)
+                    attached = text[position + 1 :]
+                    if attached or skip:
+                        value = Word(attached) if attached else args[index + 1]
+                        parsed.values.append((f"-{letter}", value))
                     break
         else:
             parsed.before.append(word)

@@ -137,6 +137,7 @@ class Risk(enum.StrEnum):
     RELAXING = "relaxing-command"
     PROTECTED_WRITE = "protected-write"
     PROTECTED_UNREADABLE = "protected-unreadable"
+    PROTECTED_RESTORE = "protected-restore"  # a git restore of paths that would change one
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from failgate_hooks.core.command_git import command_value, git_pushes, read_git
+from failgate_hooks.core.command_git_writes import voided
 from failgate_hooks.core.command_options import WRAPPER_OPTIONS, OptionWord, option_word
 from failgate_hooks.core.command_programs import (
     program_input,
@@ -37,6 +38,7 @@ from failgate_hooks.core.command_programs import (
     read_shell,
     shell_text,
 )
+from failgate_hooks.core.command_restores import settle, structure
 from failgate_hooks.core.command_rules import (
     _APPENDERS,
     _BYPASS_VARIABLES,
@@ -95,6 +97,10 @@ def scan_command(command: str, cwd: str | None = None) -> CommandScan:
         _scan_text(command, state, depth=0)
     except Unreadable as error:
         state.unreadable.append(error.reason)
+    if state.irregular:  # a restore is checked before it runs only in a line run in order
+        state.writes = voided(state.writes, state.irregular, first=True)
+    if state.unreadable:  # and read to the end
+        state.writes = voided(state.writes, "part of the line cannot be read")
     return _verdict(command, state, bypass_seen=holds_bypass(flat))
 
 
@@ -135,21 +141,30 @@ def _scan_text(text: str, state: ScanState, depth: int) -> None:
     """Each command of `text`, in order (a `cd` moves the ones after it)."""
     if depth > MAX_RECURSION:
         raise Unreadable("it nests shells too deeply to read")
-    for cmd in commands(text):
+    found = commands(text)
+    if depth == 0:
+        state.irregular = state.irregular or structure(found)
+    for cmd in found:
         _command(cmd, state, depth)
 
 
 def _command(cmd: Command, state: ScanState, depth: int) -> None:
+    start = len(state.writes)
     for redirect in cmd.redirects:
         if redirect.op in WRITE_REDIRECTS and redirect.target is not None:
             state.writes.append(WriteTarget(redirect.target.text, state.cwd))
     words = list(cmd.words)
+    plain = True  # no variable set for it
     while words and not words[0].dynamic and words[0].text in _KEYWORDS:
         words.pop(0)
+        if depth == 0:
+            state.irregular = state.irregular or "the line runs a loop, a condition or a group"
     while words and (name := _assigned(words[0])) is not None:
         _assignment(name, state, words.pop(0), depth)
+        plain = False
     if words:
         _argv(words, cmd, state, depth)
+    settle(state, start, cmd, words, depth, plain=plain)
 
 
 def _assignment(name: str, state: ScanState, word: Word, depth: int) -> None:

@@ -33,6 +33,10 @@ class ScanState:
     pushes: list[Push] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
     bypass_variables: list[str] = field(default_factory=list)
+    # for the restores of paths (command_restores.py): the first command of the line that
+    # could change what git holds, and why the line's commands may not run in order
+    stirred: str | None = None
+    irregular: str | None = None
 
 
 class LineReader(Protocol):

@@ -17,6 +17,21 @@ from failgate_hooks.core.shell_lexer import Word
 
 
 @dataclass(frozen=True)
+class Restore:
+    """What a `git restore` or `git checkout` of paths writes them from.
+
+    Such a write changes nothing where the work tree already holds what its source
+    does, which the agent hook can check before the command runs: only when nothing
+    earlier in the line can change the index, HEAD or the refs. `void` says why that
+    check cannot stand for this command, and then it is judged as any write is.
+    """
+
+    source: str | None  # a revision, as written; None: the index
+    removes_tracked: bool = False  # a path the index holds and the source lacks is removed
+    void: str | None = None
+
+
+@dataclass(frozen=True)
 class WriteTarget:
     """A path a command would write or remove, and the directory it would be in then."""
 
@@ -24,6 +39,7 @@ class WriteTarget:
     cwd: str | None  # None: not known (a `cd` the scan cannot follow)
     removes: bool = False  # removes or moves it away: its folders count too
     git_pathspec: bool = False  # a pathspec of git's own, which never reaches into .git
+    restore: Restore | None = None  # a git restore of paths, and what from
 
 
 # Commands that write the files they name: which operands, and whether they remove them.

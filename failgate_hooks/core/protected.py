@@ -114,6 +114,72 @@ def touched(target: WriteTarget, protected: Protected) -> str | None:
     return None
 
 
+def restore_scope(target: WriteTarget, protected: Protected) -> str | None:
+    """The folder of the work tree, relative to its root and in lower case, that a git
+    pathspec target reaches ("" for all of it); None when it lies elsewhere or where the
+    scan lost track (a computed part, a `cd` it could not follow)."""
+    if protected.root is None or (target.cwd is None and not target.path.startswith("/")):
+        return None
+    path = target.path if target.path.startswith("/") else f"{target.cwd}/{target.path}"
+    segments, root = _segments(path), _segments(protected.root)
+    if any(DYN in segment for segment in segments):
+        return None
+    if segments[: len(root)] == root:
+        return "/".join(segments[len(root) :])
+    return "" if root[: len(segments)] == segments else None  # a folder above the root
+
+
+def in_scope(path: str, scope: str) -> bool:
+    """Whether a path of the work tree (as git lists it) lies in a `restore_scope`."""
+    lowered = "/".join(_segments(path))
+    return not scope or lowered == scope or lowered.startswith(scope + "/")
+
+
+def protected_entry(path: str, protected: Protected) -> str | None:
+    """What a path that git's index or a tree can hold is, when the gate rests on it
+    (`path` relative to the work tree's root): a protected name anywhere in it, the
+    ledger, a hooks folder in the work tree, or a folder above one of them, which git
+    replaces with a file of that name (`.claude` as a file takes `.claude/settings.json`
+    away). An event file's name outside the ledger is not one: failgate reads events
+    from the ledger alone."""
+    segments = _segments(path)
+    for run, what in _PROTECTED_RUNS:
+        if run[0] != ".git" and _holds_run(segments, run, True):
+            return what
+    for place, what in _tree_places(protected):
+        if segments[: len(place)] == place or place[: len(segments)] == segments:
+            return what
+    return None
+
+
+def entry_pathspecs(protected: Protected) -> tuple[str, ...]:
+    """git pathspecs, from the top, that select every path `protected_entry` names, and
+    perhaps more (case is ignored)."""
+    specs: list[str] = []
+    for run, _ in _PROTECTED_RUNS:
+        if run[0] != ".git":  # git holds no path inside a .git
+            joined = "/".join(run)
+            specs.append(f":(top,glob,icase)**/{joined}/**")
+            specs += [f":(top,glob,icase)**/{'/'.join(run[:n])}" for n in range(1, len(run) + 1)]
+    for place, _ in _tree_places(protected):
+        specs.append(f":(top,literal,icase){'/'.join(place)}")  # and all it holds
+        specs += [f":(top,literal,icase){'/'.join(place[:n])}" for n in range(1, len(place))]
+    return tuple(dict.fromkeys(specs))
+
+
+def _tree_places(protected: Protected) -> list[tuple[list[str], str]]:
+    """The ledger and the hooks folders inside the work tree, relative to its root."""
+    if protected.root is None:
+        return []
+    root = _segments(protected.root)
+    places = [(_segments(protected.ledger), f"the ledger ({protected.ledger}/)")]
+    for folder in protected.hooks_dirs:
+        segments = _segments(folder)
+        if segments[: len(root)] == root and len(segments) > len(root):
+            places.append((segments[len(root) :], "the git hooks folder"))
+    return [(place, what) for place, what in places if place and ".git" not in place]
+
+
 def _segments(path: str) -> list[str]:
     out: list[str] = []
     for segment in path.split("/"):

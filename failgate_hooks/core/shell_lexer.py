@@ -91,6 +91,8 @@ class Command:
     heredocs: list[Heredoc] = field(default_factory=list)
     herestrings: list[Word] = field(default_factory=list)
     piped: bool = False  # its standard input is the output of the command before it
+    end: str = ""  # what ended it: an operator (`;`, `&&`, `&`, `|`), a newline, `(` or `)`
+    nested: bool = False  # it runs inside a substitution (`$(…)`, backticks, `<(…)`)
 
     def __bool__(self) -> bool:
         return bool(self.words or self.redirects)
@@ -138,13 +140,13 @@ class _Lexer:
             if self.i >= n:
                 if stop is not None:
                     raise Unreadable("a $(…) is not closed")
-                self._end(cmd)
+                self._end(cmd, "")
                 self._heredoc_bodies()
                 return
             c = text[self.i]
             if c == "\n":
                 self.i += 1
-                self._end(cmd)
+                self._end(cmd, "\n")
                 cmd = Command()
                 self._heredoc_bodies()
             elif text.startswith("\\\n", self.i):
@@ -155,22 +157,22 @@ class _Lexer:
             elif c == ")":
                 self.i += 1
                 if stop == ")" and parens == 0:
-                    self._end(cmd)
+                    self._end(cmd, ")")
                     return
                 parens = max(parens - 1, 0)
-                self._end(cmd)
+                self._end(cmd, ")")
                 cmd = Command()
             elif c == "(":
                 self.i += 1
                 parens += 1
-                self._end(cmd)
+                self._end(cmd, "(")
                 cmd = Command()
             elif (redirect := _REDIRECT.match(text, self.i)) is not None:
                 self.i = redirect.end()
                 self._redirect(redirect.group(), cmd)
             elif (operator := _OPERATOR.match(text, self.i)) is not None:
                 self.i = operator.end()
-                self._end(cmd)
+                self._end(cmd, operator.group())
                 cmd = Command(piped=operator.group() in ("|", "|&"))
             else:
                 word = self._word()
@@ -180,8 +182,9 @@ class _Lexer:
                     continue
                 cmd.words.append(word)
 
-    def _end(self, cmd: Command) -> None:
+    def _end(self, cmd: Command, end: str) -> None:
         if cmd:
+            cmd.end, cmd.nested = end, self.depth > 0
             self.out.append(cmd)
 
     def _redirect(self, op: str, cmd: Command) -> None:

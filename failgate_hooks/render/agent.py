@@ -168,11 +168,21 @@ _WHAT = {
     Risk.PROTECTED_UNREADABLE: "it names {}, in a command failgate cannot read, which could "
     "write there; that place decides what a push must prove. Run what you meant as a plain "
     "command (not piped into a shell, nor through ssh, tmux or xargs), or change the code instead.",
+    Risk.PROTECTED_RESTORE: "it restores {}; those files decide what a push must prove. A "
+    "`git restore` or `git checkout` of paths proceeds when it leaves every protected file as "
+    "the work tree holds it and runs as a command of its own (after nothing but commands that "
+    "change nothing, such as `cd` or `git status`). To discard your own edits, restore the "
+    "paths you changed by name, outside the ledger, the hooks and the agents' and "
+    "pre-commit's configuration (e.g. `git restore src/`); a protected file that differs is "
+    "the user's to restore.",
 }
+# How much of a finding's detail a refusal shows: a restore's names a path and a revision.
+_DETAIL_MOST = {Risk.PROTECTED_RESTORE: 240}
 
 
 def _what(finding: Finding) -> str:
-    return _WHAT[finding.risk].format(sanitize.clean_line(finding.detail, 120))
+    most = _DETAIL_MOST.get(finding.risk, 120)
+    return _WHAT[finding.risk].format(sanitize.clean_line(finding.detail, most))
 
 
 def _named(gate: HeldGate) -> str:

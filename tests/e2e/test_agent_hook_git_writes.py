@@ -87,8 +87,9 @@ def events(tmp_path: Path) -> tuple[Repo, list[Path]]:
         "git stash -u",
         "git stash push --all",
         "git restore -s HEAD~1 ledger/",
-        "git checkout HEAD~1 -- ledger",
+        "git checkout --no-overlay HEAD~1 -- ledger",
         "git restore -s HEAD~1 ':/ledger'",
+        "git restore -s HEAD~1 .",
     ],
 )
 def test_a_git_command_taking_events_away_is_refused(
@@ -116,6 +117,10 @@ def test_an_agents_config_rewritten_or_a_hookless_push_is_refused(
     events: tuple[Repo, list[Path]], command: str, place: str
 ) -> None:
     repo, _ = events
+    repo.write(".claude/settings.json", "{}\n")
+    repo.commit("Claude Code's settings, before its hooks")
+    repo.write(".claude/settings.json", '{"hooks": {}}\n')
+    repo.commit("Claude Code's settings, with its hooks")
     answer = shell(repo, "claude", command)
     verdict = answer.verdict("claude")
     assert verdict.action == "block", answer
@@ -131,6 +136,9 @@ def test_an_agents_config_rewritten_or_a_hookless_push_is_refused(
         "git restore src/app.py",
         "git restore --staged ledger/",
         "git checkout HEAD -- src/app.py",
+        "git restore .",  # from the index, which holds every event as the work tree does
+        "git checkout -- .",
+        "git checkout HEAD~1 -- ledger",  # overlays the older events, which are the same
         "git stash",
         "git stash -- src/app.py",
         "git clean -n",
