@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import os
@@ -264,7 +263,7 @@ def test_ordinary_prose_has_no_findings(text: str) -> None:
 @pytest.mark.parametrize(("rule", "text", "secret"), POSITIVE)
 def test_a_finding_never_carries_the_secret(rule: str, text: str, secret: str) -> None:
     for finding in credentials.find_credentials(text):
-        shown = repr(finding) + credentials.describe(finding) + str(dataclasses.asdict(finding))
+        shown = repr(finding) + credentials.describe(finding) + str(finding._asdict())
         assert secret not in shown
         assert text[finding.start : finding.end] not in shown
 
@@ -305,9 +304,9 @@ def test_the_private_key_span_covers_the_whole_block() -> None:
 
 def test_rules_and_findings_are_frozen() -> None:
     finding = credentials.Finding("jwt", 1, 0, 3)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         finding.start = 1  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError):
         credentials.RULES[0].name = "x"  # type: ignore[misc]
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from failgate_hooks.core.evidence import (
@@ -38,12 +36,12 @@ def statement(**changes: object) -> Statement:
         commit="1" * 40,
         tree="2" * 40,
     )
-    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+    return base._replace(**changes)
 
 
 def subject(**changes: object) -> Subject:
     base = Subject(content=CONTENT, environment=None, verifier=DIGEST, entity="budget")
-    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+    return base._replace(**changes)
 
 
 def test_a_payload_is_one_sorted_json_object_that_parses_back() -> None:

@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -480,7 +480,7 @@ def test_rendering_sanitises_every_field() -> None:
     for out in (render_replay_text(report), render_replay_json(report), render_receipt(report)):
         assert "\x1b" not in out and "\u202e" not in out
     assert len(render_replay_text(report).splitlines()) == 6  # no field breaks a line
-    assert replace(report, reasons=()).ok
+    assert report._replace(reasons=()).ok
 
 
 # --------------------------------------------------------------------------- real history

@@ -133,7 +133,6 @@ def _lookup_among(tmp_path: Path, good: Statement, lines: list[str], public: str
 def test_statements_by_a_listed_key_are_checked_before_any_number_of_others(
     tmp_path: Path,
 ) -> None:
-    import dataclasses
 
     from failgate_hooks.app.evidence import MAX_CHECKED
     from failgate_hooks.core.evidence import encode_line, payload
@@ -144,7 +143,7 @@ def test_statements_by_a_listed_key_are_checked_before_any_number_of_others(
     good = statement(commit="f" * 40)  # its line sorts after every other one
     lines = [encode_line(payload(good), sign(payload(good), key_file=str(key), key_text=None)[0])]
     for n in range(MAX_CHECKED + 1):
-        junk = payload(dataclasses.replace(good, commit=f"{n:040d}"))
+        junk = payload(good._replace(commit=f"{n:040d}"))
         lines.append(encode_line(junk, sign(junk, key_file=str(stranger), key_text=None)[0]))
     found = _lookup_among(tmp_path, good, lines, public)
     assert found.evidence, found
@@ -152,7 +151,6 @@ def test_statements_by_a_listed_key_are_checked_before_any_number_of_others(
 
 
 def test_lines_that_could_not_cover_the_gate_spend_no_signature_check(tmp_path: Path) -> None:
-    import dataclasses
 
     from failgate_hooks.app.evidence import MAX_CHECKED
     from failgate_hooks.core.evidence import encode_line, payload
@@ -162,7 +160,7 @@ def test_lines_that_could_not_cover_the_gate_spend_no_signature_check(tmp_path: 
     good = statement(commit="f" * 40)  # its line sorts after every other one
     lines = [encode_line(payload(good), sign(payload(good), key_file=str(key), key_text=None)[0])]
     for n in range(2 * MAX_CHECKED):
-        other = payload(dataclasses.replace(good, entity=f"other-{n}", commit=f"{n:040d}"))
+        other = payload(good._replace(entity=f"other-{n}", commit=f"{n:040d}"))
         lines.append(encode_line(other, b"not checked: it is about another entity"))
     found = _lookup_among(tmp_path, good, lines, public)
     assert found.evidence, found

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -97,7 +96,7 @@ def test_approving_a_new_version_revokes_the_old_and_going_back_is_a_downgrade(
     store.approve([old])
     store.approve([new, other])
     fresh = TrustStore(str(tmp_path))
-    assert fresh.approved("deploy:gas") == replace(new, replaced=(old.fingerprint,))
+    assert fresh.approved("deploy:gas") == new._replace(replaced=(old.fingerprint,))
     assert not fresh.is_trusted("deploy:gas", old.fingerprint)
     assert fresh.was_replaced("deploy:gas", old.fingerprint)
     assert not fresh.was_replaced("deploy:gas", new.fingerprint)
@@ -129,7 +128,7 @@ def test_a_store_of_format_1_keeps_each_gates_last_approval(tmp_path: Path) -> N
     path.parent.mkdir()
     path.write_text(json.dumps({"format": 1, "verifiers": legacy}))
     store = TrustStore(str(tmp_path))
-    assert store.approved("deploy:gas") == replace(new, replaced=(old.fingerprint,))
+    assert store.approved("deploy:gas") == new._replace(replaced=(old.fingerprint,))
     assert store.was_replaced("deploy:gas", old.fingerprint)
     store.approve([TrustedVerifier.new("deploy:other", ran(("true",)), [], "Cy")])
     assert json.loads(path.read_text())["format"] == 2
@@ -246,7 +245,7 @@ def test_fingerprint_tells_a_folder_pinned_whole_from_a_list_of_its_files(
     fp2 = trust.hashlib.sha256(
         trust.canonical_json(["fp2", list(ARGV), trust.pins_json(pins), run_settings(ran(ARGV))])
     ).hexdigest()
-    old = replace(whole, fingerprint=fp2).to_json()
+    old = whole._replace(fingerprint=fp2).to_json()
     path = tmp_path / "failgate/trust.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"format": 2, "verifiers": [old]}))

@@ -13,7 +13,7 @@ import json
 import os
 import subprocess
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.app.install import write_replacing
 from failgate_hooks.core.agent_config import (
@@ -43,8 +43,7 @@ NOTES = {
 }
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(NamedTuple):
     ok: bool
     what: str
 

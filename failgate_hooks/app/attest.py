@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from failgate_hooks.app.evaluate import Request
 from failgate_hooks.core.errors import UsageError
@@ -39,8 +40,7 @@ SANDBOX_HINT = (
 )
 
 
-@dataclass(frozen=True)
-class Attested:
+class Attested(NamedTuple):
     """One statement made: the gate, the content it passed on, and the signing key."""
 
     entity_key: str

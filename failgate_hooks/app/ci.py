@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from failgate_hooks.app.evaluate import Request
@@ -132,8 +131,8 @@ def find_target(environ: Mapping[str, str], event: Mapping[str, Any]) -> CiTarge
     if found is None:
         raise UsageError(NO_BASE_MESSAGE)
     if explicit_ref:
-        found = replace(found, ref=explicit_ref)
-    return replace(found, head=head)
+        found = found._replace(ref=explicit_ref)
+    return found._replace(head=head)
 
 
 def _github_target(

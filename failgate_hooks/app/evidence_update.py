@@ -16,8 +16,7 @@ enough of them made for one gate would use up the signatures a lookup checks.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from failgate_hooks.core.decide import decide
 from failgate_hooks.core.errors import GitError
@@ -35,8 +34,7 @@ if TYPE_CHECKING:
 MAX_NEW_LINES = 128
 
 
-@dataclass(frozen=True)
-class SignersInForce:
+class SignersInForce(NamedTuple):
     """Who may attest where the update lands: the lookup (None: nobody may) and the
     protected revisions its signers files are read at."""
 

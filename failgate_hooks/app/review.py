@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.app.evaluate import pinned_revision
 from failgate_hooks.app.report import inspection_revisions
@@ -42,8 +42,7 @@ from failgate_hooks.verify.trust import (
 )
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     """One gate's verifier as this machine would run it, and how it stands with trust."""
 
     entity_key: str
@@ -310,8 +309,7 @@ def work_tree_files(repo: GitRepo, files: tuple[str, ...]) -> list[str] | str:
 _NAMED = 3
 
 
-@dataclass(frozen=True)
-class Probe:
+class Probe(NamedTuple):
     """What `record`'s probe found, in words; `expected` when it is what an observed failure
     should give (the verifier fails on the commit that has the failure)."""
 

@@ -159,7 +159,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     with open_repo(ctx) as repo:
         findings = diagnose(repo)
     if as_json:
-        emit_json({"findings": [f.__dict__ for f in findings]})
+        emit_json({"findings": [f._asdict() for f in findings]})
     else:
         for finding in findings:
             label = "OK  " if finding.ok else "TODO"

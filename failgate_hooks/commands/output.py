@@ -26,15 +26,14 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from dataclasses import dataclass
 from types import TracebackType
+from typing import NamedTuple
 
 from failgate_hooks.commands.environment import in_github_actions
 from failgate_hooks.core import sanitize
 
 
-@dataclass(frozen=True)
-class Output:
+class Output(NamedTuple):
     """Writes failgate's text, JSON and workflow commands; `in_actions` neutralises them."""
 
     in_actions: bool = False

@@ -18,24 +18,21 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from failgate_hooks.core.errors import UsageError
 
 TIMEOUT_S = 30
 
 
-@dataclass(frozen=True)
-class HookSlot:
+class HookSlot(NamedTuple):
     """Where one of failgate's entries goes: an event, and for grouped formats a matcher."""
 
     event: str
     matcher: str | None = None
 
 
-@dataclass(frozen=True)
-class AgentConfig:
+class AgentConfig(NamedTuple):
     agent: str
     path: str  # relative to the repository root
     slots: tuple[HookSlot, ...]

@@ -9,14 +9,13 @@ run (a pass cached for the commit counts), and no free text changes an outcome.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.core.gates import GateState
 from failgate_hooks.core.ids import short_id
 
 
-@dataclass(frozen=True)
-class HeldGate:
+class HeldGate(NamedTuple):
     """One gate that holds a push of the commit until something clears it."""
 
     entity_key: str
@@ -32,8 +31,7 @@ class HeldGate:
         return f"failgate try {self.entity_key}" if self.command else None
 
 
-@dataclass(frozen=True)
-class AgentGates:
+class AgentGates(NamedTuple):
     """What holds a push of `commit` to `ref`, and who may relax it."""
 
     commit: str | None

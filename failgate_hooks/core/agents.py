@@ -28,8 +28,7 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from failgate_hooks.core.command_writes import WriteTarget
 
@@ -45,8 +44,7 @@ class Event(enum.StrEnum):
     OTHER = "other"
 
 
-@dataclass(frozen=True)
-class HookInput:
+class HookInput(NamedTuple):
     """What one hook call is about: a session starting, or a tool about to run."""
 
     event: Event
@@ -56,8 +54,7 @@ class HookInput:
     cwd: str | None = None
 
 
-@dataclass(frozen=True)
-class HookOutput:
+class HookOutput(NamedTuple):
     """The hook's answer: what it prints on each stream and its exit code."""
 
     stdout: str = ""

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.gates import Decision
 
 
-@dataclass(frozen=True)
-class CiTarget:
+class CiTarget(NamedTuple):
     """What one CI run checks, as the environment names it (revisions, not yet ids)."""
 
     source: str  # for people: "github pull_request", "FAILGATE_BASE", …
@@ -26,8 +25,7 @@ class CiTarget:
     default_branch: str | None = None  # the repository's default branch, when CI says it
 
 
-@dataclass(frozen=True)
-class CiRun:
+class CiRun(NamedTuple):
     """The outcome of `failgate ci`: what was compared, and the decision (None: a deletion)."""
 
     target: CiTarget

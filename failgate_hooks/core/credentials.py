@@ -18,13 +18,12 @@ never by a lazy `.*?` that would rescan the rest of the text for each opening.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 RULES_VERSION = 2
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """One kind of credential: its stable name and the pattern that finds it."""
 
     name: str
@@ -34,8 +33,7 @@ class Rule:
     end: re.Pattern[str] | None = None
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """Where a rule matched: offsets into the scanned text, never the text itself."""
 
     rule: str

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.core import sanitize
 from failgate_hooks.core.credentials import redact
@@ -20,8 +20,7 @@ from failgate_hooks.core.credentials import redact
 DIRECTIVE_RULES_VERSION = 2
 
 
-@dataclass(frozen=True)
-class DirectiveRule:
+class DirectiveRule(NamedTuple):
     """One shape of text addressed to an agent rather than to a person reading a risk."""
 
     name: str

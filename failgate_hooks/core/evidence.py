@@ -15,7 +15,7 @@ import base64
 import binascii
 import json
 import re
-from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 STATEMENT_FORMAT = "failgate-evidence/1"
 LINE_TAG = "fge1"  # the first word of an evidence line: the line format's version
@@ -45,8 +45,7 @@ class EvidenceFormatError(ValueError):
     """A line or a payload that is not evidence: the message says what is wrong with it."""
 
 
-@dataclass(frozen=True)
-class Statement:
+class Statement(NamedTuple):
     """One verifier pass, as its signer states it. `commit` and `tree` are for people only."""
 
     content: str  # the content key, or with `inputs` the input key, it passed on
@@ -64,8 +63,7 @@ class Statement:
     format: str = STATEMENT_FORMAT
 
 
-@dataclass(frozen=True)
-class Subject:
+class Subject(NamedTuple):
     """What a statement must say to stand for a gate's run on the commit under check."""
 
     content: str
@@ -76,7 +74,7 @@ class Subject:
 
 def payload(statement: Statement) -> bytes:
     """The exact bytes that are signed: one JSON object, sorted keys, no spaces."""
-    text = json.dumps(asdict(statement), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    text = json.dumps(statement._asdict(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     data = text.encode("ascii")
     problem = _statement_problem(statement) or (
         f"statement is {len(data)} bytes, more than {MAX_PAYLOAD_BYTES}"
@@ -101,7 +99,7 @@ def parse_payload(data: bytes) -> Statement:
         raise EvidenceFormatError("statement is not JSON") from None
     if not isinstance(doc, dict):
         raise EvidenceFormatError("statement is not a JSON object")
-    fields = set(Statement.__dataclass_fields__)
+    fields = set(Statement._fields)
     if set(doc) != fields:
         missing, extra = sorted(fields - set(doc)), sorted(set(doc) - fields)
         raise EvidenceFormatError(f"statement fields differ (missing {missing}, unknown {extra})")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from failgate_hooks.core.events import Problem
 from failgate_hooks.core.gates import GateState
@@ -19,6 +20,8 @@ STATE_ORDER = (
 )
 
 
+# A frozen dataclass, not a NamedTuple like the other values: its `text` defaults to
+# a fresh mapping, which a NamedTuple default would share between instances.
 @dataclass(frozen=True)
 class ExportedEvent:
     """One file of an entity's lifecycle: a valid event, or a file that failed to validate."""
@@ -47,8 +50,7 @@ class ExportedEvent:
         return bool(self.superseded_by)
 
 
-@dataclass(frozen=True)
-class ExportedRelaxation:
+class ExportedRelaxation(NamedTuple):
     """A relaxing event not yet in a protected revision (accepted, as `gates` shows it)."""
 
     event_id: str
@@ -56,8 +58,7 @@ class ExportedRelaxation:
     what: str
 
 
-@dataclass(frozen=True)
-class ExportedEntity:
+class ExportedEntity(NamedTuple):
     """One entity: its state for a push to an unknown ref, why, and its lifecycle."""
 
     entity_key: str
@@ -75,8 +76,7 @@ class ExportedEntity:
     events: tuple[ExportedEvent, ...]
 
 
-@dataclass(frozen=True)
-class ExportedRevision:
+class ExportedRevision(NamedTuple):
     """A revision the ledger was read from: `label` for people, `commit` the id."""
 
     label: str
@@ -84,8 +84,7 @@ class ExportedRevision:
     protected: bool = False
 
 
-@dataclass(frozen=True)
-class ExportReport:
+class ExportReport(NamedTuple):
     """Every entity of the ledger at a revision, with the revisions it was read from."""
 
     commit: str

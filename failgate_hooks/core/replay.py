@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.core.ids import short_id
 
@@ -17,8 +17,7 @@ class StepState(enum.StrEnum):
     NO_VERDICT = "no_verdict"
 
 
-@dataclass(frozen=True)
-class ReplayStep:
+class ReplayStep(NamedTuple):
     """The verifier's verdict on one commit of the chain."""
 
     commit: str
@@ -30,8 +29,7 @@ class ReplayStep:
     output_tail: str = ""
 
 
-@dataclass(frozen=True)
-class ReplayReport:
+class ReplayReport(NamedTuple):
     """Everything a replay found, for the text, the JSON and the receipt."""
 
     entity_key: str

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError, LedgerError, UsageError
 from failgate_hooks.core.events import (
@@ -32,8 +33,7 @@ from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.worktree import EventFileExists, working_tree_files, write_event_file
 
 
-@dataclass(frozen=True)
-class EventDraft:
+class EventDraft(NamedTuple):
     """What the person asked for; None means "not given" (inherited)."""
 
     entity_key: str
@@ -62,8 +62,7 @@ class Written:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class EntityFiles:
+class EntityFiles(NamedTuple):
     """The entity's current events as `record` sees them (HEAD plus new working files)."""
 
     events: dict[str, Event]

@@ -16,8 +16,7 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from failgate_hooks.core import wildmatch
 from failgate_hooks.core.errors import FailgateError, UsageError
@@ -33,8 +32,7 @@ _MEMO_VERSION = 2
 _LINK = "120000"  # a symbolic link's mode
 
 
-@dataclass(frozen=True)
-class VerifiedTree:
+class VerifiedTree(NamedTuple):
     """The tree a verifier's checkout holds for a commit, and the tree objects made for it
     (innermost first), which a checkout's object store must hold: none when the commit
     has no ledger folder, and the tree is the commit's own."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.verify.localfiles import (
     canonical_json,
@@ -44,8 +44,7 @@ def pass_key(
     return f"{PASS_KEY_VERSION}-{hashlib.sha256(canonical_json(payload)).hexdigest()}"
 
 
-@dataclass(frozen=True)
-class CachedPass:
+class CachedPass(NamedTuple):
     """A pass recorded earlier: the commit it ran on, and how long it took."""
 
     commit: str

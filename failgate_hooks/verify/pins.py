@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.core.events import is_safe_relative_path
 from failgate_hooks.core.ids import short_id
@@ -29,8 +29,7 @@ class PinError(Exception):
     """A pinned verifier file cannot be taken from its revision; the verifier does not run."""
 
 
-@dataclass(frozen=True)
-class Pin:
+class Pin(NamedTuple):
     """One pinned verifier file as its revision holds it."""
 
     path: str

@@ -26,7 +26,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 from failgate_hooks.git.checkoutgit import CheckoutGit, Shape
 from failgate_hooks.verify.scrub import remove_tree
@@ -206,8 +206,7 @@ class Pool:
                 remove_tree(broken)
 
 
-@dataclass(frozen=True)
-class SlotState:
+class SlotState(NamedTuple):
     """What a slot's checkout was last proven equal to: a tree, its shape, and when."""
 
     tree: str

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.core.pusher_env import is_pusher_controlled
 from failgate_hooks.verify.leftovers import OWNER_VARIABLE, end_leftovers, end_strays, owner_tag
@@ -154,8 +154,7 @@ def verifier_env(
     return env, tuple(notes)
 
 
-@dataclass(frozen=True)
-class CommandRun:
+class CommandRun(NamedTuple):
     """What one run of a command gave."""
 
     exit_code: int | None  # None: it timed out or never started

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 INSTALL_HINT = "install bubblewrap (Debian, Ubuntu: apt-get install bubblewrap)"
 USERNS_HINT = (
@@ -54,8 +54,7 @@ class SandboxError(Exception):
     """The verifier cannot run in the sandbox: the message says why and what to do."""
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(NamedTuple):
     """The command line and environment that run a verifier inside the sandbox."""
 
     argv: list[str]

@@ -21,8 +21,8 @@ import re
 import shlex
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from importlib.machinery import BYTECODE_SUFFIXES, SOURCE_SUFFIXES
+from typing import NamedTuple
 
 from failgate_hooks.core.events import is_safe_relative_path
 from failgate_hooks.core.ids import short_id
@@ -204,8 +204,7 @@ def command_words(repo: GitRepo, argv: Sequence[str], pins: Sequence[Pin]) -> li
     return words
 
 
-@dataclass(frozen=True)
-class UnpinnedPath:
+class UnpinnedPath(NamedTuple):
     """A repository path the command names and does not pin; `in_head` what HEAD holds
     there (`file`, `folder`), None when nothing: a commit may add it with any content."""
 

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 NAMESPACE = "failgate"
 KEY_VARIABLE = "FAILGATE_EVIDENCE_KEY"  # the private key's text, for CI secrets
@@ -35,8 +35,7 @@ class SigningError(Exception):
     """A statement cannot be signed: the message says why and what to do."""
 
 
-@dataclass(frozen=True)
-class Signer:
+class Signer(NamedTuple):
     """Who a signature verified as: the allowed-signers principal and the key's fingerprint."""
 
     principal: str

@@ -46,6 +46,8 @@ def run_content_key(
     return found if found is not None else content_key(repo, commit, ledger_dir, whole=whole)
 
 
+# A frozen dataclass, not a NamedTuple like the other values: its content key is a
+# cached_property, computed only when asked for, which a tuple has nowhere to keep.
 @dataclass(frozen=True)
 class GateRun:
     """One gate's verifier run on `commit`: what its pass and its evidence stand on.

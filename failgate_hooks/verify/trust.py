@@ -14,8 +14,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from failgate_hooks.core.errors import TrustError
 from failgate_hooks.core.events import Verification
@@ -74,8 +73,7 @@ def verifier_fingerprint(verification: Verification, pinned: Iterable[Pinned]) -
     return fingerprint(verification.command, pinned, verification.files, settings)
 
 
-@dataclass(frozen=True)
-class TrustedVerifier:
+class TrustedVerifier(NamedTuple):
     """One approval: this verifier (argv, pinned blobs, run settings) may run for this entity."""
 
     fingerprint: str
@@ -215,7 +213,7 @@ class TrustStore:
 def _replacing(before: TrustedVerifier | None, entry: TrustedVerifier) -> TrustedVerifier:
     """`entry` as the gate's approval, remembering the versions approved before it."""
     replaced = () if before is None else (*before.replaced, before.fingerprint)
-    return replace(entry, replaced=tuple(fp for fp in replaced if fp != entry.fingerprint))
+    return entry._replace(replaced=tuple(fp for fp in replaced if fp != entry.fingerprint))
 
 
 def _parse_store(raw: bytes) -> dict[str, TrustedVerifier]:

@@ -21,8 +21,8 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from types import TracebackType
+from typing import NamedTuple
 
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
@@ -34,8 +34,7 @@ _LOG_LIMIT = 1 << 20
 _NAMED_IN_DETAIL = 3
 
 
-@dataclass(frozen=True)
-class Load:
+class Load(NamedTuple):
     """One module a verifier's Python found in a work tree."""
 
     module: str

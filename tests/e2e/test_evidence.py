@@ -167,12 +167,12 @@ def test_each_kind_of_bad_evidence_is_refused(tmp_path: Path, kind: str) -> None
     elif kind == "unknown signer":
         line = signed(data, stranger)
     elif kind == "bad signature":
-        other = payload(dataclasses.replace(good, run_url="https://ci.example/run/8"))
+        other = payload(good._replace(run_url="https://ci.example/run/8"))
         line = encode_line(other, signature)  # a real signature, over other bytes
     elif kind == "other digest":
-        line = signed(payload(dataclasses.replace(good, verifier="vd2:" + "0" * 64)), w.key)
+        line = signed(payload(good._replace(verifier="vd2:" + "0" * 64)), w.key)
     elif kind == "other content":
-        line = signed(payload(dataclasses.replace(good, content="ck1:" + "0" * 64)), w.key)
+        line = signed(payload(good._replace(content="ck1:" + "0" * 64)), w.key)
     elif kind == "unparsable":
         line = "fge1 this-is-not-base64! x"
     else:
@@ -347,7 +347,7 @@ def test_a_signer_revoked_on_main_cannot_clear_a_release_branch(tmp_path: Path) 
     w.repo.write(demo.BUDGET_PATH, demo.budget_json(demo.BROKEN_BUDGET))
     broken = w.repo.commit("break the release's budget")
     with GitRepo.open(w.repo.path) as opened:
-        forged = dataclasses.replace(good, content=content_key(opened, broken, "ledger"))
+        forged = good._replace(content=content_key(opened, broken, "ledger"))
         data = payload(forged)
         line = encode_line(data, sign(data, key_file=str(leaked), key_text=None)[0])
         append_lines(opened, {evidence_path(forged.content): [line]})

@@ -10,7 +10,6 @@ however many of them got in some other way.
 from __future__ import annotations
 
 import base64
-import dataclasses
 import struct
 from pathlib import Path
 
@@ -67,7 +66,7 @@ def test_the_server_refuses_lines_that_do_not_verify_however_they_look(tmp_path:
     # Each claims the gate's very subject, under the listed key: only ssh-keygen tells.
     forged = []
     for n in range(FLOOD):
-        data = payload(dataclasses.replace(good, run_url=f"https://ci.example/run/{n}"))
+        data = payload(good._replace(run_url=f"https://ci.example/run/{n}"))
         forged.append(encode_line(data, forged_signature(listed_key(w), b"junk%d" % n)))
     with GitRepo.open(w.repo.path) as opened:
         append_lines(opened, {path: forged})
