@@ -67,7 +67,8 @@ def restore_findings(targets: Iterable[WriteTarget], protected: Protected) -> li
             continue
         detail = _detail(target, target.restore, protected, what)
         if detail is not None:
-            found.setdefault(detail, Finding(Risk.PROTECTED_RESTORE, detail))
+            risk = Risk.PROTECTED_INDEX if target.index_only else Risk.PROTECTED_RESTORE
+            found.setdefault(detail, Finding(risk, detail))
     return list(found.values())
 
 
@@ -110,6 +111,8 @@ def _change(target: WriteTarget, restore: Restore, protected: Protected) -> Chan
             if _grafted(repo.common_dir):
                 raise _Doubt("a grafts file changes which commits the revision names")
             tree = restore_facts.tree_of(repo, restore.source)
+            if tree is None and restore.source_or_path:
+                return None  # git reads the word as a path: another target judges that
             if tree is None:
                 raise _Doubt(f"`{restore.source}` names no tree here")
             source = _reached(restore_facts.tree_entries(repo, tree, specs), scope, protected)

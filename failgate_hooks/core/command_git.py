@@ -10,6 +10,7 @@ the way is handed back to the scan through `LineReader`.
 
 from __future__ import annotations
 
+from failgate_hooks.core.command_git_index import INDEX_WRITERS, index_writes
 from failgate_hooks.core.command_git_writes import GIT_WRITERS, git_writes, voided
 from failgate_hooks.core.command_rules import (
     _COMMAND_KEYS,
@@ -120,8 +121,10 @@ def read_git(
         return
     elif name == "config":
         _git_config(read, rest, state, depth)
-    elif name in GIT_WRITERS:
-        writes = git_writes(name, rest, cwd)
+    elif name in GIT_WRITERS or name in INDEX_WRITERS:
+        writes = (
+            git_writes(name, rest, cwd) if name in GIT_WRITERS else index_writes(name, rest, cwd)
+        )
         if index:  # `-C`, `-c`, `--work-tree`, `--git-dir`: another repository, or other rules
             writes = voided(writes, f"git's own options ({_shown(args[0])}) come before it")
         state.writes.extend(writes)

@@ -6,16 +6,20 @@ and no `--` may be a branch or a path: it is judged as a path, and a branch's
 name names nothing protected); `clean` removes the untracked files under its
 pathspecs, the whole folder when none is given; `stash` with untracked files
 (`-u`, `-a`) takes them away, and `stash` with pathspecs reverts those;
-`checkout-index` and `read-tree -u` write what the index or a tree holds. A
+`checkout-index` and `read-tree -u` write what the index or a tree holds. Some
+write the index alone (`WriteTarget.index_only`, see `command_git_index.py` for
+why that counts): `restore --staged`, `rm --cached`, `read-tree` without `-u`
+and `stash apply --index` (or `pop`), which brings back an index unseen here. A
 pathspec is git's, not the shell's: its magic (`:/ledger`, `:(top)`,
 `:!build`) is read, an exclusion reaches everything but what it excludes, and a
 wildcard reaches everything in the folder before it (git's `*` crosses `/` and
 matches dot-files). `--pathspec-from-file` reaches the whole tree.
 
-A plain `restore` or `checkout` of paths also says what it writes them from
-(`Restore`: the index, or a revision), so that the agent hook can compare that
-with the work tree before it runs and let through one that changes nothing
-protected (`git restore .`); `command_restores.py` says when that may stand.
+A plain `restore` or `checkout` of paths (and `read-tree REV`) also says what
+it writes them from (`Restore`: the index, or a revision), so that the agent
+hook can compare that with the work tree before it runs and let through one
+that changes nothing protected (`git restore .`); `command_restores.py` says
+when that may stand.
 
 What moves the whole work tree to a commit (switching branches, `reset
 --hard`, `checkout -f`, a `stash` of tracked changes) names no path and is not
@@ -44,7 +48,7 @@ _VALUES: dict[str, tuple[str, tuple[str, ...]]] = {
     "stash": ("m", ("--message",)),
 }
 _GLOB = frozenset("*?[")
-_WHOLE_REPOSITORY = "/"  # the root of the repository is not known here: judged as all of it
+WHOLE_REPOSITORY = "/"  # the root of the repository is not known here: judged as all of it
 
 # The options of a restore of paths whose writes the agent hook can check before it
 # runs: each writes the paths from one source, the index or a revision, and nothing
@@ -63,7 +67,7 @@ _PLAIN_REVISION = re.compile(r"[A-Za-z0-9@_][A-Za-z0-9._/@{}~^+-]*")
 
 
 @dataclass
-class _Parsed:
+class ParsedOptions:
     flags: set[str]
     before: list[Word]  # operands before a `--`
     after: list[Word] | None  # operands after it; None when there is no `--`
@@ -77,21 +81,20 @@ def git_writes(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTa
         return _stash(args, cwd)
     if name in ("checkout-index", "read-tree"):
         return _from_the_index(name, args, cwd)
-    parsed = _parse(args, *_VALUES.get(name, ("", ())))
+    parsed = parse_options(args, *_VALUES.get(name, ("", ())))
     paths = parsed.before + (parsed.after or [])
     if name == "checkout" and parsed.after is not None:
         paths = parsed.before[1:] + parsed.after  # the first word before `--` is a revision
-    elif (
-        name == "restore"
-        and _given(parsed, "-S", "--staged")
-        and not _given(parsed, "-W", "--worktree")
-    ):
-        return []  # the index alone
     elif name == "clean":
-        if _given(parsed, "-n", "--dry-run"):
+        if given(parsed, "-n", "--dry-run"):
             return []
         paths = paths or [Word(".")]
-    targets = _targets(paths, parsed, cwd)
+    targets = targets_of(paths, parsed, cwd)
+    staged = name == "restore" and given(parsed, "-S", "--staged")
+    if (staged and not given(parsed, "-W", "--worktree")) or (
+        name == "rm" and given(parsed, "", "--cached")
+    ):
+        targets = [replace(t, index_only=True) for t in targets]  # the index alone
     restore = _restore(name, args, parsed) if paths else None
     return [replace(t, restore=restore) for t in targets] if restore else targets
 
@@ -107,7 +110,7 @@ def voided(targets: Sequence[WriteTarget], why: str, *, first: bool = False) -> 
     ]
 
 
-def _restore(name: str, args: Sequence[Word], parsed: _Parsed) -> Restore | None:
+def _restore(name: str, args: Sequence[Word], parsed: ParsedOptions) -> Restore | None:
     """Where a `checkout` or `restore` of paths writes them from, when it is plain enough
     for the agent hook to check: `git restore [-s REV] [-SW] PATHS`, `git checkout [--]
     PATHS` (a lone word without `--` is a path, or a branch, which writes no path) and
@@ -124,18 +127,20 @@ def _restore(name: str, args: Sequence[Word], parsed: _Parsed) -> Restore | None
             return None
         source = parsed.before[0].text if parsed.before else None
         no_overlay = "--no-overlay" in parsed.flags and source is not None
-        if source is not None and not _plain_revision(source):
+        if source is not None and not plain_revision(source):
             return None
         return Restore(source, removes_tracked=no_overlay)
     sources = [value.text for option, value in parsed.values if option in ("-s", "--source")]
-    if len(sources) > 1 or not all(_plain_revision(s) for s in sources):
+    if len(sources) > 1 or not all(plain_revision(s) for s in sources):
         return None
     staged = "-S" in parsed.flags or "--staged" in parsed.flags
     source = sources[0] if sources else ("HEAD" if staged else None)  # --staged: from HEAD
-    return Restore(source, removes_tracked=source is not None and not overlay)
+    # what `--staged` alone takes out of the index stays in the work tree, untracked
+    index_only = staged and not ("-W" in parsed.flags or "--worktree" in parsed.flags)
+    return Restore(source, removes_tracked=source is not None and not overlay and not index_only)
 
 
-def _plain_revision(text: str) -> bool:
+def plain_revision(text: str) -> bool:
     return _PLAIN_REVISION.fullmatch(text) is not None and ".." not in text
 
 
@@ -146,35 +151,53 @@ def _from_the_index(name: str, args: Sequence[Word], cwd: str | None) -> list[Wr
     prefix = next((w.text.partition("=")[2] for w in args if w.text.startswith("--prefix=")), "")
     flags = {w.text for w in args if w.text.startswith("-")}
     if name == "read-tree":
-        if not any(not f.startswith("--") and "u" in f[1:] for f in flags):  # -u, -mu
-            return []
-        paths = ["."]
+        return _read_tree(args, flags, prefix, cwd)
     elif flags & {"-a", "--all", "--stdin"} or any(w.dynamic for w in args):
         paths = ["."]
     else:
         paths = [w.text for w in args if not w.text.startswith("-")]
-    return [_reached(posixpath.join(prefix, path) if prefix else path, cwd) for path in paths]
+    return [reached(posixpath.join(prefix, path) if prefix else path, cwd) for path in paths]
+
+
+def _read_tree(
+    args: Sequence[Word], flags: set[str], prefix: str, cwd: str | None
+) -> list[WriteTarget]:
+    """`read-tree` writes the index (under `--prefix` when given), and with `-u` the work
+    tree too. `git read-tree [-q] REV` makes the index REV's tree, which the agent hook
+    can compare with the work tree; any other form (a merge, `--empty`) is judged whole."""
+    writes_tree = any(not f.startswith("--") and "u" in f[1:] for f in flags)  # -u, -mu
+    # its prefix, as its paths, is relative to the top of the work tree
+    target = reached(prefix, None) if prefix else reached(WHOLE_REPOSITORY, cwd)
+    target = replace(target, index_only=not writes_tree)
+    operands = [w for w in args if not w.text.startswith("-")]
+    plain = flags <= {"-q", "--quiet"} and len(operands) == 1 and not operands[0].dynamic
+    if plain and plain_revision(operands[0].text) and not writes_tree:
+        return [replace(target, restore=Restore(operands[0].text))]
+    return [target]
 
 
 def _stash(args: Sequence[Word], cwd: str | None) -> list[WriteTarget]:
     sub = args[0].text if args and not args[0].text.startswith("-") else "push"
+    if sub in ("apply", "pop") and given(parse_options(args[1:], "", ()), "", "--index"):
+        # the index the stash recorded, unseen here, comes back beside the work tree's files
+        return [replace(reached(WHOLE_REPOSITORY, cwd), index_only=True)]
     if sub not in ("push", "save"):
         return []  # list, show, drop; what pop and apply write is in the stash, unseen here
     rest = args[1:] if args and args[0].text == sub else args
-    parsed = _parse(rest, *_VALUES["stash"])
+    parsed = parse_options(rest, *_VALUES["stash"])
     if sub == "save":  # its operands are the message
         parsed.before, parsed.after = [], None
     paths = parsed.before + (parsed.after or [])
-    untracked = _given(parsed, "-u", "--include-untracked") or _given(parsed, "-a", "--all")
+    untracked = given(parsed, "-u", "--include-untracked") or given(parsed, "-a", "--all")
     if not paths and not parsed.from_file:
         paths = [Word(".")] if untracked else []
-    return _targets(paths, parsed, cwd)
+    return targets_of(paths, parsed, cwd)
 
 
-def _targets(paths: list[Word], parsed: _Parsed, cwd: str | None) -> list[WriteTarget]:
+def targets_of(paths: list[Word], parsed: ParsedOptions, cwd: str | None) -> list[WriteTarget]:
     targets = [pathspec(word, cwd) for word in paths]
     if parsed.from_file:
-        targets.append(_reached(_WHOLE_REPOSITORY, cwd))
+        targets.append(reached(WHOLE_REPOSITORY, cwd))
     return targets
 
 
@@ -185,18 +208,18 @@ def pathspec(word: Word, cwd: str | None) -> WriteTarget:
         magic, text = _magic(text)
         top, literal = "top" in magic, "literal" in magic
         if "exclude" in magic or not text:
-            return _reached("." if not top and cwd else _WHOLE_REPOSITORY, cwd)
+            return reached("." if not top and cwd else WHOLE_REPOSITORY, cwd)
     if not literal:
         parts = text.split("/")
         wild = next((i for i, part in enumerate(parts) if _GLOB & set(part)), None)
         if wild is not None:
             text = "/".join(parts[:wild]) or "."
     if top:  # relative to the repository's root, which may be above cwd: any folder
-        return _reached(text, None)
-    return _reached(text, cwd)
+        return reached(text, None)
+    return reached(text, cwd)
 
 
-def _reached(path: str, cwd: str | None) -> WriteTarget:
+def reached(path: str, cwd: str | None) -> WriteTarget:
     return WriteTarget(path, cwd, removes=True, git_pathspec=True)
 
 
@@ -218,17 +241,19 @@ def _magic(text: str) -> tuple[set[str], str]:
     return magic, text[index:]
 
 
-def _given(parsed: _Parsed, short: str, long: str) -> bool:
+def given(parsed: ParsedOptions, short: str, long: str) -> bool:
     """Whether the flag is there, short or long, or as a prefix git takes for the long one."""
     return short in parsed.flags or any(
         f.startswith("--") and len(f) > 3 and long.startswith(f) for f in parsed.flags
     )
 
 
-def _parse(args: Sequence[Word], short_values: str, long_values: tuple[str, ...]) -> _Parsed:
+def parse_options(
+    args: Sequence[Word], short_values: str, long_values: tuple[str, ...]
+) -> ParsedOptions:
     """git's options as parse-options reads them: clusters of short flags, a short
     option's value attached or next, a long one's after `=` or next, and `--`."""
-    parsed = _Parsed(set(), [], None, False)
+    parsed = ParsedOptions(set(), [], None, False)
     skip = False
     for index, word in enumerate(args):
         text = word.text

@@ -33,6 +33,8 @@ from failgate_hooks.core.shell_lexer import WRITE_REDIRECTS, Command, Word
 _INERT = frozenset({"cd", "pushd", "popd", "pwd", "echo", "printf", "true", ":", "ls", "test",
                     "["})  # fmt: skip
 _READING_GIT = frozenset({"status", "diff", "log", "show", "ls-files", "rev-parse"})
+# The git commands whose writes the hook can check before they run.
+_CHECKED = frozenset({"restore", "checkout", "reset", "read-tree"})
 # How a command may end and still be followed by the next only once it has finished.
 _SEQUENTIAL = frozenset({"", ";", "&&", "||", "\n"})
 
@@ -84,7 +86,7 @@ def _why_unchecked(
         return "a variable is set for it"
     if not words or words[0].dynamic or basename(words[0].text) != "git":
         return f"it runs through {_shown(words[0])}" if words else "it is not run by git"
-    if len(words) < 2 or words[1].text not in ("restore", "checkout"):
+    if len(words) < 2 or words[1].text not in _CHECKED:
         # `git bisect run git restore .`: run by another git command, after its own work
         return f"it runs through git {_shown(words[1])}" if len(words) > 1 else "it is not run"
     if not _quiet(cmd):

@@ -138,6 +138,7 @@ class Risk(enum.StrEnum):
     PROTECTED_WRITE = "protected-write"
     PROTECTED_UNREADABLE = "protected-unreadable"
     PROTECTED_RESTORE = "protected-restore"  # a git restore of paths that would change one
+    PROTECTED_INDEX = "protected-index"  # a write of git's index that may set one apart
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,9 @@ class Restore:
     source: str | None  # a revision, as written; None: the index
     removes_tracked: bool = False  # a path the index holds and the source lacks is removed
     void: str | None = None
+    # `git reset A B` without `--`: A is a revision only when it names one, or else a path
+    # (read as such in another target). When it names no tree, this reading is not git's.
+    source_or_path: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class WriteTarget:
     removes: bool = False  # removes or moves it away: its folders count too
     git_pathspec: bool = False  # a pathspec of git's own, which never reaches into .git
     restore: Restore | None = None  # a git restore of paths, and what from
+    index_only: bool = False  # git's index entries for it, not the work tree's file
 
 
 # Commands that write the files they name: which operands, and whether they remove them.

@@ -65,7 +65,8 @@ def protected_writes(
     for target in writes:
         what = touched(target, protected)
         if what is not None:
-            found.setdefault(what, Finding(Risk.PROTECTED_WRITE, what))
+            risk = Risk.PROTECTED_INDEX if target.index_only else Risk.PROTECTED_WRITE
+            found.setdefault(what, Finding(risk, what))
     for text in code:
         name = named_in(text, protected)
         if name is not None:

@@ -174,9 +174,16 @@ _WHAT = {
     "paths you changed by name, outside the ledger, the hooks and the agents' and "
     "pre-commit's configuration (e.g. `git restore src/`); a protected file that differs is "
     "the user's to restore.",
+    Risk.PROTECTED_INDEX: "it changes git's index for {}; those files decide what a push "
+    "must prove, and at a push pre-commit writes what the index holds for them into the work "
+    "tree. A `git reset` or `git restore --staged` proceeds when the index it leaves holds "
+    "what the work tree does, and `git add` of the work tree's own files always does. To "
+    "unstage your own changes, name the paths you changed, outside the ledger, the hooks and "
+    "the agents' and pre-commit's configuration (e.g. `git reset -q -- src/`); a protected "
+    "entry that differs is the user's to restore.",
 }
 # How much of a finding's detail a refusal shows: a restore's names a path and a revision.
-_DETAIL_MOST = {Risk.PROTECTED_RESTORE: 240}
+_DETAIL_MOST = {Risk.PROTECTED_RESTORE: 240, Risk.PROTECTED_INDEX: 240}
 
 
 def _what(finding: Finding) -> str:

@@ -6,8 +6,9 @@ hook configuration) would keep what the work tree holds. They are refused when
 git holds another version there: an older configuration staged by `git reset
 REV -- .pre-commit-config.yaml` (which writes the index alone) or by `git
 update-index --cacheinfo`, a stash that brings one back, an older revision,
-replaced objects; and whenever something before them in the same line could
-change the index. What the hook lets through is run for real, then a plain
+replaced objects (each set up here without the hook, which refuses them: see
+tests/e2e/test_agent_hook_index.py); and whenever something before them in the
+same line could change the index. What the hook lets through is run for real, then a plain
 `git push` through pre-commit: the remote's branch must not move while the gate
 is held.
 """
@@ -59,6 +60,11 @@ class World:
         assert (answer.code, answer.out, answer.err) == (0, "", ""), (command, answer)
         run_as_the_agent(self.repo, command)
 
+    def set_up(self, command: str) -> None:
+        """A state the hook refuses to make: the user's, or an older failgate's."""
+        assert self.ask(command).verdict("claude").action == "block", command
+        run_as_the_agent(self.repo, command)
+
     def config_now(self) -> str:
         return (self.repo.path / ".pre-commit-config.yaml").read_text()
 
@@ -103,7 +109,7 @@ def test_it_proceeds_in_a_sha256_repository_and_is_refused_there_too(tmp_path: P
     world = World(tmp_path, "sha256")
     world.let_through("git restore .")
     assert (world.repo.path / demo.BUDGET_PATH).read_text() == world.budget
-    world.let_through(STAGED_OLD_CONFIG)
+    world.set_up(STAGED_OLD_CONFIG)
     assert world.ask("git restore .").verdict("claude").action == "block"
 
 
@@ -141,7 +147,7 @@ STAGED_OLD_CONFIG = "git reset -q before -- .pre-commit-config.yaml"
 def test_a_restore_after_an_earlier_command_staged_an_old_config_is_refused(
     world: World, earlier: str, command: str
 ) -> None:
-    world.let_through(earlier.format(old=world.old_config))
+    world.set_up(earlier.format(old=world.old_config))
     reason = refused(world, command)
     assert ".pre-commit-config.yaml, of which the index holds another version" in reason
     assert "git restore src/" in reason  # the way out
@@ -149,7 +155,7 @@ def test_a_restore_after_an_earlier_command_staged_an_old_config_is_refused(
 
 def test_an_index_entry_marked_unchanged_is_compared_all_the_same(world: World) -> None:
     # git diff sees no change through --assume-unchanged; git restore writes it anyway
-    world.let_through(
+    world.set_up(
         f"git update-index --cacheinfo 100644,{world.old_config},.pre-commit-config.yaml && "
         "git update-index --assume-unchanged .pre-commit-config.yaml"
     )
@@ -198,7 +204,7 @@ def test_a_restore_from_an_older_revision_is_refused(world: World, command: str)
 def test_a_stash_holding_an_old_config_cannot_be_popped_and_restored_in_one_line(
     world: World,
 ) -> None:
-    world.let_through(f"{STAGED_OLD_CONFIG} && git stash -q")
+    world.set_up(f"{STAGED_OLD_CONFIG} && git stash -q")
     assert world.config_now() == world.config
     refused(world, "git stash pop -q --index && git restore .")
 
