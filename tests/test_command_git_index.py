@@ -55,6 +55,10 @@ INDEX_WRITES = [
     ("git add --chmod=+x .pre-commit-config.yaml", "pre-commit"),
     ("git add -e .claude/settings.json", "Claude Code"),
     ("git add --interactive", "ledger"),
+    # the index as a file, written whole
+    ("cp saved-index .git/index", ".git/index"),
+    ("GIT_INDEX_FILE=old git read-tree before && mv old .git/index", ".git/index"),
+    ("cd src && cat ../saved > ../.git/index", ".git/index"),
 ]
 
 

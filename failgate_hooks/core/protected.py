@@ -23,6 +23,7 @@ from failgate_hooks.core.shell_lexer import DYN
 _PROTECTED_RUNS: tuple[tuple[tuple[str, ...], str], ...] = (
     ((".git", "hooks"), "the git hooks (.git/hooks)"),
     ((".git", "config"), "git's configuration (.git/config), which says where the hooks are"),
+    ((".git", "index"), "git's index (.git/index), which pre-commit writes out at a push"),
     ((".gitconfig",), "a git configuration file (.gitconfig), which can move the hooks"),
     ((".pre-commit-config.yaml",), "pre-commit's configuration, which says what a push runs"),
     ((".claude", "settings.json"), "Claude Code's hook configuration"),
