@@ -119,7 +119,7 @@ def _protection(where: str) -> Protected:
         return Protected()
     with repo:
         hooks = [os.path.join(repo.common_dir, "hooks")]
-        ledger = Protected.ledger
+        ledger = Protected().ledger
         try:
             hooks.append(hooks_dir(repo))
             ledger = inspection_config(repo).ledger

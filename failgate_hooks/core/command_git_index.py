@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 
 from failgate_hooks.core.command_git_writes import (
     WHOLE_REPOSITORY,
@@ -69,7 +68,7 @@ def index_writes(name: str, args: Sequence[Word], cwd: str | None) -> list[Write
         targets = targets_of(paths or [Word(WHOLE_REPOSITORY)], parsed, cwd)
     else:
         targets = _reset(args, cwd)
-    return [replace(t, index_only=True) for t in targets]
+    return [t._replace(index_only=True) for t in targets]
 
 
 def _reset(args: Sequence[Word], cwd: str | None) -> list[WriteTarget]:
@@ -112,7 +111,7 @@ def _from(
     if not plain or parsed.from_file or not plain_revision(source):
         return targets
     restore = Restore(source, source_or_path=or_a_path)
-    return [replace(t, restore=restore) for t in targets]
+    return [t._replace(restore=restore) for t in targets]
 
 
 def _update_index(args: Sequence[Word], cwd: str | None) -> list[WriteTarget]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from failgate_hooks.core.command_writes import Restore, WriteTarget
 from failgate_hooks.core.shell_lexer import Word
@@ -94,16 +94,16 @@ def git_writes(name: str, args: Sequence[Word], cwd: str | None) -> list[WriteTa
     if (staged and not given(parsed, "-W", "--worktree")) or (
         name == "rm" and given(parsed, "", "--cached")
     ):
-        targets = [replace(t, index_only=True) for t in targets]  # the index alone
+        targets = [t._replace(index_only=True) for t in targets]  # the index alone
     restore = _restore(name, args, parsed) if paths else None
-    return [replace(t, restore=restore) for t in targets] if restore else targets
+    return [t._replace(restore=restore) for t in targets] if restore else targets
 
 
 def voided(targets: Sequence[WriteTarget], why: str, *, first: bool = False) -> list[WriteTarget]:
     """The targets, each restore among them judged as any write is, for `why` (before
     the reason it already had, with `first`)."""
     return [
-        replace(t, restore=replace(t.restore, void=why if first else t.restore.void or why))
+        t._replace(restore=t.restore._replace(void=why if first else t.restore.void or why))
         if t.restore
         else t
         for t in targets
@@ -168,11 +168,11 @@ def _read_tree(
     writes_tree = any(not f.startswith("--") and "u" in f[1:] for f in flags)  # -u, -mu
     # its prefix, as its paths, is relative to the top of the work tree
     target = reached(prefix, None) if prefix else reached(WHOLE_REPOSITORY, cwd)
-    target = replace(target, index_only=not writes_tree)
+    target = target._replace(index_only=not writes_tree)
     operands = [w for w in args if not w.text.startswith("-")]
     plain = flags <= {"-q", "--quiet"} and len(operands) == 1 and not operands[0].dynamic
     if plain and plain_revision(operands[0].text) and not writes_tree:
-        return [replace(target, restore=Restore(operands[0].text))]
+        return [target._replace(restore=Restore(operands[0].text))]
     return [target]
 
 
@@ -180,7 +180,7 @@ def _stash(args: Sequence[Word], cwd: str | None) -> list[WriteTarget]:
     sub = args[0].text if args and not args[0].text.startswith("-") else "push"
     if sub in ("apply", "pop") and given(parse_options(args[1:], "", ()), "", "--index"):
         # the index the stash recorded, unseen here, comes back beside the work tree's files
-        return [replace(reached(WHOLE_REPOSITORY, cwd), index_only=True)]
+        return [reached(WHOLE_REPOSITORY, cwd)._replace(index_only=True)]
     if sub not in ("push", "save"):
         return []  # list, show, drop; what pop and apply write is in the stash, unseen here
     rest = args[1:] if args and args[0].text == sub else args

@@ -15,13 +15,12 @@ computes, is unreadable: what it runs is unknown.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.core.shell_lexer import Word
 
 
-@dataclass(frozen=True)
-class InterpreterOptions:
+class InterpreterOptions(NamedTuple):
     code: str = ""  # letters whose value is code to run: python's c, node's e
     flags: str = ""  # letters that take no value: the cluster goes on after them
     values: str = ""  # letters whose value is the rest of the word, or else the next word
@@ -81,8 +80,7 @@ def options_of(family: str) -> InterpreterOptions:
     return _INTERPRETERS.get(family, _NONE)
 
 
-@dataclass(frozen=True)
-class OptionWord:
+class OptionWord(NamedTuple):
     """What one word of an interpreter's command line gives it, read as an option."""
 
     code: tuple[Word, ...] = ()  # code to run, from this word or the ones after it

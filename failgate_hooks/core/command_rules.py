@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.core.command_writes import WriteTarget
 
@@ -141,24 +141,21 @@ class Risk(enum.StrEnum):
     PROTECTED_INDEX = "protected-index"  # a write of git's index that may set one apart
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One thing a command would do around the gate, and what exactly, for the message."""
 
     risk: Risk
     detail: str
 
 
-@dataclass(frozen=True)
-class Unread:
+class Unread(NamedTuple):
     """A command line with a part the scan could not read, and the first such part."""
 
     text: str  # the whole line: judged by the protected names it holds, as inline code is
     why: str
 
 
-@dataclass(frozen=True)
-class CommandScan:
+class CommandScan(NamedTuple):
     findings: tuple[Finding, ...] = ()
     writes: tuple[WriteTarget, ...] = ()
     code: tuple[str, ...] = ()  # inline code for an interpreter: judged by the names it holds

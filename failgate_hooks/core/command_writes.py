@@ -11,13 +11,12 @@ sources, `mv`, `cp`, `install`, `rsync` and `scp` write their last operand (or
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.core.shell_lexer import Word
 
 
-@dataclass(frozen=True)
-class Restore:
+class Restore(NamedTuple):
     """What a `git restore` or `git checkout` of paths writes them from.
 
     Such a write changes nothing where the work tree already holds what its source
@@ -34,8 +33,7 @@ class Restore:
     source_or_path: bool = False
 
 
-@dataclass(frozen=True)
-class WriteTarget:
+class WriteTarget(NamedTuple):
     """A path a command would write or remove, and the directory it would be in then."""
 
     path: str  # as the shell would see it; DYN where it is computed

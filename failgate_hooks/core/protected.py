@@ -13,7 +13,7 @@ import fnmatch
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.core.command_rules import Finding, Risk, Unread
 from failgate_hooks.core.command_writes import WriteTarget
@@ -39,8 +39,7 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 _BRACES = re.compile(r"\{[^{}]*\}")
 
 
-@dataclass(frozen=True)
-class Protected:
+class Protected(NamedTuple):
     """What this repository's gate rests on, as absolute paths where they are known."""
 
     root: str | None = None  # the work tree

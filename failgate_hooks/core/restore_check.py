@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from failgate_hooks.core.command_writes import Restore
 
@@ -33,8 +33,7 @@ CONVERTING_ATTRIBUTES = ("filter", "ident", "working-tree-encoding")
 _UNSET = frozenset({"unspecified", "unset"})
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One path of the index or of a tree: `ls-files -s` or `ls-tree` as git lists it."""
 
     path: str
@@ -43,8 +42,7 @@ class Entry:
     stage: int = 0  # 1 to 3: unmerged
 
 
-@dataclass(frozen=True)
-class OnDisk:
+class OnDisk(NamedTuple):
     """What the work tree holds at a path: `file`, `link`, `absent` or `other` (a folder,
     a device, or a path under a file or through a link)."""
 
@@ -53,8 +51,7 @@ class OnDisk:
     oid: str | None = None  # the blob id of its bytes (a link's: its target)
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """A protected path the restore would change, and how: a clause that follows it."""
 
     path: str
