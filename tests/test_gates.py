@@ -423,6 +423,20 @@ def test_a_broken_scope_in_a_later_event_is_not_narrowed_by_the_valid_ones() -> 
     assert other.state is GateState.NOT_APPLICABLE, other
 
 
+def test_a_later_event_that_does_not_parse_narrows_neither_scope_nor_triggers() -> None:
+    """A later file meant to move the gate to main, but its TOML does not parse: it may
+    set applies_to or triggers, so neither the valid events' scope nor their triggers
+    can stand for it, and the entity holds invalid on main and for any action."""
+    first = ev(FIRST_ID, applies_to=AppliesTo(refs=("refs/heads/release/*",)), verification=CHECK)
+    path = f"ledger/deploy/mainnet/gas-budget/{LATER_ID}.toml"
+    event, problems = parse_event(b'applies_to = { refs = ["refs/heads/main",, ] }\n', path, entity_key=KEY)
+    assert event is None and all(p.key is None for p in problems), problems
+    for trigger in ("push", "deploy"):
+        got = run_assess([first], context=Context(trigger, MAIN), problems=problems)
+        assert got.state is GateState.INVALID, (trigger, got)
+        assert SCOPE_UNKNOWN_NOTE in got.notes
+
+
 def test_not_applicable_wins_over_conflict_and_retired() -> None:
     events = [observed(triggers=("deploy",)), ev("e2", "expired", follows=("e1",))]
     assert run_assess(events).state is GateState.NOT_APPLICABLE

@@ -88,7 +88,7 @@ def _state(resolution: Resolution, facts: Facts, context: Context) -> _Found:
     if not applying:
         return _Found(GateState.NOT_APPLICABLE, _not_applicable(verdicts))
     notes = tuple(dict.fromkeys(note for head_notes in applying for note in head_notes))
-    if _broken_scope(resolution):
+    if _scope_dropped(resolution):
         notes += (SCOPE_UNKNOWN_NOTE,)
     shown = resolution.state
     if resolution.outcome is Outcome.INVALID:
@@ -119,34 +119,50 @@ def judged_scopes(resolution: Resolution) -> list[EntityState]:
     An invalid entity is judged on its fold and on every head: for heads that disagree,
     the fold takes the keys of the head last by id, and a broken file must not let the
     narrowest head decide where a conflict would have held. When a broken file sets
-    applies_to, no valid event's scope narrows them: only their triggers do."""
+    applies_to (or triggers), no valid event's applies_to (or triggers) narrows them; a
+    file that does not parse may set either, so then neither does."""
     heads = [resolution.head_states[h] for h in resolution.heads]
     if resolution.outcome is Outcome.CONFLICT:
         return heads
     if resolution.outcome is Outcome.INVALID:
         states = [resolution.state, *(head for head in heads if head != resolution.state)]
-        if _broken_scope(resolution):
-            return [state._replace(applies_to=None) for state in states]
+        unknown = _unknown_scope(resolution)
+        if unknown:
+            return [state._replace(**dict.fromkeys(unknown)) for state in states]
         return states
     return [resolution.state]
 
 
 SCOPE_UNKNOWN_NOTE = (
-    "a file that fails to validate sets applies_to: where it applies is unknown, so it "
-    "applies wherever its triggers do (fail closed)"
+    "a file that fails to validate sets its scope (applies_to or triggers, or it does not "
+    "parse): where it applies is unknown, so that key narrows nothing (fail closed)"
 )
+_SCOPE_KEYS = ("applies_to", "triggers")
 
 
-def _broken_scope(resolution: Resolution) -> bool:
-    """Whether an event file that failed to validate sets the entity's scope: what it
-    meant (a short ref name, a bad glob) may reach where the valid events do not, so
-    their scope cannot stand for it."""
-    return resolution.outcome is Outcome.INVALID and any(
-        problem.path is not None
-        and problem.key is not None
-        and (problem.key == "applies_to" or problem.key.startswith("applies_to."))
-        for problem in resolution.problems
-    )
+def _scope_dropped(resolution: Resolution) -> bool:
+    """Whether a valid event's scope or triggers went unheeded for a broken file: worth
+    saying, where an entity with no valid scope has nothing to drop."""
+    states = [resolution.state, *(resolution.head_states[h] for h in resolution.heads)]
+    unknown = _unknown_scope(resolution)
+    return any(getattr(state, key) is not None for state in states for key in unknown)
+
+
+def _unknown_scope(resolution: Resolution) -> tuple[str, ...]:
+    """The scope keys an event file that failed to validate may set: what it meant (a
+    short ref name, a bad glob, a trigger) may reach where the valid events do not, so
+    their value cannot stand for it. A problem of the whole file (it does not parse, or
+    is not this entity's) may hide either key."""
+    if resolution.outcome is not Outcome.INVALID:
+        return ()
+    unknown: set[str] = set()
+    for problem in resolution.problems:
+        if problem.path is None:
+            continue
+        if problem.key is None:
+            return _SCOPE_KEYS
+        unknown.update(k for k in _SCOPE_KEYS if problem.key.split(".")[0].split("[")[0] == k)
+    return tuple(k for k in _SCOPE_KEYS if k in unknown)
 
 
 def _not_applicable(verdicts: Sequence[tuple[bool, tuple[str, ...]]]) -> str:
