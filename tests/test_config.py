@@ -205,6 +205,11 @@ def test_identity_env_may_not_name_what_an_http_pusher_sends(name: str) -> None:
         ('ledger_refs = ["remotes/origin/main"]', "ledger_refs[0]: expected a full ref name "
          "starting with refs/, got 'remotes/origin/main': a short name matches no ref, so write "
          "refs/remotes/origin/main"),
+
+        ('protected_refs = ["refs/heads/ma\u0456n"]', "protected_refs[0]: 'refs/heads/ma\\u0456n' "
+         "holds a space, an invisible or a non-ASCII character"),
+        ('protected_refs = ["refs/heads/main "]', "holds a space"),
+        ('protected_refs = ["refs/*"]', "protected_refs[0]: 'refs/*' matches no branch or tag"),
     ],
 )  # fmt: skip
 def test_a_short_ref_name_in_the_configuration_is_refused(text: str, expected: str) -> None:

@@ -429,7 +429,9 @@ def test_a_later_event_that_does_not_parse_narrows_neither_scope_nor_triggers() 
     can stand for it, and the entity holds invalid on main and for any action."""
     first = ev(FIRST_ID, applies_to=AppliesTo(refs=("refs/heads/release/*",)), verification=CHECK)
     path = f"ledger/deploy/mainnet/gas-budget/{LATER_ID}.toml"
-    event, problems = parse_event(b'applies_to = { refs = ["refs/heads/main",, ] }\n', path, entity_key=KEY)
+    event, problems = parse_event(
+        b'applies_to = { refs = ["refs/heads/main",, ] }\n', path, entity_key=KEY
+    )
     assert event is None and all(p.key is None for p in problems), problems
     for trigger in ("push", "deploy"):
         got = run_assess([first], context=Context(trigger, MAIN), problems=problems)

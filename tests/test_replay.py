@@ -264,7 +264,7 @@ def test_scope_is_not_applied_to_history(tmp_path: Path) -> None:
     repair = fix_budget(repo)
     repo.write(demo.CHECK_PATH, demo.CHECK_SCRIPT)
     # since the ledger commit itself, and paths that no historical commit has
-    record_failure(repo, "push", "--since", repair, "--path", "checks/**", "--ref", "refs/x")
+    record_failure(repo, "push", "--since", repair, "--path", "checks/**", "--ref", "refs/heads/x")
     report = run_replay(repo, f"{parent}..{repair}")
     assert [s.state for s in report.steps] == [StepState.HELD, StepState.CLEARED]
 

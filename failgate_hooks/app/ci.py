@@ -28,7 +28,7 @@ from failgate_hooks.core.errors import FailgateError, GitError, UsageError
 from failgate_hooks.core.events import Problem
 from failgate_hooks.core.gates import Context
 from failgate_hooks.core.ids import short_id
-from failgate_hooks.core.refnames import short_ref_problem
+from failgate_hooks.core.refnames import ref_pattern_problem
 from failgate_hooks.git.remotes import remote_default_branch
 from failgate_hooks.git.repo import HEX_ID_RE, GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
@@ -112,7 +112,7 @@ def find_target(environ: Mapping[str, str], event: Mapping[str, Any]) -> CiTarge
     head = explicit_head or (environ.get("GITHUB_SHA") if github else None) or "HEAD"
     explicit_base = environ.get(ENV_BASE)
     explicit_ref = environ.get(ENV_REF)
-    problem = short_ref_problem(explicit_ref) if explicit_ref else None
+    problem = ref_pattern_problem(explicit_ref) if explicit_ref else None
     if problem is not None:
         raise UsageError(f"{ENV_REF}: {problem}")
     if explicit_base:

@@ -87,11 +87,11 @@ def ref_option(*decls: str, help: str, multiple: bool = False) -> Callable[[F], 
 
 
 def _full_ref_names(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    from failgate_hooks.core.refnames import short_ref_problem
+    from failgate_hooks.core.refnames import ref_pattern_problem
 
     names = value if isinstance(value, tuple) else () if value is None else (value,)
     for name in names:
-        problem = short_ref_problem(name)
+        problem = ref_pattern_problem(name)
         if problem is not None:
             raise UsageError(f"--ref: {problem}")
     return value

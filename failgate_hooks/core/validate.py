@@ -31,7 +31,7 @@ from failgate_hooks.core.events import (
     is_safe_relative_path,
     is_valid_entity_key,
 )
-from failgate_hooks.core.refnames import short_ref_problem
+from failgate_hooks.core.refnames import ref_pattern_problem
 from failgate_hooks.core.sanitize import clip
 
 FULL_COMMIT_RE = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
@@ -207,7 +207,7 @@ def _applies_to(data: Mapping[str, Any], check: _Checker) -> AppliesTo | None:
             check.fail(f"{where}paths[{i}]", "expected a relative path glob inside the repository")
     refs = check.globs(table, "refs", where)
     for i, pattern in enumerate(refs or ()):
-        problem = short_ref_problem(pattern)
+        problem = ref_pattern_problem(pattern)
         if problem is not None:
             check.fail(f"{where}refs[{i}]", problem)
     return AppliesTo(

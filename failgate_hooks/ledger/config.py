@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, is_safe_relative_path
 from failgate_hooks.core.pusher_env import is_pusher_controlled
-from failgate_hooks.core.refnames import short_ref_problem
+from failgate_hooks.core.refnames import ref_pattern_problem
 from failgate_hooks.core.sanitize import clip
 from failgate_hooks.core.validate import timeout_problem
 
@@ -118,7 +118,7 @@ def _from_table(table: Mapping[str, Any], where: str, prefix: str, source: str) 
     def ref_names(key: str, default: tuple[str, ...]) -> tuple[str, ...]:
         names = strings(key, default)
         for i, name in enumerate(names):
-            problem = short_ref_problem(name)
+            problem = ref_pattern_problem(name)
             if problem is not None:
                 raise UsageError(f"{where}: {prefix}{key}[{i}]: {problem}")
         return names
