@@ -37,3 +37,20 @@ def test_an_odd_name_that_is_converted_is_named_safely(tmp_path: Path) -> None:
     assert why is not None
     assert why.startswith("new line is converted by ident in the attributes: "), why
     assert "the work tree is not the commit's bytes; use the default workdir" in why
+
+
+def test_a_submodule_keeps_the_work_tree_from_standing_for_the_commit(tmp_path: Path) -> None:
+    # A checked-out submodule holds files no blob of C has, and status does not list
+    # those it ignores: a failgate checkout holds the folder empty.
+    inner = make_repo(tmp_path / "inner")
+    inner.write(".gitignore", "build/\n")
+    inner.commit("inner")
+    repo = make_repo(tmp_path / "repo")
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner.path), "sub")
+    repo.commit("a submodule")
+    (repo.path / "sub" / "build").mkdir()
+    (repo.path / "sub" / "build" / "x.py").write_text("raise SystemExit(0)\n")
+    assert (
+        refusal(repo)
+        == "sub is a submodule: its files are not the commit's, and a checkout holds it empty"
+    )

@@ -667,6 +667,18 @@ def test_on_a_server_nothing_the_pusher_sets_reaches_the_verifier() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "name", ["REQUEST_URI", "DOCUMENT_URI", "SCRIPT_URI", "SCRIPT_URL", "REDIRECT_QUERY_STRING"]
+)
+def test_a_web_server_s_request_variables_never_reach_a_server_verifier(name: str) -> None:
+    """nginx and Apache make these from the request git-http-backend serves."""
+    env, refused = verifier_env(
+        {"PATH": "/bin", name: "pushed"}, env_pass=(name,), commit="c", entity_key="k",
+        environment=None, pusher_env=True,
+    )  # fmt: skip
+    assert name not in env and refused, (env, refused)
+
+
 def test_empty_and_relative_path_entries_never_reach_the_verifier(
     world: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,8 +12,10 @@ from __future__ import annotations
 PUSHER_CONTROLLED = (
     "LANG", "LANGUAGE", "TZ", "TERM", "SSH_ORIGINAL_COMMAND",
     "QUERY_STRING", "PATH_INFO", "PATH_TRANSLATED", "CONTENT_TYPE", "REMOTE_IDENT",
+    "REQUEST_URI", "DOCUMENT_URI", "SCRIPT_URI", "SCRIPT_URL",
 )  # fmt: skip
-PUSHER_CONTROLLED_PREFIXES = ("GIT_", "LC_", "HTTP_")
+# REDIRECT_*: Apache's copies of the request's variables after an internal redirect.
+PUSHER_CONTROLLED_PREFIXES = ("GIT_", "LC_", "HTTP_", "REDIRECT_")
 
 
 def is_pusher_controlled(name: str) -> bool:

@@ -24,6 +24,7 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.pins import Pin, differs_from
 
 _REGULAR_MODES = ("100644", "100755")  # a link or a submodule is never converted
+_SUBMODULE_MODE = "160000"
 # A conversion attribute in these states converts nothing.
 _NO_CONVERSION = ("unspecified", "unset")
 # core.autocrlf values that convert nothing; any other (true, input, a typo) may.
@@ -70,6 +71,14 @@ def inplace_refusal(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | No
         return (
             f"the index marks {clean_line(hidden, _SHOWN_PATH_CHARS)} assume-unchanged or "
             "skip-worktree, so git status cannot vouch for it"
+        )
+    # A submodule's files are no blob of C: a checkout holds its folder empty, and status
+    # does not look inside it for files git ignores there.
+    submodule = next((entry.path for entry in entries if entry.mode == _SUBMODULE_MODE), None)
+    if submodule is not None:
+        return (
+            f"{clean_line(submodule, _SHOWN_PATH_CHARS)} is a submodule: its files are not "
+            "the commit's, and a checkout holds it empty"
         )
     unlike = unlike_its_blob(repo, entries)
     if unlike is not None:
