@@ -17,23 +17,13 @@ from pathlib import Path
 import pytest
 
 from failgate_hooks.core.command_rules import Risk
-from tests.conftest import Repo, make_repo
-from tests.test_agent_restore import CONFIG, judged
-
-EVENT = "ledger/20260101t000000z-0123abcd.toml"
+from tests.conftest import Repo
+from tests.test_agent_restore import CONFIG, before_and_after_failgate, judged
 
 
 @pytest.fixture()
 def work(tmp_path: Path) -> Repo:
-    repo = make_repo(tmp_path / "work")
-    repo.write(CONFIG, "repos: []\n")
-    repo.write(EVENT, "status = 'observed'\n")
-    repo.write("src/app.py", "print('v1')\n")
-    repo.commit("before failgate")
-    repo.git("tag", "before")
-    repo.write(CONFIG, "repos: [failgate]\n")
-    repo.commit("failgate")
-    repo.write("src/app.py", "print('the agent was here')\n")
+    repo = before_and_after_failgate(tmp_path / "work")
     repo.git("add", "src/app.py")
     return repo
 

@@ -34,12 +34,15 @@ def refusal(repo: Repo, command: str, cwd: Path | None = None) -> str:
     return finding.detail
 
 
-@pytest.fixture(params=["sha1", "sha256"])
-def work(request: pytest.FixtureRequest, tmp_path: Path) -> Repo:
-    """pre-commit's configuration and an event committed twice, an edit in src/."""
-    repo = make_repo(tmp_path / "work", request.param)
+EVENT = "ledger/20260101t000000z-0123abcd.toml"
+
+
+def before_and_after_failgate(path: Path, object_format: str = "sha1") -> Repo:
+    """pre-commit's configuration and an event committed twice (tag `before` lacks
+    failgate in the configuration), and an edit in src/."""
+    repo = make_repo(path, object_format)
     repo.write(CONFIG, "repos: []\n")
-    repo.write("ledger/20260101t000000z-0123abcd.toml", "status = 'observed'\n")
+    repo.write(EVENT, "status = 'observed'\n")
     repo.write("src/app.py", "print('v1')\n")
     repo.commit("before failgate")
     repo.git("tag", "before")
@@ -47,6 +50,11 @@ def work(request: pytest.FixtureRequest, tmp_path: Path) -> Repo:
     repo.commit("failgate")
     repo.write("src/app.py", "print('the agent was here')\n")
     return repo
+
+
+@pytest.fixture(params=["sha1", "sha256"])
+def work(request: pytest.FixtureRequest, tmp_path: Path) -> Repo:
+    return before_and_after_failgate(tmp_path / "work", request.param)
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks.commands.environment import in_github_actions
 from failgate_hooks.commands.output import Output
+from failgate_hooks.core import sanitize
 
 PACKAGE = Path(__file__).resolve().parents[1] / "failgate_hooks"
 HOSTILE = "::add-mask::x\n  ::stop-commands::t\n\t##[set-output name=a]b\nplain"
@@ -59,7 +59,7 @@ def test_failgate_s_own_command_is_written_as_it_is_and_only_one_line(
      ({"CI": "true"}, False)],
 )  # fmt: skip
 def test_only_github_actions_true_is_a_step(environ: dict[str, str], expected: bool) -> None:
-    assert in_github_actions(environ) is expected
+    assert sanitize.in_github_actions(environ) is expected
 
 
 # --------------------------------------------------------------------------- one place

@@ -31,6 +31,20 @@ def record_failure(repo: Repo, trigger: str = "deploy", *extra: str) -> str:
     return path
 
 
+def trusted_shell_gate(repo: Repo, title: str, *settings: str) -> None:
+    """A push gate on KEY whose verifier is the committed `sh checks/check.sh`, pinned,
+    with `settings` added to its [verification] as lines; committed and trusted here
+    (each setting is part of what trust reviews)."""
+    event = repo.record(
+        KEY, "--status", "observed", "--title", title, "--trigger", "push",
+        "--verify", "sh checks/check.sh", "--verify-file", "checks/check.sh", "--no-probe",
+    )  # fmt: skip
+    with open(repo.path / event, "a") as handle:
+        handle.writelines(f"{line}\n" for line in settings)
+    repo.commit("record the gate")
+    assert repo.failgate("trust", "--yes").code == 0
+
+
 def fix_budget(repo: Repo) -> str:
     repo.write(demo.BUDGET_PATH, demo.budget_json(demo.FIXED_BUDGET))
     return repo.commit("size the budget for six modules")

@@ -67,14 +67,10 @@ PULL_REQUEST_TARGET_HINT = "run it on pull_request (see docs/ci/github-actions.y
 # --------------------------------------------------------------------------- the environment
 
 
-def on_github(environ: Mapping[str, str]) -> bool:
-    return environ.get("GITHUB_ACTIONS") == "true"
-
-
 def load_event(environ: Mapping[str, str]) -> Mapping[str, Any]:
     """The GitHub event payload at GITHUB_EVENT_PATH, or {} when there is none."""
     path = environ.get("GITHUB_EVENT_PATH")
-    if not on_github(environ) or not path:
+    if not sanitize.in_github_actions(environ) or not path:
         return {}
     try:
         with open(path, encoding="utf-8") as handle:
@@ -103,7 +99,7 @@ def _commit_id(value: str | None) -> str | None:
 
 def find_target(environ: Mapping[str, str], event: Mapping[str, Any]) -> CiTarget:
     """Head, base and destination from the CI environment: GitHub first, then FAILGATE_*."""
-    github = on_github(environ)
+    github = sanitize.in_github_actions(environ)
     name = environ.get("GITHUB_EVENT_NAME", "") if github else ""
     if name == "pull_request_target":
         raise UsageError(PULL_REQUEST_TARGET_MESSAGE, hint=PULL_REQUEST_TARGET_HINT)
@@ -333,17 +329,16 @@ def run_ci(
     """`failgate ci`: decide, print, annotate on GitHub; the decision's exit code (0/1/3/4).
 
     A failure to decide is raised after its annotation: the shell prints its message."""
-    github = on_github(environ)
+    github = sanitize.in_github_actions(environ)
     # With --json, stdout is one JSON object: workflow commands go to stderr,
     # which the Actions runner reads for them as well.
-    commands_on_stderr = as_json
     try:
         run = decide_ci(repo, environ, sandbox=sandbox, attester=attester)
     except FailgateError as error:
         if github:
             lines = [error.message, *([f"hint: {error.hint}"] if error.hint else [])]
             annotation = github_output.workflow_command("error", lines)
-            printer.own_command(annotation, err=commands_on_stderr)
+            printer.own_command(annotation, err=as_json)
             _write_summary(environ, github_output.error_summary(error), printer)
         raise
     if github:
@@ -354,7 +349,7 @@ def run_ci(
         return run.exit_code
     if github:
         for line in github_output.annotation_lines(run.decision, run.ledger_dir):
-            printer.own_command(line, err=commands_on_stderr)
+            printer.own_command(line, err=as_json)
         _write_summary(environ, github_output.step_summary(run), printer)
     if as_json:
         printer.json(render_ci_json(run))

@@ -186,10 +186,7 @@ def judge_evidence_update(
         )
     else:
         problems = update_problems(repo, None if is_null_id(old) else old, new, signers)
-    policy = Policy(protected_refs=(store.EVIDENCE_REF,), authority="protected")
-    context = Context(trigger="push", ref=store.EVIDENCE_REF)
-    commit = old if is_null_id(new) else new
-    return decide([], {}, context=context, policy=policy, errors=problems, commit=commit)
+    return _decided(store.EVIDENCE_REF, old, new, problems)
 
 
 def judge_other_failgate_ref(ref: str, old: str, new: str) -> Decision:
@@ -208,6 +205,11 @@ def judge_other_failgate_ref(ref: str, old: str, new: str) -> Decision:
                 ),
             )
         )
+    return _decided(ref, old, new, problems)
+
+
+def _decided(ref: str, old: str, new: str, problems: list[Problem]) -> Decision:
+    """The decision on an update of one of failgate's own refs: refused when `problems`."""
     policy = Policy(protected_refs=(ref,), authority="protected")
     context = Context(trigger="push", ref=ref)
     commit = old if is_null_id(new) else new

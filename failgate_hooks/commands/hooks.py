@@ -82,9 +82,7 @@ def run_pre_push(args: Sequence[str], stdin: TextIO, environ: Mapping[str, str])
             updates = [as_fetched(repo, remote, u) for u in updates]
         run = _hook_run(repo, cleanup, trust_ledger=trust_ledger)
         report = pre_push(run, remote, updates, trust_ledger=trust_ledger)
-    # The hook is verbose under pre-commit so that a warning reaches the pusher; the
-    # note comes with a refusal only, so that a push that passes stays a few lines.
-    _print_report(report, note if report.exit_code != exitcodes.ALLOWED else None)
+    _print_report(report, note)
     return report.exit_code
 
 
@@ -132,9 +130,7 @@ def run_pre_receive(args: Sequence[str], stdin: TextIO, environ: Mapping[str, st
         report = pre_receive(run, updates, exec_verifiers=exec_verifiers, environ=environ)
     holds = any(o.decision is not None and o.decision.policy.hold_open for o in report.outcomes)
     note = None if exec_verifiers else (_EVIDENCE_NOTE if holds else _NO_EXEC_NOTE)
-    # The hook is verbose under pre-commit so that a warning reaches the pusher; the
-    # note comes with a refusal only, so that a push that passes stays a few lines.
-    _print_report(report, note if report.exit_code != exitcodes.ALLOWED else None)
+    _print_report(report, note)
     return report.exit_code
 
 
@@ -273,7 +269,8 @@ _NO_EXEC_NOTE = (
 
 
 def _print_report(report: PushReport, note: str | None) -> None:
-    """Everything on standard error, in order, so the verdict is what the pusher reads last."""
+    """Everything on standard error, in order, so the verdict is what the pusher reads last;
+    `note` only with a refusal."""
     from failgate_hooks.render.text import render_text
 
     color = sys.stderr.isatty()
@@ -285,7 +282,9 @@ def _print_report(report: PushReport, note: str | None) -> None:
         else:
             lines.append(render_text(outcome.decision, color=color, unprotected_advice=HOOK_ADVICE))
         blocks.append("\n".join(lines))
-    if note:
+    # The note comes with a refusal only, so that a push that passes stays a few lines
+    # (under pre-commit, whose hook is verbose so that a warning reaches the pusher).
+    if note and report.exit_code != exitcodes.ALLOWED:
         blocks.insert(0, note)
     # first, so that the verdict stays what the pusher reads last
     for warning in reversed(report.warnings):

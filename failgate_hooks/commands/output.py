@@ -29,7 +29,6 @@ import sys
 from types import TracebackType
 from typing import NamedTuple
 
-from failgate_hooks.commands.environment import in_github_actions
 from failgate_hooks.core import sanitize
 
 
@@ -69,7 +68,7 @@ def _write(text: str, *, err: bool) -> None:
 @functools.cache
 def output() -> Output:
     """This process's output: inside a GitHub Actions step, neutralised."""
-    return Output(in_actions=in_github_actions(os.environ))
+    return Output(in_actions=sanitize.in_github_actions(os.environ))
 
 
 def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:

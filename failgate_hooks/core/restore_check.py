@@ -64,10 +64,6 @@ def blob_id(data: bytes, object_format: str) -> str:
     return digest(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def object_format_of(oid: str) -> str:
-    return "sha256" if len(oid) == 64 else "sha1"
-
-
 def converting(attributes: Iterable[tuple[str, str, str]]) -> str | None:
     """The first (path, attribute) of `check-attr` output that converts what git writes."""
     for path, name, value in attributes:

@@ -10,6 +10,7 @@ than it is; invisible characters can carry text that no person reading it sees.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TypeVar, cast
 
 _T = TypeVar("_T")
@@ -112,6 +113,11 @@ def _clean_any(value: object) -> object:
 # anywhere in the line. The runner reads stdout and stderr alike.
 LEGACY_COMMAND = "##["
 _COMMAND_START = "::"
+
+
+def in_github_actions(environ: Mapping[str, str]) -> bool:
+    """Whether `environ` is a GitHub Actions step's, whose runner reads those commands."""
+    return environ.get("GITHUB_ACTIONS") == "true"
 
 
 def no_workflow_commands(text: str) -> str:

@@ -26,6 +26,7 @@ import time
 from collections.abc import Collection, Iterator
 
 from failgate_hooks.core.errors import GitError
+from failgate_hooks.core.ids import object_format_of
 from failgate_hooks.git.checkoutgit import CheckoutGit, Shape, object_dirs
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.keys import VerifiedTree, verified_tree
@@ -138,7 +139,7 @@ class Checkouts:
         pool = self._persistent_pool(tree)
         if pool is not None:
             try:
-                slot = pool.take(tree, _object_format(tree), self.warnings.append)
+                slot = pool.take(tree, object_format_of(tree), self.warnings.append)
             except (OSError, GitError) as exc:
                 self._give_up_pool(pool.root, exc)
             else:
@@ -149,10 +150,10 @@ class Checkouts:
 
     def _take_from(self, pool: Pool, tree: str, *, new: bool) -> tuple[Pool, Slot]:
         """A slot of `pool`, or of a temporary pool when `pool` has none free."""
-        slot = pool.take(tree, _object_format(tree), self.warnings.append, new=new)
+        slot = pool.take(tree, object_format_of(tree), self.warnings.append, new=new)
         if slot is None:
             pool = self._temporary_pool()
-            slot = pool.take(tree, _object_format(tree), self.warnings.append, new=True)
+            slot = pool.take(tree, object_format_of(tree), self.warnings.append, new=True)
             assert slot is not None, "a temporary pool always makes a slot"
         self._held.append((pool, slot))
         return pool, slot
@@ -165,7 +166,7 @@ class Checkouts:
         if pools is None:
             self._no_pool = True
             return None
-        root = os.path.join(pools, pool_id(self._repo.common_dir, _object_format(tree)))
+        root = os.path.join(pools, pool_id(self._repo.common_dir, object_format_of(tree)))
         inside = [self._repo.common_dir, self._repo.working_dir or self._repo.common_dir]
         real = os.path.realpath(root)
         if any(is_within(real, os.path.realpath(folder)) for folder in inside):
@@ -285,7 +286,3 @@ def _make_folder(path: str) -> None:
     except FileNotFoundError:
         pass
     os.mkdir(path)
-
-
-def _object_format(oid: str) -> str:
-    return "sha256" if len(oid) == 64 else "sha1"

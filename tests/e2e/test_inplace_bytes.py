@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Repo, make_repo
-from tests.worlds import KEY, remote_ref, with_remote
+from tests.worlds import remote_ref, trusted_shell_gate, with_remote
 
 # Fails while the flag is on, as a whole line: read as UTF-16, with CRLF or through a
 # smudge filter, the work tree's copy no longer says so.
@@ -40,14 +40,7 @@ def inplace_gate(tmp_path: Path) -> tuple[Repo, Path]:
     repo.write("checks/check.sh", CHECK)
     repo.commit("the bad flag and its check")
     remote = with_remote(repo, tmp_path / "remote.git")
-    event = repo.record(
-        KEY, "--status", "observed", "--title", "bad flag", "--trigger", "push",
-        "--verify", "sh checks/check.sh", "--verify-file", "checks/check.sh", "--no-probe",
-    )  # fmt: skip
-    with open(repo.path / event, "a") as handle:
-        handle.write('workdir = "inplace"\n')
-    repo.commit("record the gate, run in place")
-    assert repo.failgate("trust", "--yes").code == 0  # run in place is a setting reviewed
+    trusted_shell_gate(repo, "bad flag", 'workdir = "inplace"')
     assert repo.failgate("install").code == 0
     return repo, remote
 

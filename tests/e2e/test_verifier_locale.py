@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tests.conftest import Repo, make_repo
 from tests.e2e.test_pre_receive import install_pre_receive
-from tests.worlds import KEY, remote_ref, with_remote
+from tests.worlds import remote_ref, trusted_shell_gate, with_remote
 
 # The retired name must not come back, in any case.
 CHECK = """\
@@ -35,14 +35,7 @@ def retired_name(tmp_path: Path, *settings: str) -> tuple[Repo, Path, str]:
     repo.write("checks/check.sh", CHECK)
     repo.commit("the check")
     remote = with_remote(repo, tmp_path / "remote.git")
-    event = repo.record(
-        KEY, "--status", "observed", "--title", "retired name", "--trigger", "push",
-        "--verify", "sh checks/check.sh", "--verify-file", "checks/check.sh", "--no-probe",
-    )  # fmt: skip
-    with open(repo.path / event, "a") as handle:
-        handle.writelines(f"{line}\n" for line in settings)
-    repo.commit("record the gate")
-    assert repo.failgate("trust", "--yes").code == 0
+    trusted_shell_gate(repo, "retired name", *settings)
     repo.write("data/name.txt", "café\n")
     return repo, remote, repo.commit("the old name is back")
 
