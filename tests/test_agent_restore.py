@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from failgate_hooks.app import agent_hook
 from failgate_hooks.app.agent_hook import judge
 from failgate_hooks.core.agents import Event, HookInput
 from failgate_hooks.core.command_rules import Finding, Risk
+from failgate_hooks.core.command_writes import WriteTarget
+from failgate_hooks.core.protected import Protected
 from failgate_hooks.git import restore_facts
 from tests.conftest import Repo, make_repo
 
@@ -181,3 +184,33 @@ def test_a_restore_from_a_subfolder_compares_what_it_reaches(work: Repo) -> None
     assert judged(work, "cd src && git restore .") == []  # src holds nothing protected
     assert CONFIG in refusal(work, "cd src && git restore ..")
     assert judged(work, "cd ledger && git restore .") == []
+
+
+@pytest.mark.parametrize(
+    ("writes", "command", "asked"),
+    [
+        (("notes.md",), None, 0),  # a file edit asks git nothing
+        ((".githooks/pre-push",), None, 1),  # named like the hook: where are the hooks?
+        ((".githooks/pre-push",), "git restore .", 1),  # and a restore: still once
+        ((), "git restore . && echo > ledger/x", 1),
+    ],
+)
+def test_the_repository_is_asked_what_is_protected_at_most_once(
+    work: Repo,
+    monkeypatch: pytest.MonkeyPatch,
+    writes: tuple[str, ...],
+    command: str | None,
+    asked: int,
+) -> None:
+    calls: list[str] = []
+    protection = agent_hook._protection
+
+    def counted(where: str) -> Protected:
+        calls.append(where)
+        return protection(where)
+
+    monkeypatch.setattr(agent_hook, "_protection", counted)
+    targets = tuple(WriteTarget(str(work.path / path), str(work.path)) for path in writes)
+    call = HookInput(Event.TOOL_CALL, "edit", command, writes=targets, cwd=str(work.path))
+    agent_hook.judge(call, str(work.path))
+    assert len(calls) == asked

@@ -96,9 +96,10 @@ def judge(call: HookInput, where: str) -> list[Finding]:
     # configuration): it runs on every edit, and asks git nothing; unless it is named
     # like the hook itself, which core.hooksPath may have moved out of `.git/hooks`.
     hook_named = any(_HOOK_NAMES & {posixpath.basename(w.path).lower()} for w in call.writes)
-    findings += protected_writes(call.writes, (), _protection(where) if hook_named else Protected())
-    if scan.writes or scan.code or scan.unread:
-        protection = _protection(where)
+    from_git = bool(scan.writes or scan.code or scan.unread)
+    protection = _protection(where) if hook_named or from_git else Protected()  # git, once
+    findings += protected_writes(call.writes, (), protection if hook_named else Protected())
+    if from_git:
         # a restore of paths is judged by what it would change, read from git (agent_restore)
         restores = [w for w in scan.writes if w.restore is not None]
         others = [w for w in scan.writes if w.restore is None]

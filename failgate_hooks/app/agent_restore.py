@@ -35,6 +35,7 @@ from failgate_hooks.core.protected import (
     protected_entry,
     restore_scope,
     touched,
+    write_finding,
 )
 from failgate_hooks.core.restore_check import (
     Change,
@@ -67,19 +68,19 @@ def restore_findings(targets: Iterable[WriteTarget], protected: Protected) -> li
             continue
         detail = _detail(target, target.restore, protected, what)
         if detail is not None:
-            risk = Risk.PROTECTED_INDEX if target.index_only else Risk.PROTECTED_RESTORE
-            found.setdefault(detail, Finding(risk, detail))
+            found.setdefault(detail, write_finding(target, detail, Risk.PROTECTED_RESTORE))
     return list(found.values())
 
 
 def _detail(target: WriteTarget, restore: Restore, protected: Protected, what: str) -> str | None:
     place = what.split(", which", 1)[0]
-    if restore_scope(target, protected) == "":
+    scope = restore_scope(target, protected)
+    if scope == "":
         place = f"{place} and every other protected file of the work tree"
     if restore.void is not None:
         return f"{place}, and failgate cannot check what it would write there: {restore.void}"
     try:
-        change = _change(target, restore, protected)
+        change = _change(target, restore, scope, protected)
     except (_Doubt, FailgateError, OSError) as error:
         why = error.message if isinstance(error, FailgateError) else f"{error}"
         return f"{place}, which failgate could not compare ({why})"
@@ -91,11 +92,12 @@ def _detail(target: WriteTarget, restore: Restore, protected: Protected, what: s
     return f"{named.split(', which', 1)[0]}: {change.path}, {change.how}"
 
 
-def _change(target: WriteTarget, restore: Restore, protected: Protected) -> Change | None:
+def _change(
+    target: WriteTarget, restore: Restore, scope: str | None, protected: Protected
+) -> Change | None:
     from failgate_hooks.git import restore_facts
     from failgate_hooks.git.repo import GitRepo
 
-    scope = restore_scope(target, protected)
     if scope is None or target.cwd is None or protected.root is None:
         raise _Doubt("where it runs is not known")
     with GitRepo.open(target.cwd) as repo:

@@ -65,8 +65,7 @@ def protected_writes(
     for target in writes:
         what = touched(target, protected)
         if what is not None:
-            risk = Risk.PROTECTED_INDEX if target.index_only else Risk.PROTECTED_WRITE
-            found.setdefault(what, Finding(risk, what))
+            found.setdefault(what, write_finding(target, what, Risk.PROTECTED_WRITE))
     for text in code:
         name = named_in(text, protected)
         if name is not None:
@@ -78,6 +77,12 @@ def protected_writes(
         what = f"{name} ({unread.why})"
         found.setdefault(what, Finding(Risk.PROTECTED_UNREADABLE, what))
     return tuple(found.values())
+
+
+def write_finding(target: WriteTarget, detail: str, risk: Risk) -> Finding:
+    """The finding for `target`'s write that reaches a protected place: `risk`, or
+    PROTECTED_INDEX for a write of git's index alone (a plain write and a restore alike)."""
+    return Finding(Risk.PROTECTED_INDEX if target.index_only else risk, detail)
 
 
 def named_in(text: str, protected: Protected) -> str | None:
