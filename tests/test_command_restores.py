@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from failgate_hooks.core.attributes import Attribute
 from failgate_hooks.core.command_rules import Risk
 from failgate_hooks.core.command_scan import scan_command
 from failgate_hooks.core.command_writes import Restore, WriteTarget
@@ -347,10 +348,13 @@ def test_what_a_restore_would_change(
 
 
 def test_the_attributes_that_make_git_write_other_bytes_refuse() -> None:
-    assert converting([(CFG, "filter", "lfs")]) == f"{CFG} has the attribute filter=lfs"
-    assert converting([(CFG, "ident", "set")]) is not None
-    assert converting([(CFG, "working-tree-encoding", "UTF-16")]) is not None
-    assert converting([(CFG, "filter", "unspecified"), (CFG, "ident", "unset")]) is None
+    assert converting([Attribute(CFG, "filter", "lfs")]) == f"{CFG} has the attribute filter=lfs"
+    assert converting([Attribute(CFG, "ident", "set")]) is not None
+    assert converting([Attribute(CFG, "working-tree-encoding", "UTF-16")]) is not None
+    unset = [Attribute(CFG, "filter", "unspecified"), Attribute(CFG, "ident", "unset")]
+    assert converting(unset) is None
+    # a line ending converted is the same file: text and eol never refuse
+    assert converting([Attribute(CFG, "text", "set"), Attribute(CFG, "eol", "crlf")]) is None
     assert attribute_file_converts(b"*.yaml Filter=x\n")
     assert attribute_file_converts(b"[attr]mine working-tree-encoding=UTF-16\n")
     assert not attribute_file_converts(b"* text=auto eol=lf\n*.png binary\n")

@@ -25,12 +25,12 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
+from failgate_hooks.core.attributes import Attribute
 from failgate_hooks.core.command_writes import Restore
 
 # The attributes under which git writes other bytes than the blob's (eol aside:
 # a line ending converted is the same configuration, the same event).
 CONVERTING_ATTRIBUTES = ("filter", "ident", "working-tree-encoding")
-_UNSET = frozenset({"unspecified", "unset"})
 
 
 class Entry(NamedTuple):
@@ -64,11 +64,11 @@ def blob_id(data: bytes, object_format: str) -> str:
     return digest(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def converting(attributes: Iterable[tuple[str, str, str]]) -> str | None:
+def converting(attributes: Iterable[Attribute]) -> str | None:
     """The first (path, attribute) of `check-attr` output that converts what git writes."""
-    for path, name, value in attributes:
-        if name in CONVERTING_ATTRIBUTES and value not in _UNSET:
-            return f"{path} has the attribute {name}={value}"
+    for attribute in attributes:
+        if attribute.name in CONVERTING_ATTRIBUTES and attribute.converts:
+            return f"{attribute.path} has the attribute {attribute.name}={attribute.value}"
     return None
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from failgate_hooks.core.attributes import Attribute
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.restore_check import CONVERTING_ATTRIBUTES, Entry
+from failgate_hooks.git.conversion import check_attr
 from failgate_hooks.git.repo import GitRepo
 
 _EMPTY_TREE = {
@@ -65,16 +67,11 @@ def tree_entries(repo: GitRepo, tree: str, pathspecs: Sequence[str]) -> list[Ent
     return entries
 
 
-def attributes(repo: GitRepo, paths: Sequence[str], *, cached: bool) -> list[tuple[str, str, str]]:
-    """(path, attribute, value) of each converting attribute at each path: from the work
-    tree's `.gitattributes` (the index's where the work tree has none), or with `cached`
-    from the index's alone; `info/attributes` and the global files in both."""
-    if not paths:
-        return []
-    args = ["check-attr", "-z", "--stdin", *(["--cached"] if cached else [])]
-    out = repo.run(*args, *CONVERTING_ATTRIBUTES, stdin="\0".join(paths) + "\0", strip=False)
-    fields = out.split("\0")
-    return [(fields[i], fields[i + 1], fields[i + 2]) for i in range(0, len(fields) - 2, 3)]
+def attributes(repo: GitRepo, paths: Sequence[str], *, cached: bool) -> list[Attribute]:
+    """Each converting attribute at each path: from the work tree's `.gitattributes` (the
+    index's where the work tree has none), or with `cached` from the index's alone;
+    `info/attributes` and the global files in both."""
+    return check_attr(repo, paths, CONVERTING_ATTRIBUTES, cached=cached)
 
 
 def replaces_objects(repo: GitRepo) -> bool:

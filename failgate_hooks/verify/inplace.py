@@ -20,17 +20,15 @@ from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.git.checkoutgit import CONVERSION_ATTRIBUTES
+from failgate_hooks.git.conversion import check_attr, hash_files
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.pins import Pin, differs_from
 
 _REGULAR_MODES = ("100644", "100755")  # a link or a submodule is never converted
 _SUBMODULE_MODE = "160000"
-# A conversion attribute in these states converts nothing.
-_NO_CONVERSION = ("unspecified", "unset")
 # core.autocrlf values that convert nothing; any other (true, input, a typo) may.
 _AUTOCRLF_OFF = ("", "false", "no", "off", "0")
 _SHOWN_PATH_CHARS = 200
-_PLAIN = frozenset(range(0x20, 0x7F)) - {ord('"'), ord("\\")}
 
 
 class IndexEntry(NamedTuple):
@@ -108,10 +106,7 @@ def unlike_its_blob(repo: GitRepo, entries: Sequence[IndexEntry]) -> str | None:
     if not files:
         return None
     try:
-        hashed = repo.run(
-            "hash-object", "--no-filters", "--stdin-paths",
-            stdin="".join(_quoted(entry.path) + "\n" for entry in files),
-        ).split()  # fmt: skip
+        hashed = hash_files(repo, [entry.path for entry in files], filters=False)
     except GitError as exc:  # a file gone or unreadable: nothing proves the tree is C
         return f"the work tree's files cannot be hashed as they are ({clean_line(str(exc), 300)})"
     if len(hashed) != len(files):
@@ -144,23 +139,15 @@ def _converter(repo: GitRepo, path: str) -> str | None:
     attributes", "core.autocrlf=true"), or None. check-attr reads each .gitattributes,
     info/attributes and core.attributesFile as checkout and status do."""
     try:
-        answer = repo.run("check-attr", "-z", *CONVERSION_ATTRIBUTES, "--", path, strip=False)
+        found = check_attr(repo, [path], CONVERSION_ATTRIBUTES)
     except GitError:  # only the message is at stake: it says the bytes differ all the same
         return None
-    fields = answer.split("\0")
-    for start in range(0, len(fields) - 2, 3):
-        name, value = fields[start + 1 : start + 3]
-        if value not in _NO_CONVERSION:
+    for attribute in found:
+        if attribute.converts:
+            name, value = attribute.name, attribute.value
             shown = name if value == "set" else f"{name}={clean_line(value, 80)}"
             return f"{shown} in the attributes"
     autocrlf = (repo.config_get("core.autocrlf") or "").strip().lower()
     if autocrlf not in _AUTOCRLF_OFF:
         return f"core.autocrlf={clean_line(autocrlf, 20)} in the git config"
     return None
-
-
-def _quoted(path: str) -> str:
-    """`path` as `hash-object --stdin-paths` reads one line: C-quoted, each byte that is
-    not plain printable ASCII as an octal escape (a name may hold a newline or a quote)."""
-    raw = path.encode("utf-8", "surrogateescape")
-    return '"' + "".join(chr(b) if b in _PLAIN else f"\\{b:03o}" for b in raw) + '"'

@@ -1,0 +1,63 @@
+"""What git converts between the work tree's files and their blobs: the attributes
+`check-attr` reports for a path, and the blob ids `hash-object` gives the files, with
+git's conversions applied or without them.
+
+`verify/inplace.py` proves a work tree is a commit's bytes with both; the agent
+hook's restore check (`app/agent_restore.py`) asks for the attributes first, and
+hashes with conversions only when no filter driver could run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from failgate_hooks.core.attributes import Attribute
+from failgate_hooks.core.errors import GitError
+from failgate_hooks.git.repo import GitRepo
+
+_PLAIN = frozenset(range(0x20, 0x7F)) - {ord('"'), ord("\\")}
+
+
+def check_attr(
+    repo: GitRepo, paths: Sequence[str], names: Sequence[str], *, cached: bool = False
+) -> list[Attribute]:
+    """The attributes `names` of each of `paths` (relative to the work tree's root), in one
+    `check-attr`: from the work tree's `.gitattributes` (the index's where the work tree
+    has none), or with `cached` from the index's alone; `info/attributes` and the global
+    files in both, as checkout, add and status read them."""
+    if not paths or not names:
+        return []
+    args = ["check-attr", "-z", "--stdin", *(["--cached"] if cached else [])]
+    out = repo.run(*args, *names, stdin="\0".join(paths) + "\0", strip=False)
+    return parse_check_attr(out)
+
+
+def parse_check_attr(output: str) -> list[Attribute]:
+    """The triples of `git check-attr -z` output: path, attribute, value, each ended by NUL."""
+    fields = output.split("\0")
+    if len(fields) % 3 != 1 or fields[-1]:
+        raise GitError(f"git check-attr gave output it should not: {output[-80:]!r}")
+    return [Attribute(*fields[i : i + 3]) for i in range(0, len(fields) - 1, 3)]
+
+
+def hash_files(repo: GitRepo, paths: Sequence[str], *, filters: bool) -> list[str]:
+    """The blob id of each work-tree file at `paths` (relative to the root), in one
+    `hash-object --stdin-paths`: as its bytes lie on disk, or with `filters` as `git add`
+    would store it, its line endings converted as the attributes and core.autocrlf say.
+
+    With `filters` a filter driver the attributes name runs on the file, whatever
+    command it is: a caller that must not run one refuses the attribute `filter` first.
+    git reads no index here, so a file whose blob already holds CRLF is converted as if
+    it did not (`git add` would leave it as it is)."""
+    if not paths:
+        return []
+    flags = () if filters else ("--no-filters",)
+    lines = "".join(_stdin_path(path) + "\n" for path in paths)
+    return repo.run("hash-object", *flags, "--stdin-paths", stdin=lines).split()
+
+
+def _stdin_path(path: str) -> str:
+    """`path` as `hash-object --stdin-paths` reads one line: C-quoted, each byte that is
+    not plain printable ASCII as an octal escape (a name may hold a newline or a quote)."""
+    raw = path.encode("utf-8", "surrogateescape")
+    return '"' + "".join(chr(b) if b in _PLAIN else f"\\{b:03o}" for b in raw) + '"'
