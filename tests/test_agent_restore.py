@@ -186,6 +186,76 @@ def test_a_restore_from_a_subfolder_compares_what_it_reaches(work: Repo) -> None
     assert judged(work, "cd ledger && git restore .") == []
 
 
+def written_anew(repo: Repo, *paths: str) -> None:
+    """Each path deleted and checked out again, under the conversions now in force."""
+    for path in paths:
+        (repo.path / path).unlink()
+    repo.git("checkout", "--", *paths)
+    assert repo.git("status", "--porcelain", "--", *paths) == ""
+
+
+def test_line_endings_git_converted_on_checkout_are_no_change(work: Repo) -> None:
+    work.git("config", "core.autocrlf", "true")
+    written_anew(work, CONFIG, EVENT)
+    assert (work.path / CONFIG).read_bytes() == b"repos: [failgate]\r\n"
+    for command in ("git restore .", "git checkout -- .", "git checkout HEAD -- ."):
+        assert judged(work, command) == [], command
+
+
+def test_line_endings_the_attributes_convert_are_no_change(work: Repo) -> None:
+    work.write(".gitattributes", "* text eol=crlf\n")
+    work.commit("CRLF in the work tree")
+    written_anew(work, CONFIG, EVENT)
+    assert (work.path / EVENT).read_bytes() == b"status = 'observed'\r\n"
+    assert judged(work, "git restore .") == []
+    assert judged(work, "git restore -s HEAD -SW .") == []
+
+
+def test_a_blob_that_holds_crlf_is_no_change_where_git_leaves_it_as_it_is(work: Repo) -> None:
+    # git add leaves a file whose blob already holds CRLF as it is (core.autocrlf's
+    # "safer" rule), which git hash-object, reading no index, does not know
+    work.write(CONFIG, "repos: [failgate]\r\n")
+    work.commit("CRLF in the blob")
+    work.git("config", "core.autocrlf", "true")
+    written_anew(work, CONFIG)
+    assert judged(work, "git restore .") == []
+
+
+def test_a_link_compares_its_target_never_converted(work: Repo) -> None:
+    work.write("shared/settings.json", "{}\n")
+    (work.path / ".claude").mkdir()
+    (work.path / ".claude" / "settings.json").symlink_to("../shared/settings.json")
+    work.commit("Claude Code's settings, shared")
+    work.git("config", "core.autocrlf", "true")
+    written_anew(work, "shared/settings.json")
+    assert judged(work, "git restore .") == []
+    (work.path / ".claude" / "settings.json").unlink()
+    (work.path / ".claude" / "settings.json").symlink_to("../shared/other.json")
+    assert ".claude/settings.json" in refusal(work, "git restore .")
+
+
+def test_a_change_of_content_under_converted_line_endings_is_refused(work: Repo) -> None:
+    work.git("config", "core.autocrlf", "true")
+    written_anew(work, CONFIG)
+    work.write(CONFIG, "repos: []\r\n")
+    assert "the index holds another version" in refusal(work, "git restore .")
+    work.git("reset", "-q", "before", "--", CONFIG)  # the index holds it: HEAD does not
+    assert "`HEAD` holds another version" in refusal(work, "git checkout HEAD -- .")
+
+
+def test_a_filter_driver_is_refused_before_git_could_run_it(work: Repo) -> None:
+    work.write(".gitattributes", f"{CONFIG} filter=x\n")
+    work.commit("a filter on pre-commit's configuration")
+    marker = work.path.parent / "the-filter-ran"
+    for side in ("clean", "smudge"):
+        work.git("config", f"filter.x.{side}", f"touch '{marker}'; cat")
+    detail = refusal(work, "git restore .")
+    assert f"{CONFIG} has the attribute filter=x" in detail
+    assert not marker.exists()
+    work.git("hash-object", CONFIG)  # the driver does run where git hashes the file
+    assert marker.exists()
+
+
 @pytest.mark.parametrize(
     ("writes", "command", "asked"),
     [

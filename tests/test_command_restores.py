@@ -316,6 +316,13 @@ def same(oid: str = NEW, executable: bool = False) -> OnDisk:
          "the index holds"),
         (Restore(None), None, [Entry(CFG, "100644", NEW)], {CFG: OnDisk("other")},
          "the index holds"),
+        # a line ending converted: the file holds the blob `git add` would make of it
+        (Restore(None), None, [Entry(CFG, "100644", NEW)], {CFG: same(OLD)._replace(added=NEW)},
+         None),
+        (Restore(None), None, [Entry(CFG, "100644", NEW)], {CFG: same(OLD)._replace(added=OLD)},
+         "the index holds"),
+        (Restore(None), None, [Entry(CFG, "120000", NEW)],
+         {CFG: OnDisk("link", oid=OLD, added=NEW)}, "the index holds"),  # a link: its target
         (Restore(None), None, [Entry("ledger", "160000", NEW)], {"ledger": OnDisk("other")},
          "submodule"),
         (Restore(None), None, [Entry(CFG, "100644", OLD, 2), Entry(CFG, "100644", NEW, 3)],

@@ -10,6 +10,10 @@ restore reaches is compared, as git holds it in the source (the index, or the
 revision named) and as the work tree holds it (`core/restore_check.py`); the
 restore proceeds when none would change.
 
+A line ending converted is no change: a file is compared as its bytes and as
+`git add` would store it, which git hashes only once no attribute there names a
+filter driver (git would run it), `ident` or `working-tree-encoding`.
+
 The comparison stands only for the state it read: the scan voids it for a
 restore that anything earlier in its line could change (`core/command_restores.py`).
 Any doubt refuses: git failing, a path unreadable, a submodule, a link, a
@@ -120,6 +124,7 @@ def _change(
             source = _reached(restore_facts.tree_entries(repo, tree, specs), scope, protected)
             _no_conversion_in_tree(repo, tree, source)
         paths = sorted({e.path for e in index} | {e.path for e in source or ()})
+        # before git hashes any file with its conversions: a filter driver would run there
         for cached in (False, True):
             why = converting(restore_facts.attributes(repo, paths, cached=cached))
             if why is not None:
@@ -127,6 +132,9 @@ def _change(
         oids = [e.oid for e in index] + [e.oid for e in source or ()]
         fmt = object_format_of(oids[0]) if oids else "sha1"
         disk = {path: on_disk(root, path, fmt) for path in paths}
+        files = [path for path, found in disk.items() if found.kind == "file"]
+        for path, added in restore_facts.added_ids(repo, files).items():
+            disk[path] = disk[path]._replace(added=added)
     return restore_change(restore, source, index, disk)
 
 
@@ -156,8 +164,10 @@ def _no_conversion_in_tree(repo: GitRepo, tree: str, entries: Sequence[Entry]) -
 
 
 def on_disk(root: str, path: str, fmt: str) -> OnDisk:
-    """What the work tree holds at `path` (relative to `root`), with its blob id. A folder
-    on the way that is a link or a file makes it `other`: git would replace it."""
+    """What the work tree holds at `path` (relative to `root`), with the blob id of its
+    bytes (a link's: its target's, never converted); a file's id as `git add` would store
+    it is git's to give (`restore_facts.added_ids`). A folder on the way that is a link or
+    a file makes it `other`: git would replace it."""
     parts = path.split("/")
     for depth in range(1, len(parts)):
         try:

@@ -13,10 +13,13 @@ holds nothing at each one it would remove. Anything else is a change: an
 unmerged index entry, a submodule, a folder or a missing file where the source
 holds one, a link in a folder on the way.
 
-Equality of bytes is the blob's id, computed here as git computes it, for SHA-1
-and SHA-256 alike. What git writes is the blob after its conversions; the
-attributes that could make that differ from the blob's bytes (`filter`, which
-runs a command, `ident`, `working-tree-encoding`) make the check refuse.
+Equality of bytes is equality of blob ids. A link's id is its target's bytes',
+computed here as git computes it, for SHA-1 and SHA-256 alike. A file holds a
+blob when its bytes are that blob, or when `git add` would store it as that
+blob: a line ending converted (core.autocrlf, the attributes text, eol and
+crlf) is the same configuration, the same event. The attributes under which git
+writes other bytes than that (`filter`, which runs a command, `ident`,
+`working-tree-encoding`) make the check refuse, before git hashes anything.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class OnDisk(NamedTuple):
     kind: str
     executable: bool = False
     oid: str | None = None  # the blob id of its bytes (a link's: its target)
+    added: str | None = None  # a file's: the id `git add` would give it, line endings converted
 
 
 class Change(NamedTuple):
@@ -114,5 +118,6 @@ def _holds(found: OnDisk, entry: Entry) -> bool:
         return found.kind == "link" and found.oid == entry.oid
     if entry.mode in ("100644", "100755"):
         executable = entry.mode == "100755"
-        return found.kind == "file" and found.executable == executable and found.oid == entry.oid
+        same = entry.oid in (found.oid, found.added)
+        return found.kind == "file" and found.executable == executable and same
     return False

@@ -1,5 +1,6 @@
 """What git holds for the paths a restore would write: the index's entries, a tree's, the
-attributes that convert what git writes, and whether objects are replaced.
+attributes that convert what git writes, the ids `git add` would give the work tree's
+files, and whether objects are replaced.
 
 Read for the agent hook before a `git restore` or `git checkout` of paths runs
 (`app/agent_restore.py`); `core/restore_check.py` judges it.
@@ -13,7 +14,7 @@ from collections.abc import Sequence
 from failgate_hooks.core.attributes import Attribute
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.restore_check import CONVERTING_ATTRIBUTES, Entry
-from failgate_hooks.git.conversion import check_attr
+from failgate_hooks.git.conversion import check_attr, hash_files
 from failgate_hooks.git.repo import GitRepo
 
 _EMPTY_TREE = {
@@ -72,6 +73,16 @@ def attributes(repo: GitRepo, paths: Sequence[str], *, cached: bool) -> list[Att
     index's where the work tree has none), or with `cached` from the index's alone;
     `info/attributes` and the global files in both."""
     return check_attr(repo, paths, CONVERTING_ATTRIBUTES, cached=cached)
+
+
+def added_ids(repo: GitRepo, paths: Sequence[str]) -> dict[str, str]:
+    """The blob id `git add` would give the work tree's file at each path, its line endings
+    converted, in one git call. Only for paths whose `attributes` (both readings) the
+    caller has found converting nothing: else a filter driver would run here."""
+    ids = hash_files(repo, paths, filters=True)
+    if len(ids) != len(paths):
+        raise GitError(f"git hash-object gave {len(ids)} ids for {len(paths)} files")
+    return dict(zip(paths, ids, strict=True))
 
 
 def replaces_objects(repo: GitRepo) -> bool:

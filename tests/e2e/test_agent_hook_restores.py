@@ -236,3 +236,14 @@ def test_a_staged_event_may_stay_but_not_be_removed(world: World) -> None:
     assert "it would be removed" in reason and world.fresh.name in reason
     world.let_through("git restore .")  # the index holds it as the work tree does
     assert world.fresh.is_file()
+
+
+def test_line_endings_converted_on_checkout_let_the_restore_through(world: World) -> None:
+    # core.autocrlf writes CRLF: the same configuration, as git add would store it
+    world.repo.git("config", "core.autocrlf", "true")
+    (world.repo.path / ".pre-commit-config.yaml").unlink()
+    world.repo.git("checkout", "--", ".pre-commit-config.yaml")
+    assert b"\r\n" in (world.repo.path / ".pre-commit-config.yaml").read_bytes()
+    world.let_through("git restore .")
+    assert world.fresh.is_file()
+    world.push_is_still_refused()
