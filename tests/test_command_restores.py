@@ -17,6 +17,7 @@ from failgate_hooks.core.attributes import Attribute
 from failgate_hooks.core.command_rules import Risk
 from failgate_hooks.core.command_scan import scan_command
 from failgate_hooks.core.command_writes import Restore, WriteTarget
+from failgate_hooks.core.ids import blob_id
 from failgate_hooks.core.protected import (
     Protected,
     entry_pathspecs,
@@ -29,7 +30,6 @@ from failgate_hooks.core.restore_check import (
     Entry,
     OnDisk,
     attribute_file_converts,
-    blob_id,
     converting,
     restore_change,
 )

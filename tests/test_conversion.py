@@ -12,7 +12,7 @@ import pytest
 
 from failgate_hooks.core.attributes import NO_CONVERSION, Attribute
 from failgate_hooks.core.errors import GitError
-from failgate_hooks.core.restore_check import blob_id
+from failgate_hooks.core.ids import blob_id
 from failgate_hooks.git.conversion import check_attr, hash_files, parse_check_attr
 from failgate_hooks.git.repo import GitRepo
 from tests.conftest import Repo, make_repo

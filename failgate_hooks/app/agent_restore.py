@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from failgate_hooks.core.command_rules import Finding, Risk
 from failgate_hooks.core.command_writes import Restore, WriteTarget
 from failgate_hooks.core.errors import FailgateError
-from failgate_hooks.core.ids import object_format_of
+from failgate_hooks.core.ids import blob_id, object_format_of
 from failgate_hooks.core.protected import (
     Protected,
     entry_pathspecs,
@@ -46,7 +46,6 @@ from failgate_hooks.core.restore_check import (
     Entry,
     OnDisk,
     attribute_file_converts,
-    blob_id,
     converting,
     restore_change,
 )

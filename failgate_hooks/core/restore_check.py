@@ -14,7 +14,7 @@ unmerged index entry, a submodule, a folder or a missing file where the source
 holds one, a link in a folder on the way.
 
 Equality of bytes is equality of blob ids. A link's id is its target's bytes',
-computed here as git computes it, for SHA-1 and SHA-256 alike. A file holds a
+computed as git computes it (`core/ids.py:blob_id`), for SHA-1 and SHA-256 alike. A file holds a
 blob when its bytes are that blob, or when `git add` would store it as that
 blob: a line ending converted (core.autocrlf, the attributes text, eol and
 crlf) is the same configuration, the same event. The attributes under which git
@@ -24,7 +24,6 @@ writes other bytes than that (`filter`, which runs a command, `ident`,
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
@@ -60,12 +59,6 @@ class Change(NamedTuple):
 
     path: str
     how: str
-
-
-def blob_id(data: bytes, object_format: str) -> str:
-    """The id git gives a blob of these bytes."""
-    digest = hashlib.sha256 if object_format == "sha256" else hashlib.sha1
-    return digest(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def converting(attributes: Iterable[Attribute]) -> str | None:
