@@ -24,7 +24,7 @@ FP = "f" * 64
 
 def test_pass_keys_are_versioned_and_cover_every_part() -> None:
     base = pass_key(FP, "deploy:gas", "mainnet", "ck1:00")
-    assert base.startswith("pc5-")
+    assert base.startswith("pc6-")
     others = [
         pass_key("e" * 64, "deploy:gas", "mainnet", "ck1:00"),
         pass_key(FP, "deploy:other", "mainnet", "ck1:00"),

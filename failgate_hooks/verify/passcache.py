@@ -23,8 +23,9 @@ from failgate_hooks.verify.localfiles import (
 # pc4: keyed by trust's fingerprint, so a pass stands only for the verifier as approved,
 # its run settings and the shape of its pins (fp3) included. pc5: made in the fixed
 # locale, and inplace only in a work tree proven byte for byte: a pc4 pass may have
-# been earned in a pusher's locale or on converted files, and stands for nothing.
-PASS_KEY_VERSION = "pc5"
+# been earned in a pusher's locale or on converted files, and stands for nothing. pc6:
+# inplace only where each link's target and each file's executable bit are proven too.
+PASS_KEY_VERSION = "pc6"
 
 
 def pass_key(
