@@ -749,6 +749,9 @@ def test_policy_refuses_values_it_cannot_interpret() -> None:
         Policy(PROTECTED, block_on="none")
     with pytest.raises(ValueError, match="authority"):
         Policy(PROTECTED, authority="anyone")
+    # nor may a copy with one field changed hold one
+    with pytest.raises(ValueError, match="mode"):
+        Policy(PROTECTED)._replace(mode="off")
 
 
 # --------------------------------------------------------------------------- decision and exit

@@ -7,7 +7,6 @@ The imperative shell around the pure core: `ledger` reads, `gates` decides,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
@@ -191,17 +190,25 @@ ResultKey = tuple[str, str, str | None, Verification, str]
 RunVerifier = Callable[["Request", Assessment, Verification, str], VerifierResult]
 
 
-@dataclass
 class Evaluator:
     """Decides for one repository and config; verifier results are shared across refs."""
 
-    repo: GitRepo
-    config: Config
-    run_verifier: RunVerifier | None = None
-    # shared by every ref of a push: a commit's verifiers run once
-    results: dict[ResultKey, VerifierResult] = field(default_factory=dict)
-    # Signed evidence (app/evidence.py): consulted before a verifier runs, and where none does.
-    evidence: RunVerifier | None = None
+    def __init__(
+        self,
+        repo: GitRepo,
+        config: Config,
+        run_verifier: RunVerifier | None = None,
+        results: dict[ResultKey, VerifierResult] | None = None,
+        evidence: RunVerifier | None = None,
+    ) -> None:
+        self.repo = repo
+        self.config = config
+        self.run_verifier = run_verifier
+        # shared by every ref of a push: a commit's verifiers run once
+        self.results = {} if results is None else results
+        # Signed evidence (app/evidence.py): consulted before a verifier runs, and
+        # where none does.
+        self.evidence = evidence
 
     def policy(self, request: Request, *, hold_open: bool = True) -> Policy:
         return Policy(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from failgate_hooks.core import exitcodes, resolve
@@ -135,12 +134,7 @@ class Context(NamedTuple):
     environment: str | None = None
 
 
-# A frozen dataclass, not a NamedTuple like the other values: it refuses, when made,
-# a value the decision cannot interpret, and a NamedTuple cannot check its fields.
-@dataclass(frozen=True)
-class Policy:
-    """Enforcement and authority, from the protected configuration."""
-
+class _PolicyFields(NamedTuple):
     # Required, so that a forgotten list cannot quietly protect nothing; the caller
     # has already added the remote's default branch.
     protected_refs: tuple[str, ...]
@@ -159,15 +153,29 @@ class Policy:
     # The server's default branch, where review merges a relaxation (None: not known).
     default_ref: str | None = None
 
-    def __post_init__(self) -> None:
-        """Refuse a value the decision cannot interpret: an unknown one must not mean "off"."""
+
+class Policy(_PolicyFields):
+    """Enforcement and authority, from the protected configuration.
+
+    Unlike the other values, it refuses when made a value the decision cannot
+    interpret: an unknown one must not mean "off". `_replace` would make one
+    without that check, so it checks too."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: object, **kwargs: object) -> Policy:
+        policy = super().__new__(cls, *args, **kwargs)  # type: ignore[arg-type]
         for name, value, choices in (
-            ("block_on", self.block_on, BLOCK_ON),
-            ("mode", self.mode, MODES),
-            ("authority", self.authority, AUTHORITIES),
+            ("block_on", policy.block_on, BLOCK_ON),
+            ("mode", policy.mode, MODES),
+            ("authority", policy.authority, AUTHORITIES),
         ):
             if value not in choices:
                 raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        return policy
+
+    def _replace(self, **changes: object) -> Policy:
+        return Policy(**{**self._asdict(), **changes})
 
 
 class Relaxation(NamedTuple):

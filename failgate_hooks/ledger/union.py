@@ -8,7 +8,6 @@ authority and pinning depend on it. The working tree's ledger is worktree.py's.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError, UsageError
@@ -40,18 +39,39 @@ class Revision(NamedTuple):
     protected: bool = False
 
 
-# slots, and tuples that files read together share: a ledger of thousands of files is
-# thousands of these, and every object more is one more for the collector to walk
-@dataclass(slots=True)
+# Mutable, unlike the other values: the union marks a file invalid when it meets a
+# second file of the same id. Plain classes: importing dataclasses costs every run.
 class LedgerFile:
     """One file under the ledger folder, as one or more revisions hold it."""
 
-    path: str  # repository-relative
-    oid: str
-    entity_key: str | None  # from the folder; None when the folder names no entity
-    event: Event | None  # None when it failed validation
-    problems: tuple[Problem, ...]
-    revisions: tuple[Revision, ...] = ()
+    __slots__ = ("entity_key", "event", "oid", "path", "problems", "revisions")
+
+    def __init__(
+        self,
+        path: str,  # repository-relative
+        oid: str,
+        entity_key: str | None,  # from the folder; None when the folder names no entity
+        event: Event | None,  # None when it failed validation
+        problems: tuple[Problem, ...],
+        revisions: tuple[Revision, ...] = (),
+    ) -> None:
+        self.path = path
+        self.oid = oid
+        self.entity_key = entity_key
+        self.event = event
+        self.problems = problems
+        self.revisions = revisions
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.path, self.oid, self.entity_key, self.event, self.problems, self.revisions)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LedgerFile) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"LedgerFile{self._fields()!r}"
 
     @property
     def event_id(self) -> str:
@@ -62,19 +82,19 @@ class LedgerFile:
         return any(r.protected for r in self.revisions)
 
 
-@dataclass
 class Ledger:
     """The union by id of the ledger at several revisions."""
 
-    ledger_dir: str
-    revisions: list[Revision]
-    files: dict[str, LedgerFile] = field(default_factory=dict)  # by repository path
-    problems: list[Problem] = field(default_factory=list)  # problems no entity owns
-    paths_by_id: dict[str, str] = field(default_factory=dict)
-    # Each entity's resolution as the parse cache keeps it, for entities whose files
-    # are exactly their parses: the union changed none of them (no duplicate id, no
-    # misnamed file). Resolving those files again gives the same answer.
-    resolved: dict[str, Resolution] = field(default_factory=dict)
+    def __init__(self, ledger_dir: str, revisions: list[Revision]) -> None:
+        self.ledger_dir = ledger_dir
+        self.revisions = revisions
+        self.files: dict[str, LedgerFile] = {}  # by repository path
+        self.problems: list[Problem] = []  # problems no entity owns
+        self.paths_by_id: dict[str, str] = {}
+        # Each entity's resolution as the parse cache keeps it, for entities whose
+        # files are exactly their parses: the union changed none of them (no duplicate
+        # id, no misnamed file). Resolving those files again gives the same answer.
+        self.resolved: dict[str, Resolution] = {}
 
     def file_of_id(self, event_id: str) -> LedgerFile | None:
         path = self.paths_by_id.get(event_id)
