@@ -142,6 +142,9 @@ HEAVY = (
     "failgate_hooks.app.evidence",  # the evidence lookup: nobody attests in these worlds
     "failgate_hooks.core.evidence",
     "secrets",  # makes event ids
+    # standard modules a check holding a gate need not import: a few milliseconds each
+    "dataclasses",
+    "socket",  # a lock's host name comes from os.uname()
 )
 
 _RUN = """\

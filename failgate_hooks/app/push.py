@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from failgate_hooks.app.accepted_tips import AcceptedTips, judged_tips, remember
@@ -60,18 +59,26 @@ SEVERITY = {
 }
 
 
-@dataclass
+# Plain classes, not dataclasses: the hook imports this module, and dataclasses costs
+# every push at import.
 class RefOutcome:
-    update: RefUpdate
-    decision: Decision | None  # None for a deletion
-    notes: list[str] = field(default_factory=list)
+    """One ref of the push: its update, its decision (None for a deletion), and notes."""
+
+    def __init__(
+        self, update: RefUpdate, decision: Decision | None, notes: list[str] | None = None
+    ) -> None:
+        self.update = update
+        self.decision = decision
+        self.notes = [] if notes is None else notes
 
 
-@dataclass
 class PushReport:
-    outcomes: list[RefOutcome]
-    # What the pusher should know that no ref's decision says: uncommitted ledger files.
-    warnings: list[str] = field(default_factory=list)
+    """Every ref's outcome, and what the pusher should know that no ref's decision
+    says (uncommitted ledger files)."""
+
+    def __init__(self, outcomes: list[RefOutcome], warnings: list[str]) -> None:
+        self.outcomes = outcomes
+        self.warnings = warnings
 
     @property
     def exit_code(self) -> int:
@@ -84,16 +91,23 @@ class PushReport:
         return worst
 
 
-@dataclass
 class HookRun:
     """Shared by every ref of one push: the repository, and verifier results by commit."""
 
-    repo: GitRepo
-    make_runner: Callable[[Config], RunVerifier | None]
-    evaluators: dict[str, Evaluator] = field(default_factory=dict)
-    results: dict[ResultKey, VerifierResult] = field(default_factory=dict)
-    # Signed evidence for a configuration (app/evidence.py), or None where nobody attests.
-    make_evidence: Callable[[Config], EvidenceCheck | None] | None = None
+    def __init__(
+        self,
+        repo: GitRepo,
+        make_runner: Callable[[Config], RunVerifier | None],
+        *,
+        make_evidence: Callable[[Config], EvidenceCheck | None] | None = None,
+    ) -> None:
+        self.repo = repo
+        self.make_runner = make_runner
+        self.evaluators: dict[str, Evaluator] = {}
+        self.results: dict[ResultKey, VerifierResult] = {}
+        # Signed evidence for a configuration (app/evidence.py), or None where nobody
+        # attests.
+        self.make_evidence = make_evidence
 
     def evaluator(self, config: Config) -> Evaluator:
         """One evaluator per configuration, all sharing one table of verifier results."""

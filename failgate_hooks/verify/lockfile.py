@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import time
 from collections.abc import Iterator
 
@@ -28,12 +27,18 @@ class LockUnavailable(Exception):
         self.hint = hint
 
 
+def _host() -> str:
+    # The host name, as socket.gethostname() gives it on POSIX, without importing
+    # socket into every check that holds a gate.
+    return os.uname().nodename
+
+
 @contextlib.contextmanager
 def locked(lock_path: str, what: str) -> Iterator[None]:
     """Hold `lock_path` (created with O_EXCL) for the duration; break it when stale.
     LockUnavailable, naming `what` the lock guards, when it cannot be had."""
 
-    token = f"{os.getpid()} {socket.gethostname()} {os.urandom(8).hex()}\n".encode()
+    token = f"{os.getpid()} {_host()} {os.urandom(8).hex()}\n".encode()
     deadline = time.monotonic() + LOCK_WAIT_S
     while True:
         try:
@@ -101,7 +106,7 @@ def _is_stale(content: bytes | None, age: float) -> bool:
         # Created but not yet written: give the writer a moment.
         return content is not None and age > 2.0
     pid_text, host, _ = fields
-    if host.decode("utf-8", "replace") != socket.gethostname() or not pid_text.isdigit():
+    if host.decode("utf-8", "replace") != _host() or not pid_text.isdigit():
         return False
     try:
         os.kill(int(pid_text), 0)

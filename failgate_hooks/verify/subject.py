@@ -11,7 +11,6 @@ one a check of that run looks for, and a cached pass is the run it stands for.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -46,22 +45,34 @@ def run_content_key(
     return found if found is not None else content_key(repo, commit, ledger_dir, whole=whole)
 
 
-# A frozen dataclass, not a NamedTuple like the other values: its content key is a
+# A class, not a NamedTuple like the other values: its content key is a
 # cached_property, computed only when asked for, which a tuple has nowhere to keep.
-@dataclass(frozen=True)
+# Not a dataclass either: a check that holds a gate imports this, and dataclasses
+# costs every such run at import.
 class GateRun:
     """One gate's verifier run on `commit`: what its pass and its evidence stand on.
 
     The pins are taken when it is made; the content key when first asked for, so
     an answer that needs only the pins (trust) reads no more of the commit."""
 
-    repo: GitRepo
-    entity_key: str
-    verification: Verification
-    commit: str
-    pins: tuple[Pin, ...]
-    ledger_dir: str
-    environment: str | None
+    def __init__(
+        self,
+        repo: GitRepo,
+        *,
+        entity_key: str,
+        verification: Verification,
+        commit: str,
+        pins: tuple[Pin, ...],
+        ledger_dir: str,
+        environment: str | None,
+    ) -> None:
+        self.repo = repo
+        self.entity_key = entity_key
+        self.verification = verification
+        self.commit = commit
+        self.pins = pins
+        self.ledger_dir = ledger_dir
+        self.environment = environment
 
     @property
     def command(self) -> tuple[str, ...]:
