@@ -667,6 +667,53 @@ def test_on_a_server_nothing_the_pusher_sets_reaches_the_verifier() -> None:
     )
 
 
+# Every kind of name at once: the allow-list (TERM among them is a pusher's), an
+# ordinary env_pass name, git's own, the signing key's, and names a pusher sets.
+EVERY_KIND = {
+    "PATH": "/bin", "HOME": "/h", "TMPDIR": "/t", "SERVER_TOKEN": "s", "GIT_DIR": "/r.git",
+    "git_work_tree": "/w", "FAILGATE_EVIDENCE_KEY": "k", "HTTP_COOKIE": "c", **PUSHER_SET,
+}  # fmt: skip
+EVERY_PASS = ("SERVER_TOKEN", "GIT_DIR", "git_work_tree", "FAILGATE_EVIDENCE_KEY", "LANG",
+              "LC_ALL", "TZ", "TERM", "HTTP_COOKIE", "UNSET")  # fmt: skip
+OURS = {"FAILGATE_COMMIT": "c", "FAILGATE_ENTITY_KEY": "k", "FAILGATE_ENVIRONMENT": ""}
+NEVER_NOTE = (
+    "env_pass GIT_DIR, git_work_tree, FAILGATE_EVIDENCE_KEY not passed: git's own "
+    "variables and the evidence signing key never are"
+)
+
+
+@pytest.mark.parametrize(
+    ("env_pass", "pusher_env", "expected", "notes"),
+    [
+        ((), False, {"LANG": "C.UTF-8", "PATH": "/bin", "HOME": "/h", "TMPDIR": "/t", "TERM": "dumb"}, ()),
+        ((), True, {"LANG": "C.UTF-8", "PATH": "/bin", "HOME": "/h", "TMPDIR": "/t"}, ()),
+        (
+            EVERY_PASS, False,
+            {"LANG": "C", "PATH": "/bin", "HOME": "/h", "TMPDIR": "/t", "TERM": "dumb",
+             "SERVER_TOKEN": "s", "LC_ALL": "C", "TZ": "UTC+5", "HTTP_COOKIE": "c"},
+            (NEVER_NOTE,),
+        ),
+        (
+            EVERY_PASS, True,
+            {"LANG": "C.UTF-8", "PATH": "/bin", "HOME": "/h", "TMPDIR": "/t", "SERVER_TOKEN": "s"},
+            (NEVER_NOTE, "env_pass LANG, LC_ALL, TZ, TERM, HTTP_COOKIE not passed: on a server "
+             "the pusher sets it, and a pass stands for every pusher"),
+        ),
+    ],
+    ids=["client", "server", "client-env_pass", "server-env_pass"],
+)  # fmt: skip
+def test_the_verifier_s_whole_environment_for_each_kind_of_name(
+    env_pass: tuple[str, ...], pusher_env: bool, expected: dict[str, str], notes: tuple[str, ...]
+) -> None:
+    """The environment exactly, in order, and its notes: nothing more reaches the verifier."""
+    env, refused = verifier_env(
+        EVERY_KIND, env_pass=env_pass, commit="c", entity_key="k", environment=None,
+        pusher_env=pusher_env,
+    )  # fmt: skip
+    assert list(env.items()) == list({**expected, **OURS}.items())
+    assert refused == notes
+
+
 @pytest.mark.parametrize(
     "name", ["REQUEST_URI", "DOCUMENT_URI", "SCRIPT_URI", "SCRIPT_URL", "REDIRECT_QUERY_STRING"]
 )

@@ -123,11 +123,11 @@ def verifier_env(
     """
     # Nor the evidence signing key's variable: pushed code must never sign a pass.
     never = [name for name in env_pass if name.upper().startswith("GIT_") or name == KEY_VARIABLE]
-    held = [name for name in env_pass if name not in never and is_pusher_controlled(name)]
-    pushers = held if pusher_env else []
-    wanted = [*_ALLOWED_ENV, *(n for n in env_pass if n not in never and n not in pushers)]
-    if pusher_env:
-        wanted = [name for name in wanted if not is_pusher_controlled(name)]
+    offered = [*_ALLOWED_ENV, *(name for name in env_pass if name not in never)]
+    # On a server, what a pusher sets: env_pass's names and the allow-list's (TERM) alike.
+    held = {name for name in offered if pusher_env and is_pusher_controlled(name)}
+    wanted = [name for name in offered if name not in held]
+    pushers = [name for name in env_pass if name in held]
     env = {"LANG": FIXED_LOCALE}
     env.update({name: environ[name] for name in wanted if name in environ})
     ours = own_virtualenv(environ)
