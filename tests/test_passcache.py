@@ -88,5 +88,32 @@ def test_a_pass_is_cached_under_the_pins_and_content_key_evidence_names(tmp_path
     assert [entry.name for entry in cache.iterdir()] == [run.pass_key(None)]
     assert approved is not None and approved.fingerprint == run.fingerprint
     assert (subject.content, subject.verifier, subject.entity) == (
-        content, f"vd4:{approved.fingerprint}", KEY,
+        content, f"vd5:{approved.fingerprint}", KEY,
     )  # fmt: skip
+
+
+def test_evidence_signed_before_the_fixed_locale_stands_for_no_run(tmp_path: Path) -> None:
+    """A vd4 statement names the same fingerprint, but its verifier may have run in a
+    pusher's locale: it is another verifier digest, never a pass."""
+    from failgate_hooks.core.evidence import Statement, parse_payload, payload, why_not_covered
+
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    commit = fix_budget(repo)
+    verification = Verification(command=("python3", demo.CHECK_PATH), files=(demo.CHECK_PATH,))
+    with GitRepo.open(repo.path) as git_repo:
+        subject = gate_run(
+            git_repo, entity_key=KEY, verification=verification, commit=commit,
+            pinned_from=None, ledger_dir="ledger", environment=None,
+        ).subject()  # fmt: skip
+    version, fingerprint = subject.verifier.split(":", 1)
+    assert version == "vd5"
+    statement = Statement(
+        content=subject.content, environment=None, verifier=subject.verifier,
+        entity=subject.entity, result="pass", time="2026-01-01T00:00:00Z",
+        repository="r", ref=None, run_url=None, sandboxed=True, commit=commit,
+        tree="0" * 40,
+    )  # fmt: skip
+    assert why_not_covered(statement, subject) is None  # the control
+    old = parse_payload(payload(statement._replace(verifier=f"vd4:{fingerprint}")))
+    assert "another verifier digest" in str(why_not_covered(old, subject))

@@ -33,9 +33,9 @@ _MAX_TIME = 40
 
 # What a content key or an input key looks like (verify/keys.py): a version, a sha256.
 _CONTENT = re.compile(r"(ck1|ck2|ik1):([0-9a-f]{64})\Z")
-# vd2 and vd3 still read as digests, so an old statement is "another verifier digest",
+# vd2 to vd4 still read as digests, so an old statement is "another verifier digest",
 # not junk.
-_DIGEST = re.compile(r"vd[234]:[0-9a-f]{64}\Z")
+_DIGEST = re.compile(r"vd[2-5]:[0-9a-f]{64}\Z")
 _OBJECT_ID = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
 _B64 = re.compile(r"[A-Za-z0-9+/]+={0,2}\Z")

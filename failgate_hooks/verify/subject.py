@@ -25,9 +25,12 @@ from failgate_hooks.verify.trust import verifier_fingerprint
 if TYPE_CHECKING:
     from failgate_hooks.core.evidence import Subject
 
-# The verifier digest: trust's fingerprint, versioned. vd4: the fingerprint covers the
-# pins' shape (fp3), so a vd3 statement, like a vd2 one, stands for no run.
-DIGEST_VERSION = "vd4"
+# The verifier digest: trust's fingerprint, versioned; it names how the verifier ran, so
+# it changes with the run's environment too. vd4: the fingerprint covers the pins' shape
+# (fp3). vd5: the verifier runs in the fixed locale (process.FIXED_LOCALE), so a vd4
+# statement may stand for a run in a pusher's locale. An older statement, like a vd3 or
+# vd2 one, stands for no run.
+DIGEST_VERSION = "vd5"
 
 
 def run_content_key(

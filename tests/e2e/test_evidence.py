@@ -141,7 +141,7 @@ def test_the_key_in_a_variable_signs_and_a_client_check_uses_fetched_evidence(
 
 
 BAD = ["unsigned", "unknown signer", "bad signature", "other digest", "other content",
-       "unparsable", "revoked signer"]  # fmt: skip
+       "unparsable", "revoked signer", "before the fixed locale"]  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", BAD)
@@ -173,6 +173,9 @@ def test_each_kind_of_bad_evidence_is_refused(tmp_path: Path, kind: str) -> None
         line = signed(payload(good._replace(verifier="vd2:" + "0" * 64)), w.key)
     elif kind == "other content":
         line = signed(payload(good._replace(content="ck1:" + "0" * 64)), w.key)
+    elif kind == "before the fixed locale":  # the same verifier, signed by a vd4 failgate
+        _, fingerprint = good.verifier.split(":", 1)
+        line = signed(payload(good._replace(verifier="vd4:" + fingerprint)), w.key)
     elif kind == "unparsable":
         line = "fge1 this-is-not-base64! x"
     else:
