@@ -134,3 +134,26 @@ def test_every_file_is_read_through_the_parser_that_refuses_two_of_one_name(repo
     refused = f"commit {commit[:12]}, folder ck1/ab: .*duplicateEntries"
     with GitRepo.open(repo.path) as opened, pytest.raises(GitError, match=refused):
         store.files(opened, commit)
+
+
+def test_an_update_walks_each_evidence_tree_once(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layout check and the comparison of lines read one listing of each commit."""
+    from failgate_hooks.app.evidence_update import update_problems
+
+    with GitRepo.open(repo.path) as opened:
+        old = append_lines(opened, {PATH: ["fge1 a x"]})
+        new = append_lines(opened, {PATH: ["fge1 b y"]})
+        walked: list[str] = []
+        entries = store.entries
+
+        def counted(repo: GitRepo, commit: str) -> dict[str, object]:
+            walked.append(commit)
+            return dict(entries(repo, commit))
+
+        monkeypatch.setattr(store, "entries", counted)
+        assert update_problems(opened, old, new) == []
+        assert walked == [old, new]
+        dropped = update_problems(opened, new, old)  # the control: the same walk finds a loss
+        assert [p.code for p in dropped] == ["evidence-dropped"]

@@ -24,6 +24,7 @@ from failgate_hooks.core.events import Problem
 from failgate_hooks.core.gates import Context, Decision, Policy
 from failgate_hooks.git import evidence as store
 from failgate_hooks.git.repo import GitRepo, is_null_id
+from failgate_hooks.git.trees import TreeEntry
 from failgate_hooks.ledger.union import Revision
 
 if TYPE_CHECKING:
@@ -52,11 +53,14 @@ def update_problems(
     # loaded only here: a push of anything but the evidence ref never reads a statement
     from failgate_hooks.core.evidence import MAX_FILE_BYTES, evidence_lines
 
-    problems = _layout_problems(repo, old, new)
+    listed = _listed(repo, old, new)
+    if isinstance(listed, Problem):
+        return [listed]
+    old_entries, new_entries = listed
+    problems = _layout_problems(old_entries, new_entries, new)
     if problems:
         return problems  # nothing of a tree no lookup can read is compared
-    new_files = store.files(repo, new)
-    old_files = {} if old is None else store.files(repo, old)
+    new_files, old_files = store.files_of(new_entries), store.files_of(old_entries)
     read: dict[str, bytes] = {}
     for path, blob in sorted(new_files.items()):
         if old_files.get(path) == blob:
@@ -100,14 +104,13 @@ def update_problems(
     return problems
 
 
-def _layout_problems(repo: GitRepo, old: str | None, new: str) -> list[Problem]:
-    """A problem when a tree of `new` is malformed (two entries of one name: every lookup
-    would then fail for good) or holds an entry the evidence layout has no place for.
+Entries = dict[str, TreeEntry]
 
-    An entry `old` holds unchanged was accepted before, so a server whose evidence
-    holds one from before this rule still takes new lines."""
-    from failgate_hooks.core.evidence_layout import EXAMPLE_PATH, layout_problem
 
+def _listed(repo: GitRepo, old: str | None, new: str) -> tuple[Entries, Entries] | Problem:
+    """Every entry of `old` (None: none) and of `new`, each tree walked once; a problem
+    when a tree of either is malformed (two entries of one name: every lookup would
+    then fail for good)."""
     try:
         old_entries = {} if old is None else store.entries(repo, old)
     except GitError as error:
@@ -116,7 +119,7 @@ def _layout_problems(repo: GitRepo, old: str | None, new: str) -> list[Problem]:
             f"administrator of the server moves {store.EVIDENCE_REF} back to its last "
             "commit that is not (git update-ref), and the statements after it are pushed again"
         )
-        return [Problem("evidence-malformed", message, path=store.EVIDENCE_REF, commit=old)]
+        return Problem("evidence-malformed", message, path=store.EVIDENCE_REF, commit=old)
     try:
         new_entries = store.entries(repo, new)
     except GitError as error:
@@ -124,7 +127,17 @@ def _layout_problems(repo: GitRepo, old: str | None, new: str) -> list[Problem]:
             f"this update's tree is malformed ({error.message}): push {store.EVIDENCE_REF} "
             "as failgate attest wrote it"
         )
-        return [Problem("evidence-malformed", message, path=store.EVIDENCE_REF, commit=new)]
+        return Problem("evidence-malformed", message, path=store.EVIDENCE_REF, commit=new)
+    return old_entries, new_entries
+
+
+def _layout_problems(old_entries: Entries, new_entries: Entries, new: str) -> list[Problem]:
+    """A problem when `new` holds an entry the evidence layout has no place for.
+
+    An entry `old` holds unchanged was accepted before, so a server whose evidence
+    holds one from before this rule still takes new lines."""
+    from failgate_hooks.core.evidence_layout import EXAMPLE_PATH, layout_problem
+
     outside = []
     for path, entry in sorted(new_entries.items()):
         why = None if old_entries.get(path) == entry else layout_problem(path, entry.mode)

@@ -102,7 +102,12 @@ def entries(repo: GitRepo, commit: str) -> dict[str, TreeEntry]:
 
 def files(repo: GitRepo, commit: str) -> dict[str, str]:
     """Every file of evidence commit `commit`: its path and blob id."""
-    return {path: e.oid for path, e in entries(repo, commit).items() if e.type == "blob"}
+    return files_of(entries(repo, commit))
+
+
+def files_of(listed: Mapping[str, TreeEntry]) -> dict[str, str]:
+    """The files among what `entries` listed: each path and blob id."""
+    return {path: e.oid for path, e in listed.items() if e.type == "blob"}
 
 
 def write_commit(
