@@ -365,6 +365,31 @@ def test_json_errors_and_decisions() -> None:
     )
 
 
+def test_a_refused_update_of_failgate_s_own_ref_is_its_own_kind_not_the_ledger_s() -> None:
+    from failgate_hooks.app.evidence_update import judge_other_failgate_ref
+    from failgate_hooks.core.sanitize import clean_line
+
+    ref = "refs/failgate/remotes/o\x07/evidence"  # sanitised wherever it is shown
+    shown = clean_line(ref)
+    assert shown != ref
+    refused = judge_other_failgate_ref(ref, "0" * 40, "1" * 40)
+    text = render_text(refused)
+    assert "\x07" not in text and "ledger" not in text.replace("The ledger is not at", "")
+    lines = text.splitlines()
+    assert lines[1].startswith(f"ERROR {shown}: {shown} is failgate's")
+    assert lines[2] == (
+        f"BLOCKED: the update of {shown} is refused: 1 problem(s), each above with what to "
+        "do. The ledger is not at fault: there is nothing for failgate fsck to repair."
+    )
+    assert lines[3].startswith(f"{NEXT}failgate's refs move only as failgate writes them")
+    doc = json.loads(render_json(refused))
+    assert (doc["decision"], doc["exit_code"]) == ("refused", 4)
+    assert [(e["code"], e["path"]) for e in doc["errors"]] == [
+        ("failgate-ref", ref.replace("\x07", ""))  # located at the ref, never "the ledger"
+    ]
+    assert judge_other_failgate_ref(ref, "1" * 40, "0" * 40).decision == "allowed"  # a deletion
+
+
 def test_json_is_ascii_and_keeps_ordinary_non_ascii_text() -> None:
     title = "Gasbudget für Module — größer"
     raw = render_json(decision([item(title=title)]))

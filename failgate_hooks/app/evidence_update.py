@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from failgate_hooks.core.decide import decide
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.events import Problem
-from failgate_hooks.core.gates import Context, Decision, Policy
+from failgate_hooks.core.gates import EXIT_CODES, Context, Decision, DecisionKind, Policy
 from failgate_hooks.git import evidence as store
 from failgate_hooks.git.repo import GitRepo, is_null_id
 from failgate_hooks.git.trees import TreeEntry
@@ -222,8 +222,14 @@ def judge_other_failgate_ref(ref: str, old: str, new: str) -> Decision:
 
 
 def _decided(ref: str, old: str, new: str, problems: list[Problem]) -> Decision:
-    """The decision on an update of one of failgate's own refs: refused when `problems`."""
+    """The decision on an update of one of failgate's own refs: refused when `problems`,
+    each located at least at `ref` (never "the ledger": none is read here)."""
     policy = Policy(protected_refs=(ref,), authority="protected")
     context = Context(trigger="push", ref=ref)
     commit = old if is_null_id(new) else new
-    return decide([], {}, context=context, policy=policy, errors=problems, commit=commit)
+    located = [p if p.path else p._replace(path=ref) for p in problems]
+    decision = decide([], {}, context=context, policy=policy, errors=located, commit=commit)
+    if not decision.errors:
+        return decision
+    refused = DecisionKind.REFUSED
+    return decision._replace(decision=refused, exit_code=EXIT_CODES[refused])

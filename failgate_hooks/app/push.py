@@ -56,6 +56,7 @@ SEVERITY = {
     DecisionKind.HELD: 1,
     DecisionKind.ESCALATED: 2,
     DecisionKind.INTEGRITY: 3,
+    DecisionKind.REFUSED: 3,
 }
 
 

@@ -83,6 +83,9 @@ class DecisionKind(enum.StrEnum):
     HELD = "held"
     ESCALATED = "escalated"
     INTEGRITY = "integrity"
+    # A pushed update of one of failgate's own refs (refs/failgate/) that breaks its rule:
+    # no ledger is read there, so it is none of the ledger's integrity.
+    REFUSED = "refused"
 
 
 EXIT_CODES: Mapping[DecisionKind, int] = {
@@ -90,6 +93,7 @@ EXIT_CODES: Mapping[DecisionKind, int] = {
     DecisionKind.HELD: exitcodes.HELD,
     DecisionKind.ESCALATED: exitcodes.ESCALATED,
     DecisionKind.INTEGRITY: exitcodes.INTEGRITY,
+    DecisionKind.REFUSED: exitcodes.INTEGRITY,  # what was pushed cannot be taken as it is
 }
 
 

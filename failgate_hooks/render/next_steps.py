@@ -38,7 +38,20 @@ def next_steps(decision: Decision) -> list[str]:
     pending = [r for r in decision.relaxations if r.blocking]
     if pending:
         lines.extend(_pending_steps(pending, decision.policy, decision.ref))
-    if decision.errors:
+    if decision.decision is DecisionKind.REFUSED:
+        lines.append(
+            "failgate's refs move only as failgate writes them: `failgate evidence push` "
+            "sends refs/failgate/evidence built on the remote's copy (it fetches that, merges "
+            "it line by line with yours and pushes again: no line is ever dropped)"
+        )
+        if any(p.code == "evidence-unsigned" for p in decision.errors):
+            lines.append(
+                "a line no signer in force signed is refused however it is pushed: start your "
+                "copy again from the remote's (`failgate evidence fetch REMOTE`, then `git "
+                "update-ref refs/failgate/evidence refs/failgate/remotes/REMOTE/evidence`) "
+                "and let a signer attest"
+            )
+    elif decision.errors:
         lines.append(
             "the ledger's errors: failgate fsck lists each one and its file; an event file "
             "is never edited: record a new event that supersedes or retracts it"

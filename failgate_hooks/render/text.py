@@ -252,6 +252,14 @@ def _verdict(decision: Decision, color: bool) -> str:
         """Gates in `state` that block (blocking=True) or only warn here."""
         return sum(1 for g in gates if g.state is state and (g.blocking if blocking else g.warning))
 
+    if decision.decision is DecisionKind.REFUSED:
+        ref = clean_line(decision.ref or "failgate's ref")
+        text = (
+            f"the update of {ref} is refused: {len(decision.errors)} problem(s), each above "
+            "with what to do. The ledger is not at fault: there is nothing for failgate fsck "
+            "to repair."
+        )
+        return f"{_paint('BLOCKED', color)}: {text}"
     if decision.decision is DecisionKind.INTEGRITY:
         parts = _counted(
             (len(decision.errors), "error(s)"),

@@ -202,8 +202,17 @@ def test_a_push_that_drops_an_evidence_line_is_refused(tmp_path: Path) -> None:
     refused = push(w.repo, f"+{EVIDENCE_REF}:{EVIDENCE_REF}")
     assert refused.returncode != 0, refused.stderr
     assert "drops 1 evidence line(s)" in refused.stderr
+    # What was refused, and where: the evidence update, never the ledger.
+    said = refused.stderr
+    assert f"BLOCKED: the update of {EVIDENCE_REF} is refused: 2 problem(s)" in said, said
+    assert "The ledger is not at fault" in said and "`failgate evidence push`" in said, said
+    assert "a line no signer in force signed is refused however it is pushed" in said, said
+    assert "ledger integrity" not in said and "fsck lists" not in said, said
     deleted = push(w.repo, f":{EVIDENCE_REF}")
     assert deleted.returncode != 0, deleted.stderr
+    assert f"ERROR {EVIDENCE_REF}: deleting {EVIDENCE_REF} drops every statement" in deleted.stderr
+    assert f"BLOCKED: the update of {EVIDENCE_REF} is refused: 1 problem(s)" in deleted.stderr
+    assert "ledger integrity" not in deleted.stderr, deleted.stderr
     assert remote_ref(w.remote, EVIDENCE_REF) == before
 
 
@@ -392,5 +401,7 @@ def test_nothing_may_be_pushed_under_failgate_s_tracking_refs(tmp_path: Path) ->
     refused = push(w.repo, f"{EVIDENCE_REF}:{tracking}")
     assert refused.returncode != 0, refused.stderr
     assert f"{tracking} is failgate's: only {EVIDENCE_REF} may be pushed" in refused.stderr
+    assert f"BLOCKED: the update of {tracking} is refused" in refused.stderr, refused.stderr
+    assert "ledger integrity" not in refused.stderr, refused.stderr
     assert remote_ref(w.remote, tracking) is None
     assert push(w.repo, EVIDENCE_REF).returncode != 0  # the control: checked, and refused there
