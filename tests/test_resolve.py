@@ -546,3 +546,59 @@ def test_heads_of_refuses_events_of_several_entities_unless_told_which() -> None
     with pytest.raises(ValueError, match="several entities"):
         heads_of(events)
     assert heads_of(events, entity_key=KEY) == ("a",)
+
+
+# --------------------------------------------------------------------------- retracting a file that does not validate
+
+BROKEN_ID = "20261129T230500Z-0000dead"
+
+
+def broken_file(
+    entity_key: str = KEY, code: str = "invalid-event", event_id: str = BROKEN_ID
+) -> Problem:
+    """A problem of an event file of the entity's folder that fails validation."""
+    folder = entity_key.replace(":", "/")
+    return Problem(
+        code=code,
+        message="expected a full ref name",
+        path=f"ledger/{folder}/{event_id}.toml",
+        key="applies_to.refs[0]",
+        entity_key=entity_key,
+    )
+
+
+def test_a_retracted_file_that_does_not_validate_no_longer_makes_the_entity_invalid() -> None:
+    retraction = ev("b", follows=("a",), retracts=(BROKEN_ID,))
+    res = resolve_entity(KEY, [ev("a"), retraction], [broken_file()])
+    assert res.outcome is Outcome.RESOLVED, res.problems
+    assert res.problems == ()
+    assert res.retracted_problems == (broken_file(),)
+
+
+def test_a_pending_retraction_leaves_the_file_invalid() -> None:
+    retraction = ev("b", follows=("a",), retracts=(BROKEN_ID,))
+    res = resolve_entity(KEY, [ev("a"), retraction], [broken_file()], also_dropped={"b"})
+    assert res.outcome is Outcome.INVALID
+    assert res.problems == (broken_file(),)
+    assert res.retracted_problems == ()
+
+
+def test_only_the_entitys_own_files_and_never_a_duplicated_id_are_cleared() -> None:
+    retraction = ev("b", follows=("a",), retracts=(BROKEN_ID,))
+    for problem in (
+        broken_file(entity_key="deploy:testnet:gas-budget"),  # another entity's file
+        broken_file(code=DUPLICATE_ID),  # two contents for one id
+        broken_file(event_id="20261129T230500Z-0000beef"),  # a file it does not name
+    ):
+        res = resolve_entity(KEY, [ev("a"), retraction], [problem])
+        assert res.outcome is Outcome.INVALID, problem
+        assert res.retracted_problems == (), problem
+
+
+def test_retracting_the_only_titled_event_file_leaves_a_missing_title() -> None:
+    # The broken file was the entity's first event: its retraction must set title and
+    # triggers itself, or the entity is still invalid, now for that.
+    first = ev("b", retracts=(BROKEN_ID,))._replace(title=None, triggers=None)
+    res = resolve_entity(KEY, [first], [broken_file()])
+    assert res.outcome is Outcome.INVALID
+    assert set(codes(res.problems)) == {MISSING_TITLE, MISSING_TRIGGERS}

@@ -70,6 +70,8 @@ def fsck(ctx: click.Context, rev: str, range_: str | None, as_json: bool) -> Non
     else:
         for problem in report.problems:
             echo(f"ERROR {clean_line(problem.describe())}")
+        for hint in report.hints:
+            echo(f"hint: {clean_line(hint)}")
         echo(clean_line(report.summary()))
     ctx.exit(exitcodes.ALLOWED if report.ok else exitcodes.INTEGRITY)
 

@@ -39,6 +39,8 @@ def _write(
         written = write_event(repo, config, draft, recorded_by=git_identity(repo))
         for warning in written.warnings:
             echo(f"warning: {clean_line(warning)}", err=True)
+        for note in written.notes:
+            echo(f"note: {clean_line(note)}", err=True)
         for line in _after_record(repo, config, written, probe=probe):
             echo(clean_line(line), err=True)
         root = repo.working_dir or "."

@@ -33,6 +33,7 @@ from failgate_hooks.core.resolve import (
     resolve_entity,
     settled_heads,
 )
+from failgate_hooks.core.retraction import retract_advice, retract_command
 
 
 def assess(
@@ -61,6 +62,7 @@ def assess(
         relaxations=relaxations,
         notes=found.notes,
         problems=found.problems,
+        retract_command=found.retract_command,
     )
 
 
@@ -79,6 +81,7 @@ class _Found(NamedTuple):
     notes: tuple[str, ...] = ()
     verification: Verification | None = None
     problems: tuple[Problem, ...] = ()
+    retract_command: str | None = None
 
 
 def _state(resolution: Resolution, facts: Facts, context: Context) -> _Found:
@@ -94,7 +97,11 @@ def _state(resolution: Resolution, facts: Facts, context: Context) -> _Found:
     if resolution.outcome is Outcome.INVALID:
         count = len(resolution.problems)
         reason = f"{count} problem(s) in its events: fix or retract them (failgate fsck)"
-        return _Found(GateState.INVALID, reason, notes, problems=resolution.problems)
+        command = retract_command(resolution)
+        if command is not None:
+            reason = f"{count} problem(s) in its events: {retract_advice(command)}"
+        found = _Found(GateState.INVALID, reason, notes, problems=resolution.problems)
+        return found._replace(retract_command=command)
     if resolution.outcome is Outcome.CONFLICT:
         return _Found(GateState.CONFLICT, _conflict_reason(resolution), notes)
     if resolution.retired:
@@ -338,7 +345,9 @@ def _authority(
         if not new:
             break
         pending.update(new)
+        # the files a pending retraction names come back as they are: invalid
         kept = [p for p in original.problems if p.code not in _DROP_DEPENDENT]
+        kept += original.retracted_problems
         again = resolve_entity(
             original.entity_key,
             original.events.values(),
@@ -371,6 +380,7 @@ def _without_inserted(resolution: Resolution, protected_ids: frozenset[str]) -> 
     if not named:
         return resolution
     problems = [p for p in resolution.problems if p.code not in _DROP_DEPENDENT]
+    problems += resolution.retracted_problems
     events = [e for event_id, e in resolution.events.items() if event_id not in named]
     again = resolve_entity(resolution.entity_key, events, problems)
     return again._replace(problems=tuple(dict.fromkeys(again.problems)))

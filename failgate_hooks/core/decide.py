@@ -138,6 +138,7 @@ def _finish(item: Assessment, result: VerifierResult | None) -> Gate:
         verifier=verifier,
         notes=item.notes,
         problems=item.problems,
+        retract_command=item.retract_command,
     )
 
 

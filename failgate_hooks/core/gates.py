@@ -212,6 +212,8 @@ class Assessment(NamedTuple):
     # Facts worth saying beside the reason, e.g. a `since` that failed closed.
     notes: tuple[str, ...] = ()
     problems: tuple[Problem, ...] = ()
+    # INVALID: the command that retracts its event files that do not validate
+    retract_command: str | None = None
 
 
 class VerifierResult(NamedTuple):
@@ -243,6 +245,7 @@ class Gate(NamedTuple):
     verifier: VerifierResult | None = None
     notes: tuple[str, ...] = ()
     problems: tuple[Problem, ...] = ()
+    retract_command: str | None = None  # as the assessment's
 
 
 class Decision(NamedTuple):

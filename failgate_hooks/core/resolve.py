@@ -21,6 +21,11 @@ The steps, in the order the design fixes them:
    A head whose own lineage has no triggers left is a missing trigger too.
    An id named in a `retracts` may be absent without being a broken reference:
    a retracted file may be deleted, and what followed it still names it.
+6. A file that fails validation is named by its file name's stem (what the naming
+   rule makes its id). When a valid event of the entity that is not pending
+   retracts that id, the file's problems no longer make the entity invalid: they
+   are kept in `retracted_problems`, so that a caller resolving again with more
+   events pending gives them back. A duplicated id is never cleared this way.
 """
 
 from __future__ import annotations
@@ -82,6 +87,9 @@ class Resolution(NamedTuple):
     ancestors: Mapping[str, frozenset[str]]
     events: Mapping[str, Event]
     problems: tuple[Problem, ...]
+    # the problems of files that failed validation and that a counting (valid, not
+    # pending) event of the entity retracts: they no longer make it invalid
+    retracted_problems: tuple[Problem, ...] = ()
 
     @property
     def retired(self) -> bool:
@@ -139,6 +147,10 @@ def resolve_entity(
     ancestors = _ancestors(order, preds)
 
     pending = frozenset(also_dropped) & valid.keys()
+    retracted = _retracted_files(entity_key, problems, valid, pending)
+    if retracted:
+        problems = tuple(p for p in problems if p not in retracted)
+        found[:] = [p for p in found if p not in retracted]  # the list `report` appends to
     dropped = pending | {
         target
         for event_id, targets in replaced_by.items()
@@ -183,7 +195,43 @@ def resolve_entity(
         ancestors=ancestors,
         events={event_id: valid[event_id] for event_id in order},
         problems=tuple(found),
+        retracted_problems=retracted,
     )
+
+
+def invalid_file_id(problem: Problem, entity_key: str) -> str | None:
+    """The id of the event file a problem is of, by its file name's stem, when a
+    retraction may clear it: a file of this entity's folder, named as an event, whose
+    problem is its own (a duplicated id is two files' problem, never cleared so)."""
+    if problem.path is None or problem.entity_key != entity_key or problem.code == DUPLICATE_ID:
+        return None
+    name = problem.path.rsplit("/", 1)[-1]
+    if not name.endswith(".toml"):
+        return None
+    stem = name.removesuffix(".toml")
+    return stem if ID_RE.match(stem) else None
+
+
+def _retracted_files(
+    entity_key: str,
+    problems: tuple[Problem, ...],
+    valid: Mapping[str, Event],
+    pending: frozenset[str],
+) -> tuple[Problem, ...]:
+    """The problems of invalid files that a valid event of the entity, not pending,
+    retracts. A dropped retraction still retracts (rule 1); a pending one counts as if
+    it were not there."""
+    if not problems:
+        return ()
+    ids = {
+        target
+        for event_id, event in valid.items()
+        if event_id not in pending
+        for target in event.retracts
+    }
+    if not ids:
+        return ()
+    return tuple(p for p in problems if invalid_file_id(p, entity_key) in ids)
 
 
 def _report_missing(

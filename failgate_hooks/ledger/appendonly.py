@@ -17,14 +17,16 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Ledger, Revision, classify_path, read_union
 
 
-def retracted_ids(ledger: Ledger) -> dict[str, str]:
-    """Event ids that may be deleted, mapped to the entity whose event retracts them."""
-    out: dict[str, str] = {}
+def retracted_ids(ledger: Ledger) -> dict[str, frozenset[str]]:
+    """Event ids that may be deleted, mapped to the entities whose valid events retract
+    them (a file that fails validation retracts nothing). An id that two entities name
+    stays each one's: which came last must not decide whose file may go."""
+    out: dict[str, set[str]] = {}
     for file in ledger.files.values():
         if file.event is not None:
             for event_id in file.event.retracts:
-                out[event_id] = file.event.entity_key
-    return out
+                out.setdefault(event_id, set()).add(file.event.entity_key)
+    return {event_id: frozenset(keys) for event_id, keys in out.items()}
 
 
 class Retracted:
@@ -36,20 +38,23 @@ class Retracted:
         self._repo, self._commit, self._ledger_dir = repo, commit, ledger_dir
         # The decision's own limit: a retraction it reads as too large retracts nothing here.
         self._max_event_bytes = max_event_bytes
-        self._ids: dict[str, str] | None = None
+        self._ids: dict[str, frozenset[str]] | None = None
 
-    def get(self, event_id: str) -> str | None:
+    def get(self, event_id: str) -> frozenset[str]:
+        """The entities whose events retract `event_id` (none: it may not be deleted)."""
         if self._ids is None:
             revision = Revision("new tip", self._commit)
             ledger = read_union(self._repo, [revision], self._ledger_dir, self._max_event_bytes)
             self._ids = retracted_ids(ledger)
-        return self._ids.get(event_id)
+        return self._ids.get(event_id, frozenset())
 
 
 def _may_delete(path: str, ledger_dir: str, retracted: Retracted) -> bool:
+    """Whether a file may go: an event of the entity whose folder holds it retracts its
+    id, the file name's stem, whether the file validates or not."""
     key, _ = classify_path(path, ledger_dir)
     stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
-    return key is not None and retracted.get(stem) == key
+    return key is not None and key in retracted.get(stem)
 
 
 def _is_tracked(path: str) -> bool:

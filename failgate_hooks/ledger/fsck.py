@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from failgate_hooks.core.events import Problem
+from failgate_hooks.core.retraction import retract_advice, retract_command
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Ledger, Revision, inspection_config, read_union
 
@@ -16,6 +17,8 @@ class FsckReport:
     events: int
     entities: int
     problems: list[Problem] = field(default_factory=list)
+    # what to do about the problems: the command that retracts each entity's invalid files
+    hints: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -34,6 +37,7 @@ class FsckReport:
             "ok": self.ok,
             "events": self.events,
             "entities": self.entities,
+            "hints": list(self.hints),
             "errors": [
                 {
                     "code": p.code,
@@ -54,9 +58,13 @@ def ledger_problems(
     """Every problem of a ledger: files, resolution, committed credentials, pinned symlinks."""
     found: list[Problem] = list(ledger.problems)
     for key in ledger.entity_keys:
-        found.extend(ledger.resolve(key).problems)
+        resolution = ledger.resolve(key)
+        found.extend(resolution.problems)
+        # a file that fails validation and that a valid event retracts is no problem
+        retracted = {p.path for p in resolution.retracted_problems}
         for file in ledger.files_of(key):
-            found.extend(file.problems)
+            if file.path not in retracted:
+                found.extend(file.problems)
     found.extend(_committed_credentials(repo, ledger, max_event_bytes))
     found.extend(_pinned_symlinks(repo, ledger, commit))
     unique: dict[tuple[Any, ...], Problem] = {}
@@ -128,4 +136,9 @@ def run_fsck(repo: GitRepo, rev: str, range_: str | None) -> FsckReport:
 
         problems.extend(check_range(repo, range_, config.ledger, config.max_event_bytes))
     events = sum(1 for f in ledger.files.values() if f.event is not None)
-    return FsckReport(commit, events, len(ledger.entity_keys), problems)
+    hints = [
+        f"{key}: {retract_advice(command)}"
+        for key in ledger.entity_keys
+        if (command := retract_command(ledger.resolve(key))) is not None
+    ]
+    return FsckReport(commit, events, len(ledger.entity_keys), problems, hints)

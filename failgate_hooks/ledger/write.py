@@ -8,12 +8,13 @@ files in the working tree at paths HEAD lacks.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError, LedgerError, UsageError
 from failgate_hooks.core.events import (
+    ID_RE,
     AppliesTo,
     Event,
     Evidence,
@@ -27,6 +28,7 @@ from failgate_hooks.core.events import (
     new_event_id,
 )
 from failgate_hooks.core.resolve import heads_of
+from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.core.validate import parse_event
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
@@ -60,6 +62,7 @@ class Written:
     path: str
     event: Event
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the event does, said once
 
 
 class EntityFiles(NamedTuple):
@@ -67,10 +70,24 @@ class EntityFiles(NamedTuple):
 
     events: dict[str, Event]
     unreadable: list[str]
+    # the paths of the unreadable files by the `id` each holds, where it can be read:
+    # a second name a retraction may give one (a name may fit several files)
+    written_ids: Mapping[str, tuple[str, ...]] = {}
+
+    def invalid_paths(self, name: str) -> tuple[str, ...]:
+        """The unreadable files `name` names: the one whose file name's stem it is, else
+        those that hold it as their `id`."""
+        by_stem = tuple(p for p in self.unreadable if _stem(p) == name)
+        return by_stem or tuple(self.written_ids.get(name, ()))
 
     @property
     def is_new(self) -> bool:
         return not self.events and not self.unreadable
+
+    @property
+    def retracted(self) -> frozenset[str]:
+        """The ids the entity's valid events retract."""
+        return frozenset(i for event in self.events.values() for i in event.retracts)
 
 
 def current_entity_files(repo: GitRepo, root: str, config: Config, key: str) -> EntityFiles:
@@ -94,15 +111,37 @@ def current_entity_files(repo: GitRepo, root: str, config: Config, key: str) -> 
         raw.setdefault(path, read if len(read) <= limit else None)
     events: dict[str, Event] = {}
     unreadable: list[str] = []
+    names: dict[str, list[str]] = {}
     for path, data in sorted(raw.items()):
         if not path.endswith(".toml") or path.rsplit("/", 1)[-1].startswith("."):
             continue
         event = None if data is None else parse_event(data, path, entity_key=key)[0]
         if event is None:
             unreadable.append(path)
+            written = _written_id(data)
+            if written is not None and written != _stem(path):
+                names.setdefault(written, []).append(path)
         else:
             events[event.id] = event
-    return EntityFiles(events, unreadable)
+    return EntityFiles(events, unreadable, {n: tuple(p) for n, p in names.items()})
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".toml")
+
+
+def _written_id(data: bytes | None) -> str | None:
+    """The `id` an event file that fails validation holds, when it can be read."""
+    import tomllib
+
+    if data is None:
+        return None
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    written = doc.get("id")
+    return written if isinstance(written, str) and ID_RE.match(written) else None
 
 
 def write_event(
@@ -122,10 +161,13 @@ def write_event(
             "[a-z0-9][a-z0-9_-]* joined by ':', such as deploy:mainnet:gas-budget"
         )
     current = current_entity_files(repo, root, config, draft.entity_key)
-    warnings = [
-        f"{path} does not validate; it is not followed (run failgate fsck)"
-        for path in current.unreadable
-    ]
+    notes: list[str] = []
+    retracts = tuple(
+        dict.fromkeys(_retraction_target(current, draft.entity_key, ref, notes)
+                      for ref in draft.retracts)
+    )  # fmt: skip
+    draft = draft._replace(retracts=retracts)
+    warnings = _unreadable_warnings(current, draft)
     if current.is_new:
         if not draft.triggers:
             raise UsageError(
@@ -134,12 +176,15 @@ def write_event(
             )
         if not draft.title:
             raise UsageError(f"{draft.entity_key} is a new entity: give it a --title")
-    for ref in (*draft.supersedes, *draft.retracts):
+    elif not current.events and (not draft.triggers or not draft.title):
+        # nothing to follow: this event is the entity's first, which sets both
+        raise UsageError(
+            f"{draft.entity_key} has no event that validates, so this one is its first: "
+            "give it a --title and say what must check it with --trigger (e.g. --trigger push)"
+        )
+    for ref in draft.supersedes:
         if ref not in current.events:
-            raise UsageError(
-                f"{ref} is not an event of {draft.entity_key} "
-                "(committed at HEAD or in the working tree)"
-            )
+            _refuse_unknown(current, draft.entity_key, ref, "--supersedes")
 
     title, triggers, applies_to, verification = _carried_forward(draft, current.events)
     event = Event(
@@ -161,18 +206,86 @@ def write_event(
     _refuse_non_text(event)
     _refuse_credentials(event)
     _check_round_trip(event)
-    return Written(_write_fresh(root, config.ledger, event), event, warnings)
+    return Written(_write_fresh(root, config.ledger, event), event, warnings, notes)
+
+
+# What a name the command line gives is shown as: an id is 24 characters.
+_SHOWN = 80
+
+
+def _retraction_target(current: EntityFiles, key: str, ref: str, notes: list[str]) -> str:
+    """The id `--retracts REF` names: a valid event's, or the file name's stem of the one
+    file of this entity's folder that fails validation and that REF names (by its stem,
+    or by the `id` it holds). The stem is what the gate and append-only know it by."""
+    if ref in current.events:
+        return ref
+    paths = current.invalid_paths(ref)
+    if len(paths) > 1:
+        raise UsageError(
+            f"{clean_line(ref, _SHOWN)} names {len(paths)} files of {key} that do not "
+            f"validate ({', '.join(paths)}): retract each by its file name's stem",
+        )
+    if not paths:
+        _refuse_unknown(current, key, ref, "--retracts")
+    (path,) = paths
+    stem = _stem(path)
+    if not ID_RE.match(stem):
+        raise UsageError(
+            f"{path} is not named as an event (<YYYYMMDDTHHMMSSZ>-<8 hex>.toml): "
+            "no event can retract it",
+            hint="a file the ledger cannot name is removed by a reviewed commit that "
+            "deletes it, which append-only reports for a reviewer to accept",
+        )
+    by = "" if stem == ref else f" (it holds id {ref}; the retraction names its file, {stem})"
+    notes.append(
+        f"retracts {path}, which does not validate{by}: once this event is committed it no "
+        "longer makes the entity invalid (on a server, once it is on a protected branch or "
+        "a relaxer pushes it), and the file may then be deleted"
+    )
+    return stem
+
+
+def _refuse_unknown(current: EntityFiles, key: str, ref: str, option: str) -> None:
+    shown = clean_line(ref, _SHOWN)
+    paths = current.invalid_paths(ref)
+    if paths and option != "--retracts":
+        raise UsageError(
+            f"{option} {shown}: {paths[0]} does not validate, so nothing of it can be "
+            f"carried forward; retract it instead with --retracts {_stem(paths[0])}"
+        )
+    raise UsageError(
+        f"{option} {shown}: no event of {key} has that id, and no file of its folder that "
+        "fails validation has that name (committed at HEAD or in the working tree)",
+        hint=f"failgate log {key} lists its events; failgate fsck names the files that "
+        "do not validate",
+    )
+
+
+def _unreadable_warnings(current: EntityFiles, draft: EventDraft) -> list[str]:
+    """A warning for each file of the entity that fails validation and that no event
+    (this one included) retracts."""
+    retracted = current.retracted | set(draft.retracts)
+    return [
+        f"{path} does not validate; it is not followed: retract it (failgate record "
+        f"{draft.entity_key} --status {draft.status.value} --retracts {_stem(path)})"
+        if ID_RE.match(_stem(path))
+        else f"{path} is not named as an event; it is not followed (run failgate fsck)"
+        for path in current.unreadable
+        if _stem(path) not in retracted
+    ]
 
 
 def _follows(known: dict[str, Event], retracts: Sequence[str]) -> tuple[str, ...]:
     """The entity's heads, plus what each retracted event followed.
 
     A retracted file is deleted; naming its predecessors here keeps the order
-    that ran through it, so an older event cannot become a head again.
+    that ran through it, so an older event cannot become a head again. A file that
+    fails validation names nothing that can be read: nothing of it is followed.
     """
     ids = list(heads_of(known.values()))
     for retracted in retracts:
-        ids += [i for i in known[retracted].follows if i not in ids]
+        if retracted in known:
+            ids += [i for i in known[retracted].follows if i not in ids]
     return tuple(ids)
 
 
@@ -206,7 +319,9 @@ def _carried_forward(
     elif draft.verify_files or draft.inputs or draft.timeout_s:
         raise UsageError("--verify-file, --input and --timeout describe a verifier: add --verify")
     for old_id in (*draft.supersedes, *draft.retracts):
-        old = known[old_id]
+        old = known.get(old_id)
+        if old is None:
+            continue  # a file that fails validation: nothing of it can be read
         title = title if title is not None else old.title
         triggers = triggers if triggers is not None else old.triggers
         scope = scope if scope is not None else old.applies_to

@@ -67,6 +67,12 @@ def _gate_steps(gate: Gate, policy: Policy, commit: str) -> list[str]:
             f"holds every head, `failgate record {key} --status STATUS --note WHY` writes an "
             "event whose follows names them all, and settles it"
         ]
+    if gate.state is GateState.INVALID and gate.retract_command is not None:
+        return [
+            f"{gate.entity_key} has event files that do not validate (above), and an event "
+            f"file is never edited or deleted once committed: retract them with "
+            f"`{gate.retract_command}`, and commit it"
+        ]
     if gate.state is GateState.INVALID:
         return [
             f"{gate.entity_key} has invalid events: failgate fsck says what is wrong with each; "

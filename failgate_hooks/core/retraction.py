@@ -1,0 +1,44 @@
+"""What to do about an event file that does not validate: retract it. Pure.
+
+Append-only forbids editing or deleting a committed event file, so the way out of
+one that does not validate (an old event with a short ref name, say) is a new
+event of the same entity that retracts it, by its file name's stem. Once that
+event counts, the file no longer makes the entity invalid (`core/resolve.py`).
+"""
+
+from __future__ import annotations
+
+from failgate_hooks.core.resolve import Resolution, invalid_file_id
+
+
+def retractable_ids(resolution: Resolution) -> tuple[str, ...]:
+    """The ids of the entity's files that fail validation and that a retraction clears."""
+    found = (invalid_file_id(p, resolution.entity_key) for p in resolution.problems)
+    return tuple(sorted({event_id for event_id in found if event_id is not None}))
+
+
+def retract_command(resolution: Resolution) -> str | None:
+    """The command that retracts every such file of the entity, or None if it has none.
+
+    It keeps the status the valid events give; with no valid event to set the title
+    and triggers, the retraction is the entity's first event and must set them."""
+    ids = retractable_ids(resolution)
+    if not ids:
+        return None
+    state = resolution.state
+    status = state.status.value if state.status is not None else "observed"
+    words = ["failgate record", resolution.entity_key, "--status", status]
+    words += [f"--retracts {event_id}" for event_id in ids]
+    if state.title is None:
+        words.append("--title TITLE")
+    if state.triggers is None:
+        words.append("--trigger TRIGGER")
+    return " ".join(words)
+
+
+def retract_advice(command: str) -> str:
+    """One sentence that says how to clear the entity's files that do not validate."""
+    return (
+        "an event file is never edited or deleted once committed; retract each that "
+        f"does not validate with `{command}`, and commit it"
+    )
