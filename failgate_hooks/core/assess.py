@@ -99,7 +99,7 @@ def _state(resolution: Resolution, facts: Facts, context: Context) -> _Found:
         reason = f"{count} problem(s) in its events: fix or retract them (failgate fsck)"
         command = retract_command(resolution)
         if command is not None:
-            reason = f"{count} problem(s) in its events: {retract_advice(command)}"
+            reason = f"{count} problem(s) in its events (failgate fsck): {retract_advice(command)}"
         found = _Found(GateState.INVALID, reason, notes, problems=resolution.problems)
         return found._replace(retract_command=command)
     if resolution.outcome is Outcome.CONFLICT:

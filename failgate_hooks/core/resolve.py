@@ -218,11 +218,8 @@ def _retracted_files(
     valid: Mapping[str, Event],
     pending: frozenset[str],
 ) -> tuple[Problem, ...]:
-    """The problems of invalid files that a valid event of the entity, not pending,
-    retracts. A dropped retraction still retracts (rule 1); a pending one counts as if
-    it were not there."""
-    if not problems:
-        return ()
+    """The problems of invalid files that a valid, not pending, event of the entity
+    retracts (a dropped one still retracts, as in rule 1)."""
     ids = {
         target
         for event_id, event in valid.items()
