@@ -41,7 +41,7 @@ def parse_check_attr(output: str) -> list[Attribute]:
 
 
 def hash_files(repo: GitRepo, paths: Sequence[str], *, filters: bool) -> list[str]:
-    """The blob id of each work-tree file at `paths` (relative to the root), in one
+    """The blob id of each work-tree file at `paths` (relative to the root), in order, in one
     `hash-object --stdin-paths`: as its bytes lie on disk, or with `filters` as `git add`
     would store it, its line endings converted as the attributes and core.autocrlf say.
 
@@ -53,7 +53,10 @@ def hash_files(repo: GitRepo, paths: Sequence[str], *, filters: bool) -> list[st
         return []
     flags = () if filters else ("--no-filters",)
     lines = "".join(_stdin_path(path) + "\n" for path in paths)
-    return repo.run("hash-object", *flags, "--stdin-paths", stdin=lines).split()
+    ids = repo.run("hash-object", *flags, "--stdin-paths", stdin=lines).split()
+    if len(ids) != len(paths):  # then no id can be matched to its file
+        raise GitError(f"git hash-object gave {len(ids)} ids for {len(paths)} files")
+    return ids
 
 
 def _stdin_path(path: str) -> str:

@@ -79,10 +79,7 @@ def added_ids(repo: GitRepo, paths: Sequence[str]) -> dict[str, str]:
     """The blob id `git add` would give the work tree's file at each path, its line endings
     converted, in one git call. Only for paths whose `attributes` (both readings) the
     caller has found converting nothing: else a filter driver would run here."""
-    ids = hash_files(repo, paths, filters=True)
-    if len(ids) != len(paths):
-        raise GitError(f"git hash-object gave {len(ids)} ids for {len(paths)} files")
-    return dict(zip(paths, ids, strict=True))
+    return dict(zip(paths, hash_files(repo, paths, filters=True), strict=True))
 
 
 def replaces_objects(repo: GitRepo) -> bool:
