@@ -258,8 +258,10 @@ def test_fsck_scans_no_file_it_would_not_read_as_an_event(repo: Repo) -> None:
     from failgate_hooks.ledger.fsck import run_fsck
 
     first(repo)
-    repo.write(f"{FOLDER}/notes.txt", "x" * (4 << 20))  # not an event's name, and huge
-    commit = repo.commit("four megabytes beside the events")
+    # not an event's name, and huge; and no `.toml` at all, never read as a ledger file
+    repo.write(f"{FOLDER}/notes.toml", "x" * (4 << 20))
+    repo.write(f"{FOLDER}/notes.txt", "x" * (4 << 20))
+    commit = repo.commit("eight megabytes beside the events")
     with GitRepo.open(repo.path) as git_repo:
         tracemalloc.start()
         try:
@@ -268,4 +270,6 @@ def test_fsck_scans_no_file_it_would_not_read_as_an_event(repo: Repo) -> None:
         finally:
             tracemalloc.stop()
     assert peak < 1 << 20, peak
-    assert [(p.code, p.path) for p in report.problems] == [("bad-file-name", f"{FOLDER}/notes.txt")]
+    assert [(p.code, p.path) for p in report.problems] == [
+        ("bad-file-name", f"{FOLDER}/notes.toml")
+    ]

@@ -359,7 +359,7 @@ def test_a_commit_without_event_files_opens_no_cache(
         raise AssertionError("opened the cache for a ledger without events")
 
     monkeypatch.setattr(union.ParseCache, "open", never)
-    commit = world.commit({"ledger/ops/a/notes.txt": b"no event here\n"})
+    commit = world.commit({"ledger/ops/a/notes.toml": b"no event here\n"})
     assert union_of(world, world.commit({})).files == {}
     assert [p.code for f in union_of(world, commit).files.values() for p in f.problems] == [
         "bad-file-name"

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from failgate_hooks.app.evaluate import Request
+from failgate_hooks.core.events import is_ledger_file
 from failgate_hooks.core.gates import Context, Decision
 from failgate_hooks.git.repo import GitRepo
 
@@ -93,9 +94,8 @@ def _committed(repo: GitRepo, ledger_dir: str) -> set[str]:
 
 
 def _warnings(paths: list[str], committed: Callable[[], set[str]]) -> list[str]:
-    # a dot-file is the temporary file of an interrupted write, never an event; a file
-    # taken out of the index is reported twice (deleted, and untracked)
-    changed = [p for p in dict.fromkeys(paths) if not p.rsplit("/", 1)[-1].startswith(".")]
+    # a file taken out of the index is reported twice (deleted, and untracked)
+    changed = [p for p in dict.fromkeys(paths) if is_ledger_file(p)]
     if not changed:
         return []
     held = committed()  # asked only when something differs: a listing of the ledger

@@ -23,6 +23,7 @@ from failgate_hooks.app.hook_input import RefUpdate
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.decide import enforces
 from failgate_hooks.core.errors import GitError
+from failgate_hooks.core.events import is_ledger_file
 from failgate_hooks.core.gates import (
     PUSH,
     Context,
@@ -431,7 +432,7 @@ def _deletion(
         """(path, blob) of each event file: a file at the same path with other bytes on
         the default branch is not the event this ref holds."""
         listing = repo.ls_folder(commit, config.ledger)
-        return {(e.path, e.oid) for e in listing if e.path.endswith(".toml")}
+        return {(e.path, e.oid) for e in listing if is_ledger_file(e.path)}
 
     if default is not None and default[0] == update.remote_ref:
         # Whatever it holds: without it another branch, as it stands, would become the

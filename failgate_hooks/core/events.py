@@ -140,6 +140,14 @@ def entity_folder(key: str) -> str:
     return "/".join(key.split(":"))
 
 
+def is_ledger_file(path: str) -> bool:
+    """Whether a file under the ledger folder is read as an event file, well named or not:
+    a `.toml` file. Anything else there is the team's, never an event: a README, or the
+    dot-file of an interrupted write (`.<id>.<pid>.tmp`, linked into place when whole)."""
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(".toml") and not name.startswith(".")
+
+
 # Every file of a folder asks again, thousands of times in one ledger read: kept, within
 # a bound that no ledger reaches (MAX_LEDGER_FILES).
 @functools.lru_cache(maxsize=1 << 17)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from failgate_hooks.core.errors import UsageError
-from failgate_hooks.core.events import Problem
+from failgate_hooks.core.events import Problem, is_ledger_file
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Ledger, Revision, classify_path, read_union
 
@@ -57,15 +57,11 @@ def _may_delete(path: str, ledger_dir: str, retracted: Retracted) -> bool:
     return key is not None and key in retracted.get(stem)
 
 
-def _is_tracked(path: str) -> bool:
-    return not path.rsplit("/", 1)[-1].startswith(".")
-
-
 def check_tips(
     repo: GitRepo, old: str, new: str, ledger_dir: str, retracted: Retracted
 ) -> list[Problem]:
     """Every event file of the old tip is in the new tip, byte for byte."""
-    before = {e.path: e.oid for e in repo.ls_tree(old, ledger_dir) if _is_tracked(e.path)}
+    before = {e.path: e.oid for e in repo.ls_tree(old, ledger_dir) if is_ledger_file(e.path)}
     after = {e.path: e.oid for e in repo.ls_tree(new, ledger_dir)}
     problems = []
     for path, oid in sorted(before.items()):
@@ -116,7 +112,7 @@ def check_commits(
             continue
         meta, _, path = line.partition("\t")
         status = meta.split()[-1]
-        if status.startswith("A") or not _is_tracked(path) or (commit, path) in seen:
+        if status.startswith("A") or not is_ledger_file(path) or (commit, path) in seen:
             continue
         if status.startswith("D") and _may_delete(path, ledger_dir, retracted):
             continue

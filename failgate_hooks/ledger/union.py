@@ -16,6 +16,7 @@ from failgate_hooks.core.events import (
     Event,
     Problem,
     entity_key_of_folder,
+    is_ledger_file,
 )
 from failgate_hooks.core.resolve import Resolution, resolve_entity
 from failgate_hooks.core.validate import parse_event
@@ -212,7 +213,7 @@ def read_union(
     names: dict[str, Name] = {}
     for _, entries in listings:
         for entry in entries:
-            if entry.path not in names and not _is_dot_file(entry.path):
+            if entry.path not in names and is_ledger_file(entry.path):
                 names[entry.path] = Name(*classify_path(entry.path, ledger_dir))
     parsed, resolved = _parse_event_files(repo, _event_files(listings, names), max_event_bytes)
     ledger = Ledger(ledger_dir=ledger_dir, revisions=list(revisions))
@@ -329,11 +330,6 @@ def _parse_bounded(blob: BoundedBlob, path: str, key: str, max_event_bytes: int)
         )
         return None, (problem,)
     return parse_event(blob.data, path, entity_key=key)
-
-
-def _is_dot_file(path: str) -> bool:
-    """A dot-file is the temporary file of an interrupted write, never an event."""
-    return path.rsplit("/", 1)[-1].startswith(".")
 
 
 def _add_entry(

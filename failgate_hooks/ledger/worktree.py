@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 
 from failgate_hooks.core.errors import LedgerError
-from failgate_hooks.core.events import Event, entity_folder, event_to_toml
+from failgate_hooks.core.events import Event, entity_folder, event_to_toml, is_ledger_file
 
 
 class EventFileExists(LedgerError):
@@ -81,7 +81,7 @@ def working_tree_files(
         return out
     for name in names:
         full = os.path.join(folder, name)
-        if name.startswith(".") or not name.endswith(".toml") or not os.path.isfile(full):
+        if not is_ledger_file(name) or not os.path.isfile(full):
             continue
         with open(full, "rb") as handle:
             out[f"{rel_folder}/{name}"] = handle.read(max_bytes + 1)

@@ -23,6 +23,7 @@ from failgate_hooks.core.events import (
     Verification,
     entity_folder,
     event_to_dict,
+    is_ledger_file,
     is_safe_relative_path,
     is_valid_entity_key,
     new_event_id,
@@ -113,7 +114,7 @@ def current_entity_files(repo: GitRepo, root: str, config: Config, key: str) -> 
     unreadable: list[str] = []
     names: dict[str, list[str]] = {}
     for path, data in sorted(raw.items()):
-        if not path.endswith(".toml") or path.rsplit("/", 1)[-1].startswith("."):
+        if not is_ledger_file(path):
             continue
         event = None if data is None else parse_event(data, path, entity_key=key)[0]
         if event is None:
