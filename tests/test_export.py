@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from failgate_hooks.app.export import export_ledger
-from failgate_hooks.core import directives, sanitize
+from failgate_hooks.core import directives, exitcodes, sanitize
 from failgate_hooks.core.events import (
     Event,
     Evidence,
@@ -206,6 +206,38 @@ def test_a_file_that_fails_validation_is_listed_in_the_lifecycle_with_its_proble
     assert file["valid"] is False and file["event_id"] == eid(14)
     assert file["data"]["path"] == f"ledger/ops/broken/{eid(14)}.toml"
     assert "not valid TOML" in file["data"]["problems"][0]
+
+
+def test_a_file_a_valid_retraction_clears_is_listed_retracted_without_its_problems(
+    tmp_path: Path,
+) -> None:
+    """As resolution and fsck have it: a retracted file that does not validate is no
+    problem, so export names the retraction and none of the file's problems."""
+    repo = make_repo(tmp_path / "repo")
+    put(repo, first("ops:risk", 1))
+    broken = f"ledger/ops/risk/{eid(2)}.toml"
+    repo.write(broken, "schema = 1\nid = [unterminated\n")
+    put(repo, later("ops:risk", 3, (eid(1),), retracts=(eid(2),)))
+    repo.write(f"ledger/ops/broken/{eid(4)}.toml", "schema = 1\nid = [unterminated\n")
+    repo.commit("a broken file retracted, and one that is not")
+    assert repo.failgate("fsck").code == exitcodes.INTEGRITY  # for ops:broken alone
+
+    report = export_at(repo)
+    risk = by_key(report)["ops:risk"]
+    assert risk.state is GateState.OPEN and risk.problems == ()
+    file = risk.events[-1]
+    assert (file.event_id, file.valid, file.path) == (eid(2), False, broken)
+    assert file.retracted_by == (eid(3),) and file.problems == ()
+    assert by_key(report)["ops:broken"].events[0].problems  # not cleared: still listed
+
+    doc = json.loads(render_export_json(report))
+    (entity,) = [e for e in doc["entities"] if e["entity_key"] == "ops:risk"]
+    assert entity["lifecycle"][-1]["retracted_by"] == [eid(3)]
+    assert entity["lifecycle"][-1]["data"]["problems"] == []
+    text = render_export_markdown(report)
+    section = text.split("## `ops:risk`")[1]
+    assert f"`{eid(2)}` INVALID FILE (not used) · RETRACTED by `{eid(3)}`" in section
+    assert "not valid TOML" not in section and "not valid TOML" in text, text
 
 
 def test_every_free_text_value_sits_under_a_data_object(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from failgate_hooks.core.export import (
 )
 from failgate_hooks.core.gates import Gate, Relaxation
 from failgate_hooks.core.resolve import Resolution
+from failgate_hooks.core.retraction import retracted_paths
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Ledger, LedgerFile
 
@@ -95,8 +96,21 @@ def _lifecycle(ledger: Ledger, resolution: Resolution) -> tuple[ExportedEvent, .
                 retracted_by=tuple(sorted(retracted_by.get(event_id, ()))),
             )
         )
+    # a file that fails validation and that a counting retraction clears: its problems
+    # no longer count, as resolution and fsck have it, and export lists none
+    cleared = retracted_paths(resolution)
     for file in sorted(ledger.files_of(resolution.entity_key), key=lambda f: f.path):
-        if file.event is None or file.event.id not in resolution.events:
+        if file.path in cleared:
+            out.append(
+                ExportedEvent(
+                    event_id=file.event_id,
+                    path=file.path,
+                    valid=False,
+                    retracted_by=tuple(sorted(retracted_by.get(file.event_id, ()))),
+                    protected=file.protected,
+                )
+            )
+        elif file.event is None or file.event.id not in resolution.events:
             out.append(
                 ExportedEvent(
                     event_id=file.event_id,

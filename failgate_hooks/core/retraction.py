@@ -17,6 +17,12 @@ def retractable_ids(resolution: Resolution) -> tuple[str, ...]:
     return tuple(sorted({event_id for event_id in found if event_id is not None}))
 
 
+def retracted_paths(resolution: Resolution) -> frozenset[str]:
+    """The paths of the entity's files that fail validation and that a counting (valid,
+    not pending) retraction clears: their problems no longer count anywhere."""
+    return frozenset(p.path for p in resolution.retracted_problems if p.path is not None)
+
+
 def retract_command(resolution: Resolution) -> str | None:
     """The command that retracts every such file of the entity, or None if it has none.
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from failgate_hooks.core.events import Problem
-from failgate_hooks.core.retraction import retract_advice, retract_command
+from failgate_hooks.core.retraction import retract_advice, retract_command, retracted_paths
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Ledger, Revision, inspection_config, read_union
 
@@ -61,7 +61,7 @@ def ledger_problems(
         resolution = ledger.resolve(key)
         found.extend(resolution.problems)
         # a file that fails validation and that a valid event retracts is no problem
-        retracted = {p.path for p in resolution.retracted_problems}
+        retracted = retracted_paths(resolution)
         for file in ledger.files_of(key):
             if file.path not in retracted:
                 found.extend(file.problems)

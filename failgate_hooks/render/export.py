@@ -118,6 +118,9 @@ def _entity_markdown(entity: ExportedEntity) -> list[str]:
 
 def _event_heading(event: ExportedEvent) -> str:
     """An event's id and its marks: status, head, superseded, retracted, protected."""
+    if not event.valid and event.retracted_by:
+        by = ", ".join(_code(i) for i in event.retracted_by)
+        return f"{_code(event.event_id)} INVALID FILE (not used) · RETRACTED by {by}"
     if not event.valid:
         return f"{_code(event.event_id)} INVALID FILE (not used)"
     marks = [_code(event.status or "")]
