@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks.core import credentials
+from failgate_hooks.core import credentials, exitcodes
 from tests.conftest import Repo, git, make_repo
 from tests.worlds import with_remote
 
@@ -467,6 +467,33 @@ def test_a_retraction_removes_a_leaked_file_cleanly_through_real_pushes(tmp_path
     ranged = repo.failgate("fsck", "--range", f"{before}..{repo.head()}")
     assert ranged.code == 0, ranged
     assert "AKIAIOSFODNN7EXAMPLE" not in git(remote, "show", "main:" + path.replace("\\", "/"))
+
+
+def test_fsck_says_a_retracted_leak_still_in_the_tree_is_left_to_delete(tmp_path: Path) -> None:
+    """Once a retraction is recorded, fsck no longer asks for one: it names it, and says
+    what is left (delete the file, rotate the secret). So for a file that does not
+    validate, once the retraction clears it; a leak nobody retracted is asked as before."""
+    repo = _leaky_repo(tmp_path, quoted=True)
+    valid, invalid = "20261129T230500Z-00000000", "20261129T230500Z-000000ff"  # aws, quoted
+    first_event = ("--title", "a leak", "--trigger", "deploy")  # no valid event sets them
+    retractions = [
+        repo.record("leak:aws", "--status", "observed", "--retracts", valid),
+        repo.record("leak:quoted", "--status", "observed", "--retracts", invalid, *first_event),
+    ]
+    repo.commit("retract two leaks, and leave their files", *retractions)
+    by = {key: Path(path).stem for key, path in zip(("aws", "quoted"), retractions, strict=True)}
+
+    fsck = repo.failgate("fsck")
+    assert fsck.code == exitcodes.INTEGRITY, fsck
+    lines = {
+        name: next(line for line in fsck.out.splitlines() if f"ledger/leak/{name}/" in line)
+        for name in ("aws", "quoted", "pem")
+    }
+    for name in ("aws", "quoted"):
+        assert f": retracted by {by[name]}: delete the file, and rotate the secret" in lines[name]
+        assert "record an event" not in lines[name], lines[name]
+    assert "record an event that retracts 20261129T230500Z-00000001," in lines["pem"]
+    assert GITHUB_CLASSIC not in fsck.output
 
 
 def _push(repo: Repo, *, user: str) -> subprocess.CompletedProcess[str]:

@@ -19,7 +19,7 @@ from failgate_hooks.core.export import (
 )
 from failgate_hooks.core.gates import Gate, Relaxation
 from failgate_hooks.core.resolve import Resolution
-from failgate_hooks.core.retraction import retracted_paths
+from failgate_hooks.core.retraction import retracted_paths, retracting_events
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Ledger, LedgerFile
 
@@ -77,12 +77,10 @@ def _entity(
 def _lifecycle(ledger: Ledger, resolution: Resolution) -> tuple[ExportedEvent, ...]:
     """The entity's events in resolution order, then the files that failed to validate."""
     replaced_by: dict[str, list[str]] = {}
-    retracted_by: dict[str, list[str]] = {}
     for event in resolution.events.values():
         for target in event.replaces:
             replaced_by.setdefault(target, []).append(event.id)
-        for target in event.retracts:
-            retracted_by.setdefault(target, []).append(event.id)
+    retracted_by = retracting_events(resolution)
     out = []
     for event_id in resolution.order:
         event = resolution.events[event_id]
@@ -93,7 +91,7 @@ def _lifecycle(ledger: Ledger, resolution: Resolution) -> tuple[ExportedEvent, .
                 file,
                 head=event_id in resolution.heads,
                 superseded_by=tuple(sorted(replaced_by.get(event_id, ()))),
-                retracted_by=tuple(sorted(retracted_by.get(event_id, ()))),
+                retracted_by=retracted_by.get(event_id, ()),
             )
         )
     # a file that fails validation and that a counting retraction clears: its problems
@@ -106,7 +104,7 @@ def _lifecycle(ledger: Ledger, resolution: Resolution) -> tuple[ExportedEvent, .
                     event_id=file.event_id,
                     path=file.path,
                     valid=False,
-                    retracted_by=tuple(sorted(retracted_by.get(file.event_id, ()))),
+                    retracted_by=retracted_by.get(file.event_id, ()),
                     protected=file.protected,
                 )
             )

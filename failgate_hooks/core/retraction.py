@@ -23,6 +23,15 @@ def retracted_paths(resolution: Resolution) -> frozenset[str]:
     return frozenset(p.path for p in resolution.retracted_problems if p.path is not None)
 
 
+def retracting_events(resolution: Resolution) -> dict[str, tuple[str, ...]]:
+    """Each id that an event of the entity retracts, with those events' ids, sorted."""
+    found: dict[str, list[str]] = {}
+    for event in resolution.events.values():
+        for target in event.retracts:
+            found.setdefault(target, []).append(event.id)
+    return {target: tuple(sorted(ids)) for target, ids in found.items()}
+
+
 def retract_command(resolution: Resolution) -> str | None:
     """The command that retracts every such file of the entity, or None if it has none.
 

@@ -6,7 +6,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from failgate_hooks.core.events import Problem
-from failgate_hooks.core.retraction import retract_advice, retract_command, retracted_paths
+from failgate_hooks.core.retraction import (
+    retract_advice,
+    retract_command,
+    retracted_paths,
+    retracting_events,
+)
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Ledger, Revision, inspection_config, read_union
 
@@ -57,15 +62,22 @@ def ledger_problems(
 ) -> list[Problem]:
     """Every problem of a ledger: files, resolution, committed credentials, pinned symlinks."""
     found: list[Problem] = list(ledger.problems)
+    retracted_by: dict[str, tuple[str, ...]] = {}  # by path: the events that retract it
     for key in ledger.entity_keys:
         resolution = ledger.resolve(key)
         found.extend(resolution.problems)
         # a file that fails validation and that a valid event retracts is no problem
-        retracted = retracted_paths(resolution)
+        cleared = retracted_paths(resolution)
+        retracting = retracting_events(resolution)
         for file in ledger.files_of(key):
-            if file.path not in retracted:
+            if file.path not in cleared:
                 found.extend(file.problems)
-    found.extend(_committed_credentials(repo, ledger, max_event_bytes))
+            # fsck holds nothing pending: a valid file an event retracts is retracted,
+            # and one that fails validation once that retraction clears it
+            by = retracting.get(file.event_id, ())
+            if by and (file.path in cleared or not file.problems):
+                retracted_by[file.path] = by
+    found.extend(_committed_credentials(repo, ledger, max_event_bytes, retracted_by))
     found.extend(_pinned_symlinks(repo, ledger, commit))
     unique: dict[tuple[Any, ...], Problem] = {}
     for p in found:
@@ -74,7 +86,9 @@ def ledger_problems(
     return sorted(unique.values(), key=lambda p: (p.path or "", p.key or "", p.code))
 
 
-def _committed_credentials(repo: GitRepo, ledger: Ledger, max_event_bytes: int) -> list[Problem]:
+def _committed_credentials(
+    repo: GitRepo, ledger: Ledger, max_event_bytes: int, retracted_by: dict[str, tuple[str, ...]]
+) -> list[Problem]:
     from failgate_hooks.core.credentials import describe, find_credentials
 
     # a symlink or a submodule: `not-a-file` already says so; no blob to read
@@ -88,12 +102,19 @@ def _committed_credentials(repo: GitRepo, ledger: Ledger, max_event_bytes: int) 
     }
     out = []
     for file in files:
+        by = retracted_by.get(file.path)
+        # what is left to do: a retracted file still in the tree is only to be deleted
+        todo = (
+            f"retracted by {', '.join(by)}: delete the file, and rotate the secret"
+            if by
+            else f"record an event that retracts {file.event_id}, delete the file, "
+            "and rotate the secret"
+        )
         for finding in find_credentials(texts.get(file.oid, ""))[:1]:
             out.append(
                 Problem(
                     code="credential",
-                    message=f"holds {describe(finding)}: record an event that retracts "
-                    f"{file.event_id}, delete the file, and rotate the secret",
+                    message=f"holds {describe(finding)}: {todo}",
                     path=file.path,
                     entity_key=file.entity_key,
                 )
