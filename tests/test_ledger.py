@@ -273,3 +273,30 @@ def test_fsck_scans_no_file_it_would_not_read_as_an_event(repo: Repo) -> None:
     assert [(p.code, p.path) for p in report.problems] == [
         ("bad-file-name", f"{FOLDER}/notes.toml")
     ]
+
+
+def test_fsck_resolves_each_entity_once_for_its_problems_and_its_hint(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from failgate_hooks.ledger import union
+    from failgate_hooks.ledger.fsck import run_fsck
+
+    first(repo)
+    repo.write(f"{FOLDER}/20261130T030000Z-0000beef.toml", "schema = 1\nid = [unterminated\n")
+    other = "deploy:testnet:gas-budget"
+    repo.record(other, "--status", "observed", "--title", "t", "--trigger", "push", "--no-probe")
+    commit = repo.commit("one entity with a file that does not validate, one without")
+    resolved: list[str] = []
+    real = union.Ledger._resolve
+
+    def counting(self: union.Ledger, entity_key: str, *args: object) -> object:
+        resolved.append(entity_key)
+        return real(self, entity_key, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(union.Ledger, "_resolve", counting)
+    with GitRepo.open(repo.path) as git_repo:
+        report = run_fsck(git_repo, commit, None)
+    assert sorted(resolved) == sorted([KEY, other]), resolved
+    assert [p.code for p in report.problems] == ["unreadable"], report.problems
+    (hint,) = report.hints
+    assert hint.startswith(f"{KEY}: ") and "--retracts 20261130T030000Z-0000beef" in hint

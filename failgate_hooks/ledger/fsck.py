@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from failgate_hooks.core.events import Problem
+from failgate_hooks.core.resolve import Resolution
 from failgate_hooks.core.retraction import (
     retract_advice,
     retract_command,
@@ -58,18 +60,25 @@ class FsckReport:
 
 
 def ledger_problems(
-    repo: GitRepo, ledger: Ledger, commit: str, max_event_bytes: int
+    repo: GitRepo,
+    ledger: Ledger,
+    commit: str,
+    max_event_bytes: int,
+    resolutions: Mapping[str, Resolution],
 ) -> list[Problem]:
-    """Every problem of a ledger: files, resolution, committed credentials, pinned symlinks."""
+    """Every problem of a ledger: files, resolution, committed credentials, pinned symlinks.
+
+    `resolutions` are every entity's, as `Ledger.resolve_all` gives them: fsck resolves
+    each entity once, for its problems and for its hint."""
     found: list[Problem] = list(ledger.problems)
     retracted_by: dict[str, tuple[str, ...]] = {}  # by path: the events that retract it
-    for key in ledger.entity_keys:
-        resolution = ledger.resolve(key)
+    files_by_entity = ledger.files_by_entity()
+    for key, resolution in resolutions.items():
         found.extend(resolution.problems)
         # a file that fails validation and that a valid event retracts is no problem
         cleared = retracted_paths(resolution)
         retracting = retracting_events(resolution)
-        for file in ledger.files_of(key):
+        for file in files_by_entity.get(key, ()):
             if file.path not in cleared:
                 found.extend(file.problems)
             # fsck holds nothing pending: a valid file an event retracts is retracted,
@@ -151,7 +160,8 @@ def run_fsck(repo: GitRepo, rev: str, range_: str | None) -> FsckReport:
     commit = repo.resolve_commit(rev)
     config = inspection_config(repo)
     ledger = read_union(repo, [Revision(rev, commit)], config.ledger, config.max_event_bytes)
-    problems = ledger_problems(repo, ledger, commit, config.max_event_bytes)
+    resolutions = ledger.resolve_all()
+    problems = ledger_problems(repo, ledger, commit, config.max_event_bytes, resolutions)
     if range_:
         from failgate_hooks.ledger.appendonly import check_range
 
@@ -159,7 +169,7 @@ def run_fsck(repo: GitRepo, rev: str, range_: str | None) -> FsckReport:
     events = sum(1 for f in ledger.files.values() if f.event is not None)
     hints = [
         f"{key}: {retract_advice(command)}"
-        for key in ledger.entity_keys
-        if (command := retract_command(ledger.resolve(key))) is not None
+        for key, resolution in resolutions.items()
+        if (command := retract_command(resolution)) is not None
     ]
-    return FsckReport(commit, events, len(ledger.entity_keys), problems, hints)
+    return FsckReport(commit, events, len(resolutions), problems, hints)
