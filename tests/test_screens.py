@@ -60,7 +60,8 @@ def test_check_pending_names_the_pusher_seen_relaxers_and_identity_env(tmp_path:
     assert_screen("check_pending", screen(repo, *args, code=1))
 
 
-def test_check_invalid_names_the_broken_file_and_nothing_it_implies(tmp_path: Path) -> None:
+def with_invalid_file(tmp_path: Path) -> Repo:
+    """The held repository, and an entity whose only event file is not TOML."""
     repo = held(tmp_path)
     folder = repo.path / "ledger" / "svc" / "x"
     folder.mkdir(parents=True)
@@ -68,9 +69,21 @@ def test_check_invalid_names_the_broken_file_and_nothing_it_implies(tmp_path: Pa
         'id = "20261130T010000Z-00000001"\nentity_key = "svc:x"\nstatus = "observed\n'
     )
     repo.commit("an event file that is not TOML")
-    text = screen(repo, *CHECK, code=4)
+    return repo
+
+
+def test_check_invalid_names_the_broken_file_and_nothing_it_implies(tmp_path: Path) -> None:
+    text = screen(with_invalid_file(tmp_path), *CHECK, code=4)
     assert "no remaining event sets" not in text  # the broken file may be the one that does
     assert_screen("check_invalid", text)
+
+
+def test_check_and_fsck_give_one_retract_advice_word_for_word(tmp_path: Path) -> None:
+    repo = with_invalid_file(tmp_path)
+    fsck = screen(repo, "fsck", code=4)
+    (advice,) = [line.removeprefix("hint: ") for line in fsck.splitlines() if "hint: " in line]
+    assert advice.startswith("svc:x: ") and "--retracts 20261130T010000Z-00000001" in advice
+    assert f"  next: {advice}\n" in screen(repo, *CHECK, code=4)
 
 
 def test_check_conflict_names_both_heads_and_how_to_settle(tmp_path: Path) -> None:

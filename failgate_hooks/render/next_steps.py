@@ -18,6 +18,7 @@ from failgate_hooks.core.gates import (
     Relaxation,
     VerifierOutcome,
 )
+from failgate_hooks.core.retraction import retract_advice
 from failgate_hooks.core.sanitize import clean_line
 
 PREFIX = "  next: "
@@ -68,11 +69,8 @@ def _gate_steps(gate: Gate, policy: Policy, commit: str) -> list[str]:
             "event whose follows names them all, and settles it"
         ]
     if gate.state is GateState.INVALID and gate.retract_command is not None:
-        return [
-            f"{gate.entity_key} has event files that do not validate (above), and an event "
-            f"file is never edited or deleted once committed: retract them with "
-            f"`{gate.retract_command}`, and commit it"
-        ]
+        # worded where fsck's hint and the gate's reason are: one sentence for all three
+        return [f"{gate.entity_key}: {retract_advice(gate.retract_command)}"]
     if gate.state is GateState.INVALID:
         return [
             f"{gate.entity_key} has invalid events: failgate fsck says what is wrong with each; "
