@@ -9,7 +9,7 @@ import pytest
 import tomli_w
 
 from failgate_hooks.core.events import AppliesTo, Event
-from failgate_hooks.core.validate import parse_event
+from failgate_hooks.core.validate import parse_event, read_event
 
 EID = "20261129T230500Z-7f3a9c1e"
 PATH = f"ledger/deploy/mainnet/gas-budget/{EID}.toml"
@@ -268,3 +268,22 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
     raw = b"x = " + b"[" * 100_000 + b"]" * 100_000
     event, problems = parse_event(raw, PATH, entity_key=KEY)
     assert event is None and problems
+
+
+def test_the_id_a_file_holds_is_read_with_it_whether_or_not_it_validates() -> None:
+    """`record --retracts` takes the id a file holds under another name: the one reading
+    of the file gives it, never a second parse."""
+    doc = valid_doc()
+    assert read_event(tomli_w.dumps(doc).encode(), PATH, entity_key=KEY).written_id == EID
+    elsewhere = f"ledger/deploy/mainnet/gas-budget/{OTHER_ID}.toml"
+    read = read_event(tomli_w.dumps(doc).encode(), elsewhere, entity_key=KEY)
+    assert read.event is None and read.written_id == EID, read  # the id is not its stem
+    doc["refs"] = "main"  # and an unknown key: invalid, and still holding its id
+    assert read_event(tomli_w.dumps(doc).encode(), PATH, entity_key=KEY).written_id == EID
+    for held in ("not-an-id", 7, f"{EID}\n"):
+        doc["id"] = held
+        assert read_event(tomli_w.dumps(doc).encode(), PATH, entity_key=KEY).written_id is None
+    for raw in (b"[[[", b"id = " + b"[" * 100_000 + b"]" * 100_000):
+        read = read_event(raw, PATH, entity_key=KEY)
+        assert (read.event, read.problems) == parse_event(raw, PATH, entity_key=KEY)
+        assert read.problems and read.written_id is None

@@ -12,7 +12,7 @@ import enum
 import re
 import tomllib
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from failgate_hooks.core import wildmatch
 from failgate_hooks.core.events import (
@@ -53,6 +53,16 @@ MAX_GLOB_STARS = 16
 _E = TypeVar("_E", bound=enum.Enum)
 
 
+class EventRead(NamedTuple):
+    """One event file read: the event, or every problem found, and the id it holds."""
+
+    event: Event | None
+    problems: tuple[Problem, ...]
+    # the `id` the file holds when it is shaped as one, whether or not the file
+    # validates: a file copied by hand keeps an id that is not its file name's stem
+    written_id: str | None = None
+
+
 def parse_event(
     raw: bytes, path: str, *, entity_key: str | None = None
 ) -> tuple[Event | None, tuple[Problem, ...]]:
@@ -61,23 +71,33 @@ def parse_event(
     `path` is used for messages and for the id == file stem rule; `entity_key`,
     when given, is the key the file's folder names and must match.
     """
+    found = read_event(raw, path, entity_key=entity_key)
+    return found.event, found.problems
+
+
+def read_event(raw: bytes, path: str, *, entity_key: str | None = None) -> EventRead:
+    """`parse_event`, with the id the file holds: the one reading of an event file."""
     check = _Checker(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         check.fail(None, f"not UTF-8 text (byte {exc.start})", code="unreadable")
-        return None, tuple(check.problems)
+        return EventRead(None, tuple(check.problems))
     try:
         data = tomllib.loads(text)
     except RecursionError:
         check.fail(None, "not valid TOML: nested too deeply", code="unreadable")
-        return None, tuple(check.problems)
+        return EventRead(None, tuple(check.problems))
     except ValueError as exc:
         # TOMLDecodeError, or int() refusing more than 4,300 digits, as tomllib lets it
         check.fail(None, f"not valid TOML: {exc}", code="unreadable")
-        return None, tuple(check.problems)
+        return EventRead(None, tuple(check.problems))
+    written = data.get("id")
+    written_id = written if isinstance(written, str) and ID_RE.match(written) else None
     event = _validate(data, check, entity_key)
-    return (None, tuple(check.problems)) if check.problems else (event, ())
+    if check.problems:
+        return EventRead(None, tuple(check.problems), written_id)
+    return EventRead(event, (), written_id)
 
 
 def _validate(data: Mapping[str, Any], check: _Checker, folder_key: str | None) -> Event | None:

@@ -30,7 +30,7 @@ from failgate_hooks.core.events import (
 )
 from failgate_hooks.core.resolve import heads_of
 from failgate_hooks.core.sanitize import clean_line
-from failgate_hooks.core.validate import parse_event
+from failgate_hooks.core.validate import parse_event, read_event
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.worktree import EventFileExists, working_tree_files, write_event_file
@@ -116,33 +116,19 @@ def current_entity_files(repo: GitRepo, root: str, config: Config, key: str) -> 
     for path, data in sorted(raw.items()):
         if not is_ledger_file(path):
             continue
-        event = None if data is None else parse_event(data, path, entity_key=key)[0]
-        if event is None:
+        found = None if data is None else read_event(data, path, entity_key=key)
+        if found is None or found.event is None:
             unreadable.append(path)
-            written = _written_id(data)
+            written = None if found is None else found.written_id
             if written is not None and written != _stem(path):
                 names.setdefault(written, []).append(path)
         else:
-            events[event.id] = event
+            events[found.event.id] = found.event
     return EntityFiles(events, unreadable, {n: tuple(p) for n, p in names.items()})
 
 
 def _stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".toml")
-
-
-def _written_id(data: bytes | None) -> str | None:
-    """The `id` an event file that fails validation holds, when it can be read."""
-    import tomllib
-
-    if data is None:
-        return None
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    written = doc.get("id")
-    return written if isinstance(written, str) and ID_RE.match(written) else None
 
 
 def write_event(

@@ -183,3 +183,22 @@ def test_a_file_is_retracted_by_the_id_it_holds_under_its_file_name(tmp_path: Pa
     repo.commit("retract both", path)
     fsck = repo.failgate("fsck")
     assert fsck.code == 0, fsck
+
+
+def test_a_file_no_toml_reader_can_finish_is_retracted_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """A file nested too deeply, or holding an integer of thousands of digits, is
+    unreadable; `record --retracts` names it like any other, and fails on none."""
+    repo, _, _ = _old_short_ref_event(tmp_path)
+    folder = repo.path / "ledger" / Path(*KEY.split(":"))
+    nested, huge = "20261201T000000Z-0000dead", "20261201T000000Z-0000beef"
+    (folder / f"{nested}.toml").write_text("id = " + "[" * 5000 + "]" * 5000 + "\n")
+    (folder / f"{huge}.toml").write_text("schema = 1\nnote = " + "9" * 5000 + "\n")
+    repo.commit("two files no TOML reader finishes")
+    retracted = repo.failgate("record", KEY, "--status", "observed",
+                              "--retracts", nested, "--retracts", huge)  # fmt: skip
+    assert retracted.code == 0, retracted
+    assert "Traceback" not in retracted.output, retracted
+    for stem in (nested, huge):
+        assert f"note: retracts {Path(folder, stem).relative_to(repo.path)}.toml" in retracted.err
