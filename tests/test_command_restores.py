@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from failgate_hooks.core.attributes import Attribute
+from failgate_hooks.core.attributes import Attribute, converting
 from failgate_hooks.core.command_rules import Risk
 from failgate_hooks.core.command_scan import scan_command
 from failgate_hooks.core.command_writes import Restore, WriteTarget
@@ -30,7 +30,6 @@ from failgate_hooks.core.restore_check import (
     Entry,
     OnDisk,
     attribute_file_converts,
-    converting,
     restore_change,
 )
 from failgate_hooks.core.shell_lexer import commands

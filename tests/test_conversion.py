@@ -1,7 +1,9 @@
 """git/conversion: one reading of `check-attr -z`, and files hashed as git sees them.
 
 `verify/inplace.py` and the agent hook's restore check both read attributes
-through `check_attr`, and judge a value by the one `NO_CONVERSION`.
+through `check_attr`, and judge a value by the one `NO_CONVERSION`. Files are
+hashed with git's conversions only where a reading of the attributes proves that
+no filter driver would run: `hash_files` asks for the proof itself.
 """
 
 from __future__ import annotations
@@ -10,7 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks.core.attributes import NO_CONVERSION, Attribute
+from failgate_hooks.core.attributes import (
+    CONVERTING_ATTRIBUTES,
+    NO_CONVERSION,
+    Attribute,
+    unproven,
+)
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.ids import blob_id
 from failgate_hooks.git.conversion import check_attr, hash_files, parse_check_attr
@@ -73,7 +80,43 @@ def test_files_are_hashed_as_they_lie_or_as_git_add_would_store_them(repo: Repo)
     paths = ["a.txt", ODD]
     with GitRepo.open(repo.path) as grepo:
         raw = hash_files(grepo, paths, filters=False)
-        added = hash_files(grepo, paths, filters=True)
+        proof = check_attr(grepo, paths, CONVERTING_ATTRIBUTES)
+        added = hash_files(grepo, paths, filters=True, attributes=proof)
         assert hash_files(grepo, [], filters=True) == []
     assert raw == [blob_id(b"one\r\ntwo\r\n", "sha1"), blob_id(b"odd\n", "sha1")]
     assert added == [repo.git("rev-parse", "HEAD:a.txt"), blob_id(b"odd\n", "sha1")]
+
+
+def test_a_reading_proves_only_line_endings_when_it_names_each_attribute_of_each_path() -> None:
+    proof = [Attribute("a", name, "unspecified") for name in CONVERTING_ATTRIBUTES]
+    assert unproven(["a"], proof) is None
+    assert unproven(["a", "b"], proof) == "nothing says what the attribute filter of b is"
+    assert unproven(["a"], proof[1:]) == "nothing says what the attribute filter of a is"
+    lfs = [*proof[1:], Attribute("a", "filter", "lfs")]
+    assert unproven(["a"], lfs) == "a has the attribute filter=lfs"
+    assert unproven(["a"], [*proof, Attribute("a", "text", "set")]) is None
+
+
+def test_no_filter_driver_runs_without_a_reading_that_proves_none_would(repo: Repo) -> None:
+    marker = repo.path.parent / "the-filter-ran"
+    repo.git("config", "filter.x.clean", f"touch '{marker}'; cat")
+    repo.write(".gitattributes", "a.txt filter=x\n")
+    with GitRepo.open(repo.path) as grepo:
+        found = check_attr(grepo, ["a.txt", ODD], CONVERTING_ATTRIBUTES)
+        other = check_attr(grepo, [ODD], CONVERTING_ATTRIBUTES)
+        readings = {
+            "a.txt has the attribute filter=x": found,  # the reading that names the driver
+            "nothing says what the attribute filter of a.txt is": other,  # another path's
+        }
+        for why, attributes in [*readings.items(), ("of a.txt", ())]:
+            with pytest.raises(GitError, match="hash-object was not run with conversions") as e:
+                hash_files(grepo, ["a.txt", ODD], filters=True, attributes=attributes)
+            assert why in str(e.value)
+            assert not marker.exists()
+        assert hash_files(grepo, [ODD], filters=True, attributes=other) == [
+            blob_id(b"odd\n", "sha1")
+        ]
+        hash_files(grepo, ["a.txt"], filters=False)  # as it lies: no driver runs
+        assert not marker.exists()
+    repo.git("hash-object", "a.txt")  # the driver does run where git hashes the file
+    assert marker.exists()

@@ -28,6 +28,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from failgate_hooks.core.attributes import Attribute, converting
 from failgate_hooks.core.command_rules import Finding, Risk
 from failgate_hooks.core.command_writes import Restore, WriteTarget
 from failgate_hooks.core.errors import FailgateError
@@ -46,7 +47,6 @@ from failgate_hooks.core.restore_check import (
     Entry,
     OnDisk,
     attribute_file_converts,
-    converting,
     restore_change,
 )
 
@@ -124,17 +124,22 @@ def _change(
             _no_conversion_in_tree(repo, tree, source)
         paths = sorted({e.path for e in index} | {e.path for e in source or ()})
         # before git hashes any file with its conversions: a filter driver would run there
-        for cached in (False, True):
-            why = converting(restore_facts.attributes(repo, paths, cached=cached))
-            if why is not None:
-                raise _Doubt(why)
+        work_tree = restore_facts.attributes(repo, paths, cached=False)
+        _no_converting(work_tree)
+        _no_converting(restore_facts.attributes(repo, paths, cached=True))
         oids = [e.oid for e in index] + [e.oid for e in source or ()]
         fmt = object_format_of(oids[0]) if oids else "sha1"
         disk = {path: on_disk(root, path, fmt) for path in paths}
         files = [path for path, found in disk.items() if found.kind == "file"]
-        for path, added in restore_facts.added_ids(repo, files).items():
+        for path, added in restore_facts.added_ids(repo, files, work_tree).items():
             disk[path] = disk[path]._replace(added=added)
     return restore_change(restore, source, index, disk)
+
+
+def _no_converting(attributes: Sequence[Attribute]) -> None:
+    why = converting(attributes)
+    if why is not None:
+        raise _Doubt(why)
 
 
 def _reached(entries: Sequence[Entry], scope: str, protected: Protected) -> list[Entry]:

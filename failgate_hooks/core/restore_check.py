@@ -18,21 +18,17 @@ computed as git computes it (`core/ids.py:blob_id`), for SHA-1 and SHA-256 alike
 blob when its bytes are that blob, or when `git add` would store it as that
 blob: a line ending converted (core.autocrlf, the attributes text, eol and
 crlf) is the same configuration, the same event. The attributes under which git
-writes other bytes than that (`filter`, which runs a command, `ident`,
-`working-tree-encoding`) make the check refuse, before git hashes anything.
+writes other bytes than that (`core/attributes.py:CONVERTING_ATTRIBUTES`: `filter`,
+which runs a command, `ident`, `working-tree-encoding`) make the check refuse,
+before git hashes anything.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from failgate_hooks.core.attributes import Attribute
 from failgate_hooks.core.command_writes import Restore
-
-# The attributes under which git writes other bytes than the blob's (eol aside:
-# a line ending converted is the same configuration, the same event).
-CONVERTING_ATTRIBUTES = ("filter", "ident", "working-tree-encoding")
 
 
 class Entry(NamedTuple):
@@ -59,14 +55,6 @@ class Change(NamedTuple):
 
     path: str
     how: str
-
-
-def converting(attributes: Iterable[Attribute]) -> str | None:
-    """The first (path, attribute) of `check-attr` output that converts what git writes."""
-    for attribute in attributes:
-        if attribute.name in CONVERTING_ATTRIBUTES and attribute.converts:
-            return f"{attribute.path} has the attribute {attribute.name}={attribute.value}"
-    return None
 
 
 def attribute_file_converts(text: bytes) -> bool:

@@ -4,15 +4,17 @@ git's conversions applied or without them.
 
 `verify/inplace.py` proves a work tree is a commit's bytes with both; the agent
 hook's restore check (`app/agent_restore.py`) asks for the attributes first, and
-hashes with conversions only when no filter driver could run.
+hashes with conversions only with them, which `hash_files` requires: without a
+reading that proves no filter driver could run, it runs no git.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from failgate_hooks.core.attributes import Attribute
+from failgate_hooks.core.attributes import Attribute, unproven
 from failgate_hooks.core.errors import GitError
+from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.git.repo import GitRepo
 
 _PLAIN = frozenset(range(0x20, 0x7F)) - {ord('"'), ord("\\")}
@@ -40,17 +42,33 @@ def parse_check_attr(output: str) -> list[Attribute]:
     return [Attribute(*fields[i : i + 3]) for i in range(0, len(fields) - 1, 3)]
 
 
-def hash_files(repo: GitRepo, paths: Sequence[str], *, filters: bool) -> list[str]:
+def hash_files(
+    repo: GitRepo,
+    paths: Sequence[str],
+    *,
+    filters: bool,
+    attributes: Sequence[Attribute] = (),
+) -> list[str]:
     """The blob id of each work-tree file at `paths` (relative to the root), in order, in one
     `hash-object --stdin-paths`: as its bytes lie on disk, or with `filters` as `git add`
     would store it, its line endings converted as the attributes and core.autocrlf say.
 
-    With `filters` a filter driver the attributes name runs on the file, whatever
-    command it is: a caller that must not run one refuses the attribute `filter` first.
+    With `filters` a filter driver the attributes name would run on the file, whatever
+    command it is: so `attributes` must be `check_attr`'s reading of
+    `CONVERTING_ATTRIBUTES` at each path, and prove that none converts more than line
+    endings (`core/attributes.py:unproven`), or no git runs and this raises GitError.
     git reads no index here, so a file whose blob already holds CRLF is converted as if
     it did not (`git add` would leave it as it is)."""
     if not paths:
         return []
+    if filters:
+        why = unproven(paths, attributes)
+        if why is not None:
+            raise GitError(
+                f"git hash-object was not run with conversions: {clean_line(why)}, and a "
+                "filter driver would run whatever command it names (read the attributes "
+                "with check_attr first, refuse a path where one converts, and pass them)"
+            )
     flags = () if filters else ("--no-filters",)
     lines = "".join(_stdin_path(path) + "\n" for path in paths)
     ids = repo.run("hash-object", *flags, "--stdin-paths", stdin=lines).split()

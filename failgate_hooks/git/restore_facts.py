@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from failgate_hooks.core.attributes import Attribute
+from failgate_hooks.core.attributes import CONVERTING_ATTRIBUTES, Attribute
 from failgate_hooks.core.errors import GitError
-from failgate_hooks.core.restore_check import CONVERTING_ATTRIBUTES, Entry
+from failgate_hooks.core.restore_check import Entry
 from failgate_hooks.git.conversion import check_attr, hash_files
 from failgate_hooks.git.repo import GitRepo
 
@@ -75,11 +75,15 @@ def attributes(repo: GitRepo, paths: Sequence[str], *, cached: bool) -> list[Att
     return check_attr(repo, paths, CONVERTING_ATTRIBUTES, cached=cached)
 
 
-def added_ids(repo: GitRepo, paths: Sequence[str]) -> dict[str, str]:
+def added_ids(
+    repo: GitRepo, paths: Sequence[str], attributes: Sequence[Attribute]
+) -> dict[str, str]:
     """The blob id `git add` would give the work tree's file at each path, its line endings
-    converted, in one git call. Only for paths whose `attributes` (both readings) the
-    caller has found converting nothing: else a filter driver would run here."""
-    return dict(zip(paths, hash_files(repo, paths, filters=True), strict=True))
+    converted, in one git call. `attributes` is the work tree's reading of them
+    (`attributes`, not cached), which must prove that no filter driver would run here:
+    else `hash_files` raises GitError and runs no git."""
+    hashed = hash_files(repo, paths, filters=True, attributes=attributes)
+    return dict(zip(paths, hashed, strict=True))
 
 
 def replaces_objects(repo: GitRepo) -> bool:
