@@ -256,6 +256,26 @@ def test_a_filter_driver_is_refused_before_git_could_run_it(work: Repo) -> None:
     assert marker.exists()
 
 
+def test_a_filter_only_the_index_turns_off_is_one_git_would_run_hashing(
+    work: Repo, tmp_path: Path
+) -> None:
+    # hash-object reads no index: the index's `!filter` that check-attr reads where the
+    # work tree has no .gitattributes turns nothing off there
+    global_attributes = tmp_path / "attributes"
+    global_attributes.write_text(f"{CONFIG} filter=x\n")
+    work.write(".gitattributes", f"{CONFIG} !filter\n")
+    work.commit("no filter on pre-commit's configuration")
+    (work.path / ".gitattributes").unlink()
+    marker = tmp_path / "the-filter-ran"
+    work.git("config", "core.attributesFile", str(global_attributes))
+    work.git("config", "filter.x.clean", f"touch '{marker}'; cat")
+    assert work.git("check-attr", "filter", "--", CONFIG).endswith("filter: unspecified")
+    assert f"{CONFIG} has the attribute filter=x" in refusal(work, "git restore .")
+    assert not marker.exists()
+    work.git("hash-object", CONFIG)  # the driver does run where git hashes the file
+    assert marker.exists()
+
+
 @pytest.mark.parametrize(
     ("writes", "command", "asked"),
     [

@@ -20,7 +20,12 @@ from failgate_hooks.core.attributes import (
 )
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.ids import blob_id
-from failgate_hooks.git.conversion import check_attr, hash_files, parse_check_attr
+from failgate_hooks.git.conversion import (
+    as_hashed,
+    check_attr,
+    hash_files,
+    parse_check_attr,
+)
 from failgate_hooks.git.repo import GitRepo
 from tests.conftest import Repo, make_repo
 
@@ -80,8 +85,7 @@ def test_files_are_hashed_as_they_lie_or_as_git_add_would_store_them(repo: Repo)
     paths = ["a.txt", ODD]
     with GitRepo.open(repo.path) as grepo:
         raw = hash_files(grepo, paths, filters=False)
-        proof = check_attr(grepo, paths, CONVERTING_ATTRIBUTES)
-        added = hash_files(grepo, paths, filters=True, attributes=proof)
+        added = hash_files(grepo, paths, filters=True, reading=as_hashed(grepo, paths))
         assert hash_files(grepo, [], filters=True) == []
     assert raw == [blob_id(b"one\r\ntwo\r\n", "sha1"), blob_id(b"odd\n", "sha1")]
     assert added == [repo.git("rev-parse", "HEAD:a.txt"), blob_id(b"odd\n", "sha1")]
@@ -102,21 +106,45 @@ def test_no_filter_driver_runs_without_a_reading_that_proves_none_would(repo: Re
     repo.git("config", "filter.x.clean", f"touch '{marker}'; cat")
     repo.write(".gitattributes", "a.txt filter=x\n")
     with GitRepo.open(repo.path) as grepo:
-        found = check_attr(grepo, ["a.txt", ODD], CONVERTING_ATTRIBUTES)
-        other = check_attr(grepo, [ODD], CONVERTING_ATTRIBUTES)
+        found = as_hashed(grepo, ["a.txt", ODD])
+        other = as_hashed(grepo, [ODD])
         readings = {
             "a.txt has the attribute filter=x": found,  # the reading that names the driver
             "nothing says what the attribute filter of a.txt is": other,  # another path's
+            "of a.txt": None,  # none at all
         }
-        for why, attributes in [*readings.items(), ("of a.txt", ())]:
+        for why, reading in readings.items():
             with pytest.raises(GitError, match="hash-object was not run with conversions") as e:
-                hash_files(grepo, ["a.txt", ODD], filters=True, attributes=attributes)
-            assert why in str(e.value)
+                hash_files(grepo, ["a.txt", ODD], filters=True, reading=reading)
+            assert why in str(e.value), why
             assert not marker.exists()
-        assert hash_files(grepo, [ODD], filters=True, attributes=other) == [
-            blob_id(b"odd\n", "sha1")
-        ]
+        assert hash_files(grepo, [ODD], filters=True, reading=other) == [blob_id(b"odd\n", "sha1")]
         hash_files(grepo, ["a.txt"], filters=False)  # as it lies: no driver runs
         assert not marker.exists()
     repo.git("hash-object", "a.txt")  # the driver does run where git hashes the file
+    assert marker.exists()
+
+
+def test_the_reading_hash_files_needs_is_the_work_trees_alone(repo: Repo, tmp_path: Path) -> None:
+    # hash-object reads no index, so the index's .gitattributes, which check-attr reads
+    # where the work tree has none, sets nothing for it: here its `!filter`
+    repo.write(".gitattributes", "*.txt filter=x\n")
+    repo.write("sub/.gitattributes", "*.txt !filter\n")
+    repo.write("sub/c.txt", "sub\n")
+    repo.commit("a filter, turned off in sub/")
+    (repo.path / "sub" / ".gitattributes").unlink()
+    marker = tmp_path / "the-filter-ran"
+    repo.git("config", "filter.x.clean", f"touch '{marker}'; cat")
+    with GitRepo.open(repo.path) as grepo:
+        assert check_attr(grepo, ["sub/c.txt"], ("filter",)) == [
+            Attribute("sub/c.txt", "filter", "unspecified")
+        ]
+        reading = as_hashed(grepo, ["sub/c.txt"])
+        assert Attribute("sub/c.txt", "filter", "x") in reading.attributes
+        with pytest.raises(GitError) as refused:
+            hash_files(grepo, ["sub/c.txt"], filters=True, reading=reading)
+        assert "sub/c.txt has the attribute filter=x" in str(refused.value)
+        assert not marker.exists()
+        assert as_hashed(grepo, []).attributes == ()
+    repo.git("hash-object", "sub/c.txt")
     assert marker.exists()

@@ -123,10 +123,11 @@ def _change(
             source = _reached(restore_facts.tree_entries(repo, tree, specs), scope, protected)
             _no_conversion_in_tree(repo, tree, source)
         paths = sorted({e.path for e in index} | {e.path for e in source or ()})
-        # before git hashes any file with its conversions: a filter driver would run there
-        work_tree = restore_facts.attributes(repo, paths, cached=False)
-        _no_converting(work_tree)
-        _no_converting(restore_facts.attributes(repo, paths, cached=True))
+        # before git hashes any file with its conversions (a filter driver would run there):
+        # the attributes as hash-object reads them, and as the index holds them
+        work_tree = restore_facts.work_tree_attributes(repo, paths)
+        _no_converting(work_tree.attributes)
+        _no_converting(restore_facts.index_attributes(repo, paths))
         oids = [e.oid for e in index] + [e.oid for e in source or ()]
         fmt = object_format_of(oids[0]) if oids else "sha1"
         disk = {path: on_disk(root, path, fmt) for path in paths}

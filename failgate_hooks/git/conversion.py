@@ -3,16 +3,20 @@
 git's conversions applied or without them.
 
 `verify/inplace.py` proves a work tree is a commit's bytes with both; the agent
-hook's restore check (`app/agent_restore.py`) asks for the attributes first, and
-hashes with conversions only with them, which `hash_files` requires: without a
-reading that proves no filter driver could run, it runs no git.
+hook's restore check (`app/agent_restore.py`) reads the attributes as hash-object
+reads them first (`as_hashed`), and hashes with conversions only with that reading,
+which `hash_files` requires: without one that proves no filter driver could run,
+it runs no git.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
-from failgate_hooks.core.attributes import Attribute, unproven
+from failgate_hooks.core.attributes import CONVERTING_ATTRIBUTES, Attribute, unproven
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.sanitize import clean_line
 from failgate_hooks.git.repo import GitRepo
@@ -27,11 +31,38 @@ def check_attr(
     `check-attr`: from the work tree's `.gitattributes` (the index's where the work tree
     has none), or with `cached` from the index's alone; `info/attributes` and the global
     files in both, as checkout, add and status read them."""
+    return _check_attr(repo, paths, names, ["--cached"] if cached else [])
+
+
+class HashReading(NamedTuple):
+    """`CONVERTING_ATTRIBUTES` at some paths as `hash-object` reads them (`as_hashed`):
+    what `hash_files` needs to hash them with git's conversions."""
+
+    attributes: tuple[Attribute, ...]
+
+
+def as_hashed(repo: GitRepo, paths: Sequence[str]) -> HashReading:
+    """`CONVERTING_ATTRIBUTES` at each of `paths` as `hash-object` reads them, in one
+    `check-attr`: from the work tree's `.gitattributes` alone, `info/attributes` and the
+    global files. hash-object reads no index, so a `.gitattributes` the index holds and
+    the work tree lacks (which check-attr reads in its place) sets nothing there: given
+    an index that does not exist, check-attr reads what hash-object does."""
+    with tempfile.TemporaryDirectory(prefix="failgate-attributes-") as folder:
+        no_index = {"GIT_INDEX_FILE": os.path.join(folder, "index")}
+        return HashReading(tuple(_check_attr(repo, paths, CONVERTING_ATTRIBUTES, [], no_index)))
+
+
+def _check_attr(
+    repo: GitRepo,
+    paths: Sequence[str],
+    names: Sequence[str],
+    flags: Sequence[str],
+    env: Mapping[str, str] | None = None,
+) -> list[Attribute]:
     if not paths or not names:
         return []
-    args = ["check-attr", "-z", "--stdin", *(["--cached"] if cached else [])]
-    out = repo.run(*args, *names, stdin="\0".join(paths) + "\0", strip=False)
-    return parse_check_attr(out)
+    args = ["check-attr", "-z", "--stdin", *flags, *names]
+    return parse_check_attr(repo.run(*args, stdin="\0".join(paths) + "\0", strip=False, env=env))
 
 
 def parse_check_attr(output: str) -> list[Attribute]:
@@ -43,31 +74,26 @@ def parse_check_attr(output: str) -> list[Attribute]:
 
 
 def hash_files(
-    repo: GitRepo,
-    paths: Sequence[str],
-    *,
-    filters: bool,
-    attributes: Sequence[Attribute] = (),
+    repo: GitRepo, paths: Sequence[str], *, filters: bool, reading: HashReading | None = None
 ) -> list[str]:
     """The blob id of each work-tree file at `paths` (relative to the root), in order, in one
     `hash-object --stdin-paths`: as its bytes lie on disk, or with `filters` as `git add`
     would store it, its line endings converted as the attributes and core.autocrlf say.
 
     With `filters` a filter driver the attributes name would run on the file, whatever
-    command it is: so `attributes` must be `check_attr`'s reading of
-    `CONVERTING_ATTRIBUTES` at each path, and prove that none converts more than line
-    endings (`core/attributes.py:unproven`), or no git runs and this raises GitError.
-    git reads no index here, so a file whose blob already holds CRLF is converted as if
-    it did not (`git add` would leave it as it is)."""
+    command it is: so `reading` (`as_hashed`) must prove of each path that nothing
+    converts more than line endings (`core/attributes.py:unproven`), or no git runs and
+    this raises GitError. git reads no index here, so a file whose blob already holds
+    CRLF is converted as if it did not (`git add` would leave it as it is)."""
     if not paths:
         return []
     if filters:
-        why = unproven(paths, attributes)
+        why = unproven(paths, reading.attributes if reading is not None else ())
         if why is not None:
             raise GitError(
                 f"git hash-object was not run with conversions: {clean_line(why)}, and a "
                 "filter driver would run whatever command it names (read the attributes "
-                "with check_attr first, refuse a path where one converts, and pass them)"
+                "with as_hashed first, refuse a path where one converts, and pass them)"
             )
     flags = () if filters else ("--no-filters",)
     lines = "".join(_stdin_path(path) + "\n" for path in paths)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from failgate_hooks.core.attributes import CONVERTING_ATTRIBUTES, Attribute
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.restore_check import Entry
-from failgate_hooks.git.conversion import check_attr, hash_files
+from failgate_hooks.git.conversion import HashReading, as_hashed, check_attr, hash_files
 from failgate_hooks.git.repo import GitRepo
 
 _EMPTY_TREE = {
@@ -68,21 +68,24 @@ def tree_entries(repo: GitRepo, tree: str, pathspecs: Sequence[str]) -> list[Ent
     return entries
 
 
-def attributes(repo: GitRepo, paths: Sequence[str], *, cached: bool) -> list[Attribute]:
-    """Each converting attribute at each path: from the work tree's `.gitattributes` (the
-    index's where the work tree has none), or with `cached` from the index's alone;
-    `info/attributes` and the global files in both."""
-    return check_attr(repo, paths, CONVERTING_ATTRIBUTES, cached=cached)
+def index_attributes(repo: GitRepo, paths: Sequence[str]) -> list[Attribute]:
+    """Each converting attribute at each path from the index's `.gitattributes` alone,
+    `info/attributes` and the global files: what a restore from the index reads."""
+    return check_attr(repo, paths, CONVERTING_ATTRIBUTES, cached=True)
 
 
-def added_ids(
-    repo: GitRepo, paths: Sequence[str], attributes: Sequence[Attribute]
-) -> dict[str, str]:
+def work_tree_attributes(repo: GitRepo, paths: Sequence[str]) -> HashReading:
+    """Each converting attribute at each path as `git hash-object` reads them, which
+    `added_ids` hashes under: the work tree's `.gitattributes` alone, `info/attributes`
+    and the global files."""
+    return as_hashed(repo, paths)
+
+
+def added_ids(repo: GitRepo, paths: Sequence[str], reading: HashReading) -> dict[str, str]:
     """The blob id `git add` would give the work tree's file at each path, its line endings
-    converted, in one git call. `attributes` is the work tree's reading of them
-    (`attributes`, not cached), which must prove that no filter driver would run here:
-    else `hash_files` raises GitError and runs no git."""
-    hashed = hash_files(repo, paths, filters=True, attributes=attributes)
+    converted, in one git call. `reading` (`work_tree_attributes`) must prove that no
+    filter driver would run here: else `hash_files` raises GitError and runs no git."""
+    hashed = hash_files(repo, paths, filters=True, reading=reading)
     return dict(zip(paths, hashed, strict=True))
 
 
