@@ -84,7 +84,16 @@ def hash_files(
     command it is: so `reading` (`as_hashed`) must prove of each path that nothing
     converts more than line endings (`core/attributes.py:unproven`), or no git runs and
     this raises GitError. git reads no index here, so a file whose blob already holds
-    CRLF is converted as if it did not (`git add` would leave it as it is)."""
+    CRLF is converted as if it did not (`git add` would leave it as it is).
+
+    The reading stands for the attributes when it was made: a .gitattributes rewritten
+    before hash-object reads it goes unseen, and nothing here narrows that. Emptying
+    core.attributesFile leaves the files a writer of the work tree changes (the
+    .gitattributes, info/attributes) and changes the ids where it sets `text` or `eol`;
+    a second reading after hashing finds the change only once the driver has run; no git
+    option turns every driver off and keeps line endings converted. Only a process
+    already writing the repository meanwhile could win that race, and it can write a
+    protected file itself: the agent hook judges commands, not what already runs."""
     if not paths:
         return []
     if filters:
