@@ -29,7 +29,7 @@ from failgate_hooks.core.events import Problem
 from failgate_hooks.core.gates import Context
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.refnames import ref_pattern_problem
-from failgate_hooks.git.remotes import remote_default_branch
+from failgate_hooks.git.remotes import ref_commit, remote_default_branch
 from failgate_hooks.git.repo import HEX_ID_RE, GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.union import Revision, config_for
@@ -278,7 +278,7 @@ def _default_branch(
     """
     if target.default_branch:
         tracking = f"refs/remotes/{REMOTE}/{target.default_branch}"
-        found: tuple[str, str | None] | None = (tracking, repo.try_resolve_commit(tracking))
+        found: tuple[str, str | None] | None = (tracking, ref_commit(repo, tracking))
     else:
         found = remote_default_branch(repo, REMOTE)
     if found is None:

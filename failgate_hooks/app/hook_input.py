@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from failgate_hooks.core.errors import UsageError
-from failgate_hooks.git.remotes import configured_remote
+from failgate_hooks.git.remotes import configured_remote, ref_commit
 from failgate_hooks.git.repo import GitRepo, is_null_id
 
 
@@ -96,7 +96,7 @@ def as_fetched(repo: GitRepo, remote: str, update: RefUpdate) -> RefUpdate:
     if name is None or not update.remote_ref.startswith("refs/heads/"):
         return created
     tracking = f"refs/remotes/{name}/{update.remote_ref.removeprefix('refs/heads/')}"
-    fetched = repo.try_resolve_commit(tracking)
+    fetched = ref_commit(repo, tracking)
     if fetched is None:
         return created
     if not update.is_create and fetched == repo.try_resolve_commit(update.old):

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from failgate_hooks.app.evaluate import Evaluator, Request
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.gates import Context, Decision, Gate
-from failgate_hooks.git.remotes import inspected_branch, push_destination, tracking_tip
+from failgate_hooks.git.remotes import inspected_branch, push_destination, ref_commit, tracking_ref
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Ledger, Revision, config_for
@@ -44,9 +44,11 @@ def inspection_revisions(
     that branch as a destination ref, which is protected as the hooks protect it."""
     revisions = [Revision(rev, repo.resolve_commit(rev))]
     branch = inspected_branch(repo)
-    tip = tracking_tip(repo, ref) if ref is not None else None
-    if tip is not None and (branch is None or tip[0] != branch.tracking_ref):
-        revisions.append(Revision(tip[0], tip[1], protected=True))
+    tracking = tracking_ref(repo, ref) if ref is not None else None
+    if tracking is not None and (branch is None or tracking != branch.tracking_ref):
+        commit = ref_commit(repo, tracking)
+        if commit is not None:
+            revisions.append(Revision(tracking, commit, protected=True))
     if branch is None:
         return revisions, ()
     revisions.append(Revision(branch.tracking_ref, branch.commit, protected=True))
@@ -70,8 +72,11 @@ def decision_revisions(
     else:
         revisions, extra_protected = inspection_revisions(repo, rev, ref)
     config = config_for(repo, revisions)
+    # the refs just read by their names, as ledger_refs names them (not a ledger_revs
+    # revision: that is read as git reads a revision)
+    read = {} if protected else {r.label: r.commit for r in revisions[1:]}
     for name in config.ledger_refs:
-        found = repo.try_resolve_commit(name)
+        found = read.get(name) or ref_commit(repo, name)
         if found is None:
             raise GitError(
                 f"ledger_refs names {name!r}, which this repository lacks ({config.source})",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError
@@ -29,13 +30,22 @@ def configured_remote(repo: GitRepo, remote: str) -> str | None:
 
 def default_branch(repo: GitRepo, head: str, prefix: str) -> tuple[str, str] | None:
     """(ref name, commit) of the branch the symbolic ref `head` names, else of
-    `prefix`main, else of `prefix`master: the first of them that names a commit."""
-    for ref in (repo.symbolic_ref(head), f"{prefix}main", f"{prefix}master"):
-        if ref:
-            commit = repo.try_resolve_commit(ref)
-            if commit is not None:
-                return ref, commit
-    return None
+    `prefix`main, else of `prefix`master: the first of them that is a ref naming a commit.
+
+    One `for-each-ref` answers for all three when `head` is a ref (a remote's HEAD: it
+    names its target); a repository's own HEAD is not one, and `symbolic-ref` reads it."""
+    candidates = [f"{prefix}main", f"{prefix}master"]
+    if head.startswith("refs/"):
+        refs = _refs(repo, [head, *candidates])
+        target = next((r.symref for r in refs if r.name == head and r.symref), None)
+    else:
+        target = repo.symbolic_ref(head)
+        refs = _refs(repo, [target, *candidates] if target else candidates)
+    tips = {r.name: r.commit for r in refs}
+    if target is not None and head in tips:  # a ref's line names its target's commit
+        tips.setdefault(target, tips[head])
+    order = [target, *candidates] if target else candidates
+    return next(((ref, tips[ref]) for ref in order if ref in tips), None)
 
 
 def remote_ref_of(tracking_ref: str, remote: str) -> str:
@@ -72,15 +82,13 @@ def inspected_branch(repo: GitRepo) -> Branch | None:
     return Branch(found[0], found[1], remote_ref_of(found[0], remote))
 
 
-def tracking_tip(repo: GitRepo, remote_ref: str) -> tuple[str, str] | None:
-    """(tracking ref, commit) of the default remote's `refs/heads/<branch>` as last
-    fetched here, or None: no remote, not a branch, or not fetched."""
+def tracking_ref(repo: GitRepo, remote_ref: str) -> str | None:
+    """The ref that tracks the default remote's `refs/heads/<branch>` here, whether or not
+    it was fetched; None when there is no remote, or `remote_ref` is no branch."""
     remote = default_remote(repo)
     if remote is None or not remote_ref.startswith("refs/heads/"):
         return None
-    tracking = f"refs/remotes/{remote}/{remote_ref.removeprefix('refs/heads/')}"
-    commit = repo.try_resolve_commit(tracking)
-    return None if commit is None else (tracking, commit)
+    return f"refs/remotes/{remote}/{remote_ref.removeprefix('refs/heads/')}"
 
 
 def default_remote(repo: GitRepo) -> str | None:
@@ -91,21 +99,48 @@ def default_remote(repo: GitRepo) -> str | None:
     return remotes[0] if len(remotes) == 1 else None
 
 
-def ref_tips(repo: GitRepo) -> list[tuple[str, str]]:
-    """Every ref and the commit it names, tags peeled; refs to anything else left out."""
+def ref_commit(repo: GitRepo, ref: str) -> str | None:
+    """The commit the ref named `ref` in full names (a tag peeled), or None: no such ref,
+    or it names something else. Looked up by its exact name, never as a revision."""
+    return dict(ref_tips(repo, [ref])).get(ref)
+
+
+def ref_tips(repo: GitRepo, names: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """Every ref (or each of `names`, full ref names, that is one) and the commit it names,
+    tags peeled; refs to anything else left out."""
+    return [(ref.name, ref.commit) for ref in _refs(repo, names)]
+
+
+class _Ref(NamedTuple):
+    name: str
+    symref: str  # the ref a symbolic ref names; "" for any other
+    commit: str  # the commit it names, tags peeled
+
+
+def _refs(repo: GitRepo, names: Sequence[str] | None) -> list[_Ref]:
+    """Every ref, or each of `names` that is one, that names a commit, in one `for-each-ref`.
+
+    A name is looked up as the ref it spells, never as a revision: git's rules for
+    revisions read a missing `refs/heads/master` as `refs/refs/heads/master` or
+    `refs/tags/refs/heads/master`, refs anyone who may push can create."""
+    wanted = [n for n in dict.fromkeys(names or ()) if n.startswith("refs/") and "\n" not in n]
+    if names is not None and not wanted:
+        return []
     listed = repo.run(
         "for-each-ref", "--format=%(objecttype) %(objectname) %(*objecttype) %(*objectname) "
-        "%(refname)",
+        "%(symref) %(refname)", *wanted,
     )  # fmt: skip
     out = []
     for line in listed.splitlines():
-        kind, oid, peeled_kind, peeled, ref = line.split(" ", 4)
+        kind, oid, peeled_kind, peeled, symref, ref = line.split(" ", 5)
+        if names is not None and ref not in wanted:
+            continue  # a pattern also lists the refs below it: `refs/heads/main/x`
         if kind == "commit":
-            out.append((ref, oid))
+            out.append(_Ref(ref, symref, oid))
         elif kind == "tag":  # a tag of a tag: `*` peels once, git peels the rest
             commit = peeled if peeled_kind == "commit" else repo.try_resolve_commit(oid)
             if commit is not None:
-                out.append((ref, commit))
+                out.append(_Ref(ref, symref, commit))
     return out
 
 
