@@ -184,8 +184,8 @@ class Request(NamedTuple):
         return config_revision(self.revisions)[0] if protected else None
 
 
-# (commit, entity, environment, verifier, pinned-from commit): what one run ran
-ResultKey = tuple[str, str, str | None, Verification, str]
+# (commit, entity, environment, verifier, pinned-from commit, `runs_as`): what one run ran
+ResultKey = tuple[str, str, str | None, Verification, str, tuple[object, ...]]
 # (request, assessment, verification, pinned_from commit) -> result
 RunVerifier = Callable[["Request", Assessment, Verification, str], VerifierResult]
 
@@ -204,8 +204,9 @@ class Evaluator:
         self.repo = repo
         self.config = config
         self.run_verifier = run_verifier
-        # shared by every ref of a push: a commit's verifiers run once
+        # shared by every ref of a push: a commit's verifiers run once for each way they run
         self.results = {} if results is None else results
+        self.runs_as = runs_as(config)
         # Signed evidence (app/evidence.py): consulted before a verifier runs, and
         # where none does.
         self.evidence = evidence
@@ -391,10 +392,19 @@ class Evaluator:
             request.context.environment,
             verification,
             pinned_from,
+            self.runs_as,
         )
         if key not in self.results:
             self.results[key] = self.run_verifier(request, item, verification, pinned_from)
         return self.results[key]._replace(skipped_evidence=skipped)
+
+
+def runs_as(config: Config) -> tuple[object, ...]:
+    """What of a configuration a verifier run depends on beside the verification itself
+    (what app/runner.py hands the run): two refs of one push whose configurations differ
+    here share no result, so a ref that asks for the sandbox, or a shorter default
+    timeout, never takes a pass run without it."""
+    return (config.ledger, config.default_timeout_s, config.sandbox, config.sandbox_network)
 
 
 def pinned_revision(ledger: Ledger, resolution: Resolution, commit: str) -> str:
