@@ -347,27 +347,7 @@ class Evaluator:
         path = self.config.evidence_signers
         if path is None or request.config_from is None:
             return []
-
-        def lines(commit: str) -> set[str] | None:
-            """The file's signer lines at `commit`; None when it is too large to read."""
-            entry = self.repo.tree_entry(commit, path)
-            if entry is None or entry.type != "blob":
-                return set()
-            data = self.repo.read_blob_at_most(entry.oid, MAX_CONFIG_BYTES)
-            if data is None:
-                return None
-            text = data.decode("utf-8", "replace")
-            return {ln.strip() for ln in text.splitlines() if ln.strip()[:1] not in ("", "#")}
-
-        pushed, in_force = lines(request.commit), lines(request.config_from)
-        if pushed is None or in_force is None:
-            # unread, it could name anyone: judged as a change of who may attest
-            return [f"evidence_signers file {path} is larger than {MAX_CONFIG_BYTES} bytes"]
-        added = sorted(pushed - in_force)
-        if not added:
-            return []
-        who = ", ".join(line.split()[0] for line in added)
-        return [f"evidence_signers file {path} adds {who}"]
+        return signers_added(self.repo, path, request.config_from, request.commit)
 
     def _verify(
         self, request: Request, ledger: Ledger, item: Assessment, verification: Verification
@@ -435,3 +415,29 @@ def pinned_revision(ledger: Ledger, resolution: Resolution, commit: str) -> str:
             if rev.protected:
                 return rev.commit
     return commit
+
+
+def signers_added(repo: GitRepo, path: str, in_force: str, other: str) -> list[str]:
+    """The signer lines the file at `path` holds at `other` and not at `in_force`: who
+    may attest grows when `other`'s file is the one read."""
+
+    def lines(commit: str) -> set[str] | None:
+        """The file's signer lines at `commit`; None when it is too large to read."""
+        entry = repo.tree_entry(commit, path)
+        if entry is None or entry.type != "blob":
+            return set()
+        data = repo.read_blob_at_most(entry.oid, MAX_CONFIG_BYTES)
+        if data is None:
+            return None
+        text = data.decode("utf-8", "replace")
+        return {ln.strip() for ln in text.splitlines() if ln.strip()[:1] not in ("", "#")}
+
+    grown, before = lines(other), lines(in_force)
+    if grown is None or before is None:
+        # unread, it could name anyone: judged as a change of who may attest
+        return [f"evidence_signers file {path} is larger than {MAX_CONFIG_BYTES} bytes"]
+    added = sorted(grown - before)
+    if not added:
+        return []
+    who = ", ".join(line.split()[0] for line in added)
+    return [f"evidence_signers file {path} adds {who}"]
