@@ -16,6 +16,7 @@ from failgate_hooks.core.gates import (
     GateState,
     Policy,
     Relaxation,
+    RelaxationKind,
     VerifierOutcome,
 )
 from failgate_hooks.core.retraction import retract_advice
@@ -138,7 +139,13 @@ def _pending_steps(pending: list[Relaxation], policy: Policy, ref: str | None) -
         seen = (
             f"the pusher seen is {clean_line(policy.pusher)} (identity_env = {policy.identity_env})"
         )
-    if ref is not None and ref == policy.default_ref:
+    if first.kind == RelaxationKind.REF_DELETION.value:
+        review = (
+            "A deletion cannot be merged through review: have a relaxer delete the ref, "
+            "or keep it; git config receive.denyDeletes true on the server refuses every "
+            "deletion"
+        )
+    elif ref is not None and ref == policy.default_ref:
         review = (
             "This push goes straight to the default branch: push it to another branch and "
             "merge it through review, or have a relaxer push it"

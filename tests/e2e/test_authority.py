@@ -41,6 +41,10 @@ def test_deleting_a_protected_branch_whose_events_main_lacks_is_pending(tmp_path
     assert refused.returncode != 0, refused.stderr
     assert "PENDING deletion of refs/heads/release/1" in refused.stderr
     assert "ledger/rel/x/" in refused.stderr
+    # No review can merge a deletion: the advice says who may delete, and how to forbid it.
+    assert "have a relaxer delete the ref" in refused.stderr
+    assert "receive.denyDeletes true" in refused.stderr
+    assert "Merge it into the default branch" not in refused.stderr
     assert remote_ref(remote, "refs/heads/release/1") == tip
 
     accepted = push(repo, ":release/1", user="alice")  # a relaxer may
