@@ -20,16 +20,14 @@ from failgate_hooks.app.evidence_update import (
     judge_other_failgate_ref,
 )
 from failgate_hooks.app.hook_input import RefUpdate
+from failgate_hooks.app.ref_deletion import InForce, judge_deletion
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.decide import enforces
 from failgate_hooks.core.errors import GitError
-from failgate_hooks.core.events import is_ledger_file
 from failgate_hooks.core.gates import (
-    PUSH,
     Context,
     Decision,
     DecisionKind,
-    Policy,
     Relaxation,
     RelaxationKind,
     VerifierResult,
@@ -47,7 +45,7 @@ from failgate_hooks.git.remotes import (
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.config import Config, strictest
-from failgate_hooks.ledger.union import Revision, config_for
+from failgate_hooks.ledger.union import Revision, config_for, config_revision
 
 if TYPE_CHECKING:
     from failgate_hooks.app.evidence import EvidenceCheck
@@ -161,13 +159,20 @@ def pre_push(
             old = repo.try_resolve_commit(update.old)
             known = [] if old is None else [Revision(f"{remote}'s {update.remote_ref}", old, True)]
             base = [Revision(default[0], default[1], protected=True)] if default else []
-            config = config_for(repo, [*known, *base]) if known or base else Config()
+            read = [*known, *base]
+            config = config_for(repo, read) if read else Config()
             uncommitted.start(config)
             as_remote = None
             if default is not None:
                 as_remote = (remote_ref_of(default[0], name or remote), default[1])
-            deletion = _deletion(repo, run, config, update, old, as_remote, "accept")
-            outcomes.append(deletion)
+            # Pushed again, the ref is judged by the default branch's configuration; with
+            # none known here, by its own commit's, so it keeps what it has.
+            in_force = InForce(config, config_revision(read)[0] if read else None)
+            recreated = config_for(repo, base) if base else config
+            verdict, notes = judge_deletion(
+                repo, run.evaluator, in_force, recreated, update, old, as_remote, "accept"
+            )
+            outcomes.append(RefOutcome(update, verdict, notes))
             continue
         commit = peel(repo, update.new, update.local_ref)
         notes = []
@@ -273,9 +278,14 @@ def pre_receive(
         pusher = pusher_identity(config.identity_env, environ)
         relaxer = _may_relax(config, default_config, environ)
         if update.is_delete:
-            outcomes.append(
-                _deletion(repo, run, config, update, old, default, "protected", relaxer, pusher)
-            )
+            # Created again, the ref is judged by the default branch's configuration alone.
+            in_force = InForce(config, config_revision(protected)[0] if protected else None)
+            recreated = default_config or Config()
+            verdict, notes = judge_deletion(
+                repo, run.evaluator, in_force, recreated, update, old, default, "protected",
+                relaxer, pusher,
+            )  # fmt: skip
+            outcomes.append(RefOutcome(update, verdict, notes))
             continue
         commit = peel(repo, update.new, update.remote_ref)
         revisions = [Revision("new tip", commit), *known, *base]
@@ -397,73 +407,6 @@ def _default_takeover(
     )
     kind = RelaxationKind.DEFAULT_BRANCH.value
     return (Relaxation("", "", kind, relaxer, what),)
-
-
-def _deletion(
-    repo: GitRepo,
-    run: HookRun,
-    config: Config,
-    update: RefUpdate,
-    old: str | None,
-    default: tuple[str, str] | None,
-    authority: str,
-    relaxer: bool = False,
-    pusher: str | None = None,
-) -> RefOutcome:
-    """A deleted ref (`default`: the default branch as a ref of the side that receives the
-    push, and its tip): a relaxation when failgate enforces there and its ledger holds
-    event files that the default branch lacks or holds otherwise (else they would leave
-    the server with it)."""
-    protected = (*config.protected_refs, *((default[0],) if default else ()))
-    policy = Policy(protected_refs=protected, block_on=config.block_on)
-    if not enforces(Context(trigger=PUSH, ref=update.remote_ref), policy):
-        return RefOutcome(update, None)
-    if old is None:
-        return RefOutcome(
-            update,
-            None,
-            [
-                f"deletion of {update.remote_ref}: its tip is not in this repository, so which "
-                "ledger events it holds is unknown: fetch it to check"
-            ],
-        )
-
-    def events(commit: str) -> set[tuple[str, str]]:
-        """(path, blob) of each event file: a file at the same path with other bytes on
-        the default branch is not the event this ref holds."""
-        listing = repo.ls_folder(commit, config.ledger)
-        return {(e.path, e.oid) for e in listing if is_ledger_file(e.path)}
-
-    if default is not None and default[0] == update.remote_ref:
-        # Whatever it holds: without it another branch, as it stands, would become the
-        # default whose ledger and configuration decide every ref.
-        what = (
-            f"deletion of {update.remote_ref}, the server's default branch: another "
-            "branch, never judged as the default, would decide every ref"
-        )
-    else:
-        kept = set() if default is None else events(default[1])
-        lost = sorted(path for path, _ in events(old) - kept)
-        if not lost:
-            return RefOutcome(update, None)
-        what = (
-            f"deletion of {update.remote_ref}: its ledger holds {len(lost)} event file(s) "
-            f"that the default branch lacks or holds otherwise (e.g. {lost[0]})"
-        )
-    accepted = authority == "accept" or relaxer
-    relaxation = Relaxation("", "", RelaxationKind.REF_DELETION.value, accepted, what)
-    request = Request(
-        commit=old,
-        context=Context(trigger="push", ref=update.remote_ref),
-        revisions=(),
-        authority=authority,
-        run_verifiers=False,
-        pusher_is_relaxer=relaxer,
-        pusher=pusher,
-        extra_protected_refs=(default[0],) if default else (),
-        other_relaxations=(relaxation,),
-    )
-    return RefOutcome(update, run.evaluator(config).evaluate(request), [])
 
 
 def _may_relax(config: Config, default_config: Config | None, environ: Mapping[str, str]) -> bool:

@@ -84,6 +84,88 @@ def test_deleting_a_merged_release_branch_is_routine(tmp_path: Path) -> None:
     assert remote_ref(remote, "refs/heads/release/0") is None
 
 
+def release_branch_with_its_own_config(repo: Repo, config: str) -> str:
+    """release/1 cut from main with `config` of its own, pushed by a relaxer: its tip is
+    accepted here, so that configuration is the one in force there."""
+    repo.git("checkout", "-q", "-b", "release/1")
+    repo.write("failgate.toml", config)
+    tip = repo.commit("release/1's own configuration")
+    pushed = push(repo, "release/1", user="alice")
+    assert pushed.returncode == 0, pushed.stderr
+    repo.git("checkout", "-q", "main")
+    return tip
+
+
+def test_deleting_a_ref_whose_configuration_is_stricter_than_mains_is_pending(
+    tmp_path: Path,
+) -> None:
+    """Created again, release/1 would be judged by main's configuration alone: deleting
+    it is what a push that drops its rule would be, a relaxation."""
+    repo, remote = server(tmp_path)
+    tip = release_branch_with_its_own_config(repo, RELAXERS + "require_evidence = true\n")
+
+    refused = push(repo, ":release/1", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert "PENDING deletion of refs/heads/release/1" in refused.stderr
+    assert "require_evidence true -> false" in refused.stderr
+    assert "have a relaxer delete the ref" in refused.stderr
+    assert "receive.denyDeletes" in refused.stderr
+    assert "event file(s)" not in refused.stderr  # it holds none main lacks
+    assert remote_ref(remote, "refs/heads/release/1") == tip
+
+    accepted = push(repo, ":release/1", user="alice")
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/release/1") is None
+
+
+def test_deleting_a_ref_with_narrower_relaxers_is_pending(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    release = 'relaxers = []\nidentity_env = "REMOTE_USER"\n'
+    tip = release_branch_with_its_own_config(repo, release)
+    refused = push(repo, ":release/1", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert "relaxers adds alice" in refused.stderr
+    assert remote_ref(remote, "refs/heads/release/1") == tip
+
+
+def test_deleting_a_ref_whose_configuration_is_mains_is_allowed(tmp_path: Path) -> None:
+    repo, remote = server(tmp_path)
+    repo.git("checkout", "-q", "-b", "release/1")
+    repo.write("notes.txt", "release notes\n")
+    repo.commit("work on the release, with main's configuration")
+    assert push(repo, "release/1", user="alice").returncode == 0
+    deleted = push(repo, ":release/1", user="bob")
+    assert deleted.returncode == 0, deleted.stderr
+    assert "PENDING" not in deleted.stderr, deleted.stderr
+    assert remote_ref(remote, "refs/heads/release/1") is None
+
+
+def test_deleting_a_ref_whose_signers_file_names_fewer_signers_is_pending(
+    tmp_path: Path,
+) -> None:
+    """While release/1 stands a statement there must satisfy its signers file and
+    main's; created again, main's alone."""
+    signers = "allowed_signers"
+    ci = 'ci@example.org namespaces="failgate" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIci\n'
+    dev = 'dev@example.org namespaces="failgate" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIdev\n'
+    config = RELAXERS + f'evidence_signers = "{signers}"\n'
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", config)
+    repo.write(signers, ci + dev)
+    repo.commit("CI and dev may attest")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    install_pre_receive(remote)
+    repo.git("checkout", "-q", "-b", "release/1")
+    repo.write(signers, ci)
+    tip = repo.commit("only CI attests for the release")
+    assert push(repo, "release/1", user="alice").returncode == 0
+    refused = push(repo, ":release/1", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert f"evidence_signers file {signers} adds dev@example.org" in refused.stderr
+    assert remote_ref(remote, "refs/heads/release/1") == tip
+    assert push(repo, ":release/1", user="alice").returncode == 0
+
+
 def test_deleting_an_unprotected_branch_is_allowed(tmp_path: Path) -> None:
     repo, remote = server(tmp_path)
     repo.git("checkout", "-q", "-b", "wip")
