@@ -284,6 +284,23 @@ def test_with_nothing_protected_accepted_relaxations_are_counted_and_pending_one
     assert f"RELAXED by 20261130T101500Z-0badf00d ({KEY}: status expired)" in listed
 
 
+def test_with_nothing_protected_an_accepted_change_that_is_no_event_is_listed() -> None:
+    """Only relaxing events can be thousands: a ref's deletion or a configuration
+    change is one line, and what it loosens is the point of listing it."""
+    deletion = Relaxation("", "", "ref_deletion", True, "deletion of refs/heads/release/1: X")
+    unprotected = decision([item(GateState.RETIRED, relaxations=(relaxation(True),))])
+    unprotected = unprotected._replace(
+        protected_read=False, relaxations=(*unprotected.relaxations, deletion)
+    )
+    got = render_text(unprotected, unprotected_advice="ADVICE").splitlines()
+    relaxed = [line for line in got if line.startswith("RELAXED")]
+    assert relaxed == [
+        "RELAXED 1 relaxing event(s) accepted: no protected revision was read, so every one "
+        "counts as new and none is listed; ADVICE.",
+        "RELAXED deletion of refs/heads/release/1: X",
+    ]
+
+
 def test_open_gate_and_pending_relaxation_in_one_verdict() -> None:
     items = [item(relaxations=(relaxation(False),))]
     got = without_next(render_text(decision(items, {KEY: failed()})))

@@ -219,18 +219,20 @@ def _relaxation_line(relaxation: Relaxation, color: bool) -> str:
 def _unprotected_relaxation_lines(
     relaxations: Sequence[Relaxation], color: bool, advice: str
 ) -> list[str]:
-    """Accepted relaxations counted, pending ones each listed (each one blocks or warns).
+    """Accepted relaxing events counted; pending ones (each blocks or warns) and every
+    change that is not an event (a configuration change, a ref's deletion) listed.
 
     With no protected revision every relaxing event of the ledger is new: in a
     ledger of thousands of events, a line each would bury the verdict."""
-    accepted = sum(1 for r in relaxations if r.accepted)
+    accepted = sum(1 for r in relaxations if r.accepted and r.event_id)
     lines = []
     if accepted:
         lines.append(
             f"{_paint('RELAXED', color)} {accepted:,} relaxing event(s) accepted: no protected "
             f"revision was read, so every one counts as new and none is listed; {advice}."
         )
-    lines.extend(_relaxation_line(r, color) for r in relaxations if not r.accepted)
+    listed = (r for r in relaxations if not r.accepted or not r.event_id)
+    lines.extend(_relaxation_line(r, color) for r in listed)
     return lines
 
 

@@ -115,6 +115,7 @@ def test_deleting_a_ref_whose_configuration_is_stricter_than_mains_is_pending(
 
     accepted = push(repo, ":release/1", user="alice")
     assert accepted.returncode == 0, accepted.stderr
+    assert "RELAXED deletion of refs/heads/release/1" in accepted.stderr, accepted.stderr
     assert remote_ref(remote, "refs/heads/release/1") is None
 
 
