@@ -114,6 +114,26 @@ def test_a_deletion_is_allowed(tmp_path: Path) -> None:
     assert remote_ref(remote, "refs/heads/old") is None
 
 
+def test_deleting_a_ref_stricter_than_main_is_listed_as_relaxed(tmp_path: Path) -> None:
+    """The client accepts the relaxation, as it does every other, and says what it sheds."""
+    repo, remote = gated(tmp_path)
+    repo.git("push", "-q", "--no-verify", "origin", "origin/main:refs/heads/release/0")
+    repo.git("checkout", "-q", "-b", "release/1", "origin/main")  # no event main lacks
+    repo.write("failgate.toml", "require_evidence = true\n")
+    repo.commit("release/1 requires signed evidence")
+    repo.git("push", "-q", "--no-verify", "origin", "release/1")
+    repo.git("checkout", "-q", "main")
+    deleted = push(repo, "--delete", "release/1")
+    assert deleted.code == 0, deleted
+    assert "RELAXED deletion of refs/heads/release/1" in deleted.output, deleted
+    assert "require_evidence true -> false" in deleted.output, deleted
+    assert "event file(s)" not in deleted.output, deleted
+    assert remote_ref(remote, "refs/heads/release/1") is None
+    routine = push(repo, "--delete", "release/0")  # main's configuration: nothing shed
+    assert routine.code == 0, routine
+    assert "RELAXED" not in routine.output, routine
+
+
 def test_an_event_edited_in_place_is_refused_with_its_path(tmp_path: Path) -> None:
     repo, remote = gated(tmp_path)
     fix_budget(repo)
