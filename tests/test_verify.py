@@ -1067,3 +1067,27 @@ def test_a_verifier_that_reads_the_ref_failgate_no_longer_sets_has_no_verdict(
     assert "FAILGATE_REF or FAILGATE_TRIGGER, which failgate no longer sets" in result.detail
     assert ("the command" in result.detail) == (where == "command")
     assert runs(marker) == []
+
+
+def test_on_a_server_an_unreviewed_verification_gets_none_of_its_env_pass() -> None:
+    """No protected revision holds the event that sets it: whoever pushed it chose the
+    names, and would read the server's own variables in its output."""
+    env, refused = verifier_env(
+        EVERY_KIND, env_pass=EVERY_PASS, commit="c", entity_key="k", environment=None,
+        pusher_env=True, reviewed=False,
+    )  # fmt: skip
+    assert list(env.items()) == list(
+        {"LANG": "C.UTF-8", "PATH": "/bin", "HOME": "/h", "TMPDIR": "/t", **OURS}.items()
+    )
+    assert refused == (
+        NEVER_NOTE,
+        "env_pass SERVER_TOKEN, LANG, LC_ALL, TZ, TERM, HTTP_COOKIE, UNSET not passed: on a "
+        "server only a verification a protected branch holds gets them, and this one came "
+        "with the push",
+    )
+    # Off a server the person running failgate chose to run it: reviewed says nothing there.
+    env, refused = verifier_env(
+        EVERY_KIND, env_pass=("SERVER_TOKEN",), commit="c", entity_key="k", environment=None,
+        reviewed=False,
+    )  # fmt: skip
+    assert env["SERVER_TOKEN"] == "s" and refused == ()

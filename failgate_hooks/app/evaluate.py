@@ -174,6 +174,13 @@ class Request(NamedTuple):
         pusher's whole environment (core/pusher_env.py)."""
         return self.authority == "protected"
 
+    def holds_reviewed(self, pinned_from: str) -> bool:
+        """Whether a verification whose files are pinned from `pinned_from`
+        (`pinned_revision`) is a reviewed one: a protected revision holds the event
+        that sets it, so `pinned_from` is that revision's commit. On a server only
+        such a verification gets its env_pass variables (verify/process.py)."""
+        return any(r.protected and r.commit == pinned_from for r in self.revisions)
+
     @property
     def config_from(self) -> str | None:
         """The commit the configuration in force is read from, as `config_for` reads it:

@@ -108,6 +108,7 @@ class VerifierRunner:
             sandbox=self.sandbox,
             cache_only=self.cache_only,
             pusher_env=request.pusher_env,
+            reviewed=request.holds_reviewed(pinned_from),
         )
 
     def close(self) -> None:

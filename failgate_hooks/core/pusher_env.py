@@ -21,3 +21,11 @@ PUSHER_CONTROLLED_PREFIXES = ("GIT_", "LC_", "HTTP_", "REDIRECT_")
 def is_pusher_controlled(name: str) -> bool:
     """Whether a pusher can set the variable `name` in a server hook's environment."""
     return name in PUSHER_CONTROLLED or name.startswith(PUSHER_CONTROLLED_PREFIXES)
+
+
+def env_pass_withheld(*, pusher_env: bool, reviewed: bool) -> bool:
+    """Whether a verifier gets none of its `env_pass` variables: on a server (its
+    environment is a pusher's) when no protected revision holds the event that sets
+    the verification. Such a verification came with the push, and whoever pushed it
+    would read the server's own variables (a deploy token) in its output."""
+    return pusher_env and not reviewed

@@ -96,12 +96,13 @@ def run_on_commit(
     progress: Progress | None,
     sandbox: Sandbox | None,
     pusher_env: bool = False,
+    reviewed: bool = True,
 ) -> VerifierResult:
     """One run of a gate's verifier on exactly `commit`: in its checkout (made by
     `checkouts()` on first use), or in the work tree when workdir is inplace and the
-    tree is C. `pusher_env`: failgate's environment is a pusher's (RunAs)."""
+    tree is C. `pusher_env`, `reviewed`: as RunAs has them."""
     _progress(progress, entity_key, verification.command)  # a big checkout takes time too
-    run = RunAs(commit, entity_key, environment, pusher_env)
+    run = RunAs(commit, entity_key, environment, pusher_env, reviewed)
     timeout_s = verification.timeout_s or default_timeout_s
     watched = work_trees(repo)
     notes: list[str] = []
@@ -156,12 +157,14 @@ def run_in_worktree(
 class RunAs(NamedTuple):
     """What a run is for, as the verifier's environment says it (FAILGATE_*), and whether
     failgate's own environment is a pusher's (a server's hook): then none of what they
-    set reaches the verifier."""
+    set reaches the verifier, nor any env_pass variable unless the verification is
+    `reviewed` (a protected revision holds the event that sets it)."""
 
     commit: str
     entity_key: str
     environment: str | None = None
     pusher_env: bool = False
+    reviewed: bool = True
 
 
 def run_in_checkout(
@@ -216,6 +219,7 @@ def run_verifier(
         entity_key=run.entity_key,
         environment=run.environment,
         pusher_env=run.pusher_env,
+        reviewed=run.reviewed,
     )
     notes = [*notes, *refused]
     env.update(git_env)

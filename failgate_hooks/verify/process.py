@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from failgate_hooks.core.pusher_env import is_pusher_controlled
+from failgate_hooks.core.pusher_env import env_pass_withheld, is_pusher_controlled
 from failgate_hooks.verify.leftovers import OWNER_VARIABLE, end_leftovers, end_strays, owner_tag
 from failgate_hooks.verify.load_watcher import is_within
 from failgate_hooks.verify.sandbox import Sandbox, SandboxError
@@ -104,6 +104,7 @@ def verifier_env(
     entity_key: str,
     environment: str | None,
     pusher_env: bool = False,
+    reviewed: bool = True,
 ) -> tuple[dict[str, str], tuple[str, ...]]:
     """The verifier's whole environment, and a note for each kind of `env_pass` name refused.
 
@@ -114,7 +115,9 @@ def verifier_env(
 
     `pusher_env`: `environ` is a pusher's (a server's hook, core/pusher_env.py). A
     pass there is cached for every pusher under the env_pass names, never their
-    values: no variable a pusher sets is passed, whatever env_pass says.
+    values: no variable a pusher sets is passed, whatever env_pass says. Nor, there,
+    any env_pass name of a verification that is not `reviewed` (no protected revision
+    holds the event that sets it): its pusher chose the names.
 
     Nor the trigger or the destination ref: a pass stands for its content on every
     ref and trigger (one run per commit, the pass cache, signed evidence), so a
@@ -123,11 +126,13 @@ def verifier_env(
     """
     # Nor the evidence signing key's variable: pushed code must never sign a pass.
     never = [name for name in env_pass if name.upper().startswith("GIT_") or name == KEY_VARIABLE]
-    offered = [*_ALLOWED_ENV, *(name for name in env_pass if name not in never)]
+    withheld = env_pass_withheld(pusher_env=pusher_env, reviewed=reviewed)
+    unreviewed = [name for name in env_pass if withheld and name not in never]
+    offered = [*_ALLOWED_ENV, *(n for n in env_pass if n not in never and n not in unreviewed)]
     # On a server, what a pusher sets: env_pass's names and the allow-list's (TERM) alike.
     held = {name for name in offered if pusher_env and is_pusher_controlled(name)}
     wanted = [name for name in offered if name not in held]
-    pushers = [name for name in env_pass if name in held]
+    pushers = [name for name in env_pass if name in held and name not in unreviewed]
     env = {"LANG": FIXED_LOCALE}
     env.update({name: environ[name] for name in wanted if name in environ})
     ours = own_virtualenv(environ)
@@ -150,6 +155,11 @@ def verifier_env(
         notes.append(
             f"env_pass {', '.join(pushers)} not passed: on a server the pusher sets it, "
             "and a pass stands for every pusher"
+        )
+    if unreviewed:
+        notes.append(
+            f"env_pass {', '.join(unreviewed)} not passed: on a server only a verification "
+            "a protected branch holds gets them, and this one came with the push"
         )
     return env, tuple(notes)
 

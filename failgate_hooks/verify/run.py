@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from failgate_hooks.core.events import DEFAULT_TIMEOUT_S, Verification
 from failgate_hooks.core.gates import VerifierOutcome, VerifierResult
 from failgate_hooks.core.ids import short_id
+from failgate_hooks.core.pusher_env import env_pass_withheld
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.passcache import PassCache
 from failgate_hooks.verify.pins import Pin, PinError
@@ -56,12 +57,16 @@ def run_gate_verifier(
     sandbox: Sandbox | None = None,
     cache_only: bool = False,
     pusher_env: bool = False,
+    reviewed: bool = True,
 ) -> VerifierResult:
     """Run one gate's verifier on exactly `commit`, or say why it did not run.
 
     `cache_only` answers from trust and the pass cache alone: a miss is "not run".
     `pusher_env`: failgate's environment is a pusher's (a server's hook), and no
-    variable they set may reach the verifier whose pass stands for every pusher.
+    variable they set may reach the verifier whose pass stands for every pusher;
+    nor, unless the verification is `reviewed` (a protected revision holds the event
+    that sets it), any variable its env_pass names. Its pass is then cached as a run
+    without them, which never stands for the reviewed run that has them.
 
     `pinned_from` is the revision the event was read from (None: `commit`).
     `progress` gets one line before the verifier runs; it holds ledger text, so
@@ -93,7 +98,10 @@ def run_gate_verifier(
         return VerifierResult(command, VerifierOutcome.NO_VERDICT, detail=shadow)
 
     passes = cache if cache is not None else PassCache(repo.common_dir)
-    key = run.pass_key(None if sandbox is None else sandbox.isolation)
+    key = run.pass_key(
+        None if sandbox is None else sandbox.isolation,
+        env_pass_withheld=env_pass_withheld(pusher_env=pusher_env, reviewed=reviewed),
+    )
     if not no_cache:
         hit = passes.lookup(key)
         if hit is not None:
@@ -134,6 +142,7 @@ def run_gate_verifier(
         progress=progress,
         sandbox=sandbox,
         pusher_env=pusher_env,
+        reviewed=reviewed,
     )
     if result.outcome is VerifierOutcome.PASSED:
         unstored = passes.record(key, commit=commit, duration_s=result.duration_s)

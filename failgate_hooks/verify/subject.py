@@ -100,11 +100,15 @@ class GateRun:
             self.repo, self.commit, verification.inputs, self.ledger_dir, whole=inplace
         )
 
-    def pass_key(self, isolation: str | None) -> str:
-        """What a pass of this run is cached under, run in the sandbox `isolation` names."""
-        return pass_key(
-            self.fingerprint, self.entity_key, self.environment, self.content, isolation
-        )
+    def pass_key(self, isolation: str | None, *, env_pass_withheld: bool = False) -> str:
+        """What a pass of this run is cached under, run in the sandbox `isolation` names,
+        and `env_pass_withheld` when none of its env_pass variables reached it: a pass
+        without them is another run's, keyed as the verifier with no env_pass."""
+        fingerprint = self.fingerprint
+        if env_pass_withheld and self.verification.env_pass:
+            ran = self.verification._replace(env_pass=())
+            fingerprint = verifier_fingerprint(ran, self.pinned)
+        return pass_key(fingerprint, self.entity_key, self.environment, self.content, isolation)
 
     def subject(self) -> Subject:
         """What a signed statement about this run names."""
