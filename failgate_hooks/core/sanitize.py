@@ -4,7 +4,9 @@ Everything failgate prints is data, never instructions to the terminal: escape
 sequences could rewrite earlier lines, retitle the window, hide text or, on some
 terminals, answer back with input; bidi controls can make a line read other
 than it is; invisible characters can carry text that no person reading it sees.
-`clean` removes them all and keeps every ordinary character.
+`clean` removes them all and keeps every ordinary character. Where removing one
+would hide what it carries, `escaped` writes each as its escape instead, in
+bash's `$'…'` quoting: what `failgate trust` shows.
 """
 
 from __future__ import annotations
@@ -84,6 +86,38 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\", "'": "\\'"}
+
+
+def shows(text: str, *, names: bool = False) -> bool:
+    """Whether every character of `text` prints, and shows as something; for `names`
+    (an argument, a path), whether it is ASCII too."""
+    return (
+        (text.isascii() or not names)
+        and text.isprintable()
+        and DEFAULT_IGNORABLE.search(text) is None
+    )
+
+
+def escaped(text: str, *, names: bool = False) -> str:
+    """`text` in bash's `$'…'` quoting: one printable line, every character that does
+    not print (for `names`, that is not ASCII) written as an escape (`\\n`, `\\x1b`,
+    `\\u202e`), none left out."""
+    parts = []
+    for char in text:
+        if char in _NAMED_ESCAPES:
+            parts.append(_NAMED_ESCAPES[char])
+        elif shows(char, names=names):
+            parts.append(char)
+        elif ord(char) < 0x80:  # bash reads \xHH as a byte, \uHHHH as a character
+            parts.append(f"\\x{ord(char):02x}")
+        elif ord(char) < 0x10000:
+            parts.append(f"\\u{ord(char):04x}")
+        else:
+            parts.append(f"\\U{ord(char):08x}")
+    return "$'" + "".join(parts) + "'"
 
 
 def clean_tree(value: _T) -> _T:

@@ -25,7 +25,7 @@ import difflib
 import shlex
 from collections.abc import Mapping
 
-from failgate_hooks.core.sanitize import DEFAULT_IGNORABLE, clean_line, clip
+from failgate_hooks.core.sanitize import clean_line, clip, escaped, shows
 
 INDENT = "       "
 # A verifier's file is read, not scrolled: beyond this the rest is one `git show` away.
@@ -42,22 +42,10 @@ NAMES_NOTE = (
     "it is shown in bash's $'…' quoting, each such character as its escape)"
 )
 
-_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\", "'": "\\'"}
-
-
-def _shows(text: str, *, names: bool = False) -> bool:
-    """Whether every character of `text` prints, and shows as something; for `names`
-    (an argument, a path), whether it is ASCII too."""
-    return (
-        (text.isascii() or not names)
-        and text.isprintable()
-        and DEFAULT_IGNORABLE.search(text) is None
-    )
-
 
 def marked(text: str) -> bool:
     """Whether an argument or path is shown escaped, its line marked `!`."""
-    return not _shows(text, names=True)
+    return not shows(text, names=True)
 
 
 def margin(indent: str, text: str) -> str:
@@ -74,32 +62,13 @@ def quote_argument(argument: str) -> str:
 
 def exact(text: str) -> str:
     """`text` as it is when every character prints, else `escaped(text)`."""
-    return text if _shows(text) else escaped(text)
+    return text if shows(text) else escaped(text)
 
 
 def shown_path(path: str) -> str:
     """A repository path as trust names it: exact, bounded, every character that is not
     ASCII escaped; a path is approved too."""
     return _bounded(escaped(path, names=True) if marked(path) else path)
-
-
-def escaped(text: str, *, names: bool = False) -> str:
-    """`text` in bash's `$'…'` quoting: one printable line, every character that does
-    not print (for `names`, that is not ASCII) written as an escape (`\\n`, `\\x1b`,
-    `\\u202e`), none left out."""
-    parts = []
-    for char in text:
-        if char in _NAMED_ESCAPES:
-            parts.append(_NAMED_ESCAPES[char])
-        elif _shows(char, names=names):
-            parts.append(char)
-        elif ord(char) < 0x80:  # bash reads \xHH as a byte, \uHHHH as a character
-            parts.append(f"\\x{ord(char):02x}")
-        elif ord(char) < 0x10000:
-            parts.append(f"\\u{ord(char):04x}")
-        else:
-            parts.append(f"\\U{ord(char):08x}")
-    return "$'" + "".join(parts) + "'"
 
 
 def argv_lines(argv: tuple[str, ...] | list[str]) -> list[str]:
@@ -161,7 +130,7 @@ def _quoted(lines: list[str], blob: str) -> list[str]:
     not print; a tab is shown as the spaces an editor shows."""
     shown = []
     for line in (line.expandtabs(4) for line in lines[:MAX_LINES]):
-        mark = "|" if _shows(line) else "!"
+        mark = "|" if shows(line) else "!"
         shown.append(f"{INDENT}{mark} {_bounded(exact(line))}")
     if len(lines) > MAX_LINES:
         shown.append(f"{INDENT}… {len(lines) - MAX_LINES} more lines: see git show {blob[:12]}")
