@@ -384,16 +384,16 @@ def test_json_errors_and_decisions() -> None:
 
 def test_a_refused_update_of_failgate_s_own_ref_is_its_own_kind_not_the_ledger_s() -> None:
     from failgate_hooks.app.evidence_update import judge_other_failgate_ref
-    from failgate_hooks.core.sanitize import clean_line
+    from failgate_hooks.core.sanitize import clean_line, shown_ref
 
     ref = "refs/failgate/remotes/o\x07/evidence"  # sanitised wherever it is shown
-    shown = clean_line(ref)
-    assert shown != ref
+    shown = shown_ref(ref)  # escaped where a line names the ref
+    assert shown == "$'refs/failgate/remotes/o\\x07/evidence'"
     refused = judge_other_failgate_ref(ref, "0" * 40, "1" * 40)
     text = render_text(refused)
     assert "\x07" not in text and "ledger" not in text.replace("The ledger is not at", "")
     lines = text.splitlines()
-    assert lines[1].startswith(f"ERROR {shown}: {shown} is failgate's")
+    assert lines[1].startswith(f"ERROR {clean_line(ref)}: {shown} is failgate's")
     assert lines[2] == (
         f"BLOCKED: the update of {shown} is refused: 1 problem(s), each above with what to "
         "do. The ledger is not at fault: there is nothing for failgate fsck to repair."
@@ -474,10 +474,17 @@ def strings(value: object) -> Iterator[str]:
 
 @pytest.mark.parametrize("color", [False, True], ids=["plain", "colour"])
 def test_hostile_text_never_reaches_the_terminal(color: bool) -> None:
+    from failgate_hooks.core.sanitize import shown_ref
+
     text = render_text(hostile_decision(), color=color)
     if color:
         # Only failgate's own SGR colours, around its own labels.
         text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    # The ref is shown escaped, printable ASCII, what its sequences carry included, so
+    # that it cannot read as another ref.
+    assert shown_ref("refs/heads/" + HOSTILE).isascii()
+    text = text.replace(shown_ref("refs/heads/" + HOSTILE), "<the ref>")
+    assert "-> <the ref>" in text
     for bad in FORBIDDEN:
         assert bad not in text
     assert "red" in text and "evil" in text and "back" in text  # the data itself stays

@@ -208,3 +208,42 @@ def test_json_without_workflow_commands_is_the_same_value() -> None:
     document = sanitize.json_no_workflow_commands(json.dumps(value, indent=2))
     assert "#" not in document
     assert json.loads(document) == value
+
+
+@pytest.mark.parametrize(
+    ("ref", "shown"),
+    [
+        ("refs/heads/main", "refs/heads/main"),
+        ("refs/heads/release/1.2", "refs/heads/release/1.2"),
+        ("refs/heads/\u202emain", "$'refs/heads/\\u202emain'"),
+        ("refs/heads/ma\u200bin", "$'refs/heads/ma\\u200bin'"),
+        ("refs/tags/v1\u2060", "$'refs/tags/v1\\u2060'"),
+        ("refs/heads/m\u0430in", "$'refs/heads/m\\u0430in'"),  # a Cyrillic а
+        ("refs/heads/ma\ufe0fin", "$'refs/heads/ma\\ufe0fin'"),  # a variation selector
+        ("refs/heads/\U000e0041", "$'refs/heads/\\U000e0041'"),  # a tag character
+        ("refs/heads/\x1b[31mmain", "$'refs/heads/\\x1b[31mmain'"),
+        ("refs/heads/it's\u202e", "$'refs/heads/it\\'s\\u202e'"),
+    ],
+)
+def test_a_ref_that_does_not_print_as_itself_is_shown_escaped(ref: str, shown: str) -> None:
+    """Never removed: `refs/heads/\\u202emain` printed as `refs/heads/main` names a
+    protected ref the push never went to."""
+    assert sanitize.shown_ref(ref) == shown
+
+
+@settings(max_examples=1000)
+@given(hostile_text)
+def test_a_shown_ref_is_printable_ascii_and_names_that_ref_alone(ref: str) -> None:
+    """Two refs are never shown alike: the shown text reads back as bash reads `$'…'`."""
+    from failgate_hooks.core.shell_lexer import _ansi_c
+
+    shown = sanitize.shown_ref(ref, limit=10_000)
+    assert shown.isascii() and shown.isprintable(), shown
+    if shown.startswith("$'"):
+        assert _ansi_c(shown[2:-1]) == ref
+    else:
+        assert shown == ref
+
+
+def test_a_long_ref_is_bounded() -> None:
+    assert sanitize.shown_ref("refs/heads/" + "\u202e" * 2000).endswith("more characters)")

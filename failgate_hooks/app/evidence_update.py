@@ -22,6 +22,7 @@ from failgate_hooks.core.decide import decide
 from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.events import Problem
 from failgate_hooks.core.gates import EXIT_CODES, Context, Decision, DecisionKind, Policy
+from failgate_hooks.core.sanitize import shown_ref
 from failgate_hooks.git import evidence as store
 from failgate_hooks.git.repo import GitRepo, is_null_id
 from failgate_hooks.git.trees import TreeEntry
@@ -212,8 +213,8 @@ def judge_other_failgate_ref(ref: str, old: str, new: str) -> Decision:
             Problem(
                 code="failgate-ref",
                 message=(
-                    f"{ref} is failgate's: only {store.EVIDENCE_REF} may be pushed, where "
-                    "each line is checked; evidence is read from every ref under "
+                    f"{shown_ref(ref)} is failgate's: only {store.EVIDENCE_REF} may be pushed, "
+                    "where each line is checked; evidence is read from every ref under "
                     f"{store.TRACKING_PREFIX}, so nothing may be pushed there"
                 ),
             )

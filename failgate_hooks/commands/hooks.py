@@ -19,7 +19,7 @@ from failgate_hooks.commands.output import echo, neutralise_tracebacks
 from failgate_hooks.commands.signals import Terminated, ended_by_signals
 from failgate_hooks.core import exitcodes
 from failgate_hooks.core.errors import FailgateError, UsageError
-from failgate_hooks.core.sanitize import clean_line
+from failgate_hooks.core.sanitize import clean_line, shown_ref
 
 if TYPE_CHECKING:
     from failgate_hooks.app.evidence import EvidenceCheck
@@ -138,7 +138,6 @@ def _accept_current_tips(args: Sequence[str]) -> int:
     """An administrator's vouching, once, after installing or upgrading the server hook:
     every ref the default branch enforces on counts as reviewed as it stands now."""
     from failgate_hooks.app.accepted_tips import enforced_tips, remember
-    from failgate_hooks.core.sanitize import clean_line
     from failgate_hooks.git.repo import GitRepo
 
     if list(args) != [ACCEPT_TIPS]:
@@ -149,7 +148,7 @@ def _accept_current_tips(args: Sequence[str]) -> int:
     if problem:
         raise UsageError(problem)
     for ref, commit in tips:
-        echo(f"accepted {clean_line(ref)} at {commit[:12]}")
+        echo(f"accepted {shown_ref(ref)} at {commit[:12]}")
     echo(f"failgate-pre-receive: {len(tips)} ref tip(s) count as reviewed")
     return exitcodes.ALLOWED
 
@@ -278,7 +277,7 @@ def _print_report(report: PushReport, note: str | None) -> None:
     for outcome in report.outcomes:
         lines = [f"NOTE {clean_line(n)}" for n in outcome.notes]
         if outcome.decision is None:
-            lines.append(f"DELETE {clean_line(outcome.update.remote_ref)}: allowed")
+            lines.append(f"DELETE {shown_ref(outcome.update.remote_ref)}: allowed")
         else:
             lines.append(render_text(outcome.decision, color=color, unprotected_advice=HOOK_ADVICE))
         blocks.append("\n".join(lines))
@@ -296,7 +295,7 @@ def _print_report(report: PushReport, note: str | None) -> None:
             if o.decision is not None and o.decision.exit_code != 0
         ]
         if refused:
-            summary = f"failgate: push refused: {', '.join(clean_line(r) for r in refused)} blocked"
+            summary = f"failgate: push refused: {', '.join(shown_ref(r) for r in refused)} blocked"
         else:
             summary = f"failgate: all {len(report.outcomes)} refs may be pushed"
         blocks.append(summary)

@@ -5,8 +5,9 @@ sequences could rewrite earlier lines, retitle the window, hide text or, on some
 terminals, answer back with input; bidi controls can make a line read other
 than it is; invisible characters can carry text that no person reading it sees.
 `clean` removes them all and keeps every ordinary character. Where removing one
-would hide what it carries, `escaped` writes each as its escape instead, in
-bash's `$'…'` quoting: what `failgate trust` shows.
+would make the text read as other text, `escaped` writes each as its escape
+instead, in bash's `$'…'` quoting: what `failgate trust` shows, and a ref name
+(`shown_ref`), which removed could read as a protected one.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\", "'": "\\'
 
 def shows(text: str, *, names: bool = False) -> bool:
     """Whether every character of `text` prints, and shows as something; for `names`
-    (an argument, a path), whether it is ASCII too."""
+    (an argument, a path, a ref), whether it is ASCII too."""
     return (
         (text.isascii() or not names)
         and text.isprintable()
@@ -118,6 +119,15 @@ def escaped(text: str, *, names: bool = False) -> str:
         else:
             parts.append(f"\\U{ord(char):08x}")
     return "$'" + "".join(parts) + "'"
+
+
+def shown_ref(ref: str, limit: int = LINE_LIMIT) -> str:
+    """A ref name as failgate prints it: as it is when it is printable ASCII, else in
+    `$'…'` quoting, each other character as its escape, bounded. Removing a bidi or
+    invisible character would print `refs/heads/\\u202emain` as `refs/heads/main`, a
+    protected ref the push never went to; a letter that is not ASCII may pose as one
+    (a Cyrillic а in `main`)."""
+    return clip(ref if shows(ref, names=True) else escaped(ref, names=True), limit)
 
 
 def clean_tree(value: _T) -> _T:

@@ -7,7 +7,7 @@ import json
 from failgate_hooks.core import sanitize
 from failgate_hooks.core.ci import CiRun
 from failgate_hooks.core.ids import short_id
-from failgate_hooks.core.sanitize import clean_line
+from failgate_hooks.core.sanitize import clean_line, shown_ref
 from failgate_hooks.render.text import render_json, render_text
 
 
@@ -45,4 +45,4 @@ def against(run: CiRun) -> str:
         base = "against nothing (a new ref)"
     else:
         base = "against a base this clone lacks"
-    return f"{base} -> {clean_line(run.target.ref or '(no ref)')}"
+    return f"{base} -> {shown_ref(run.target.ref) if run.target.ref else '(no ref)'}"

@@ -24,7 +24,7 @@ from failgate_hooks.core.gates import (
 )
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.core.resolve import Resolution
-from failgate_hooks.core.sanitize import clean_line
+from failgate_hooks.core.sanitize import clean_line, shown_ref
 from failgate_hooks.render.next_steps import next_steps
 
 JSON_SCHEMA_VERSION = 1
@@ -128,7 +128,7 @@ def _header(decision: Decision) -> str:
     tally = f"{counts['open']} open / {counts['cleared']} cleared / {counts['conflict']} conflict"
     if counts["invalid"]:
         tally += f" / {counts['invalid']} invalid"
-    ref = clean_line(decision.ref) if decision.ref is not None else "(no ref)"
+    ref = shown_ref(decision.ref) if decision.ref is not None else "(no ref)"
     where = f"-> {ref}"
     if decision.environment is not None:
         where += f', environment "{clean_line(decision.environment)}"'
@@ -255,7 +255,7 @@ def _verdict(decision: Decision, color: bool) -> str:
         return sum(1 for g in gates if g.state is state and (g.blocking if blocking else g.warning))
 
     if decision.decision is DecisionKind.REFUSED:
-        ref = clean_line(decision.ref or "failgate's ref")
+        ref = shown_ref(decision.ref) if decision.ref else "failgate's ref"
         text = (
             f"the update of {ref} is refused: {len(decision.errors)} problem(s), each above "
             "with what to do. The ledger is not at fault: there is nothing for failgate fsck "
@@ -309,7 +309,7 @@ def _why_not_blocking(decision: Decision) -> str:
     if decision.policy.mode == "warn":
         return '(mode = "warn")'
     if not decision.enforcing:
-        return f"on {clean_line(decision.ref or '')} (not a protected ref)"
+        return f"on {shown_ref(decision.ref or '')} (not a protected ref)"
     # Enforcing, and still only warnings: open gates where no verifier runs.
     return "(no verifier runs here)"
 
@@ -407,7 +407,7 @@ def log_lines(resolution: Resolution, gate: Gate | None, decision: Decision) -> 
 
 def _gate_state_line(gate: Gate, decision: Decision) -> str:
     """The gate's state for the decision's trigger and ref, and why."""
-    where = clean_line(decision.ref) if decision.ref is not None else "an unknown ref"
+    where = shown_ref(decision.ref) if decision.ref is not None else "an unknown ref"
     effect = " (blocks)" if gate.blocking else " (warns)" if gate.warning else ""
     state = gate.state.value.replace("_", " ").upper()
     reason = "; ".join(clean_line(r) for r in (gate.reason, *gate.notes) if r)

@@ -247,6 +247,24 @@ def test_a_ref_name_that_is_not_utf8_is_judged_without_a_traceback(tmp_path: Pat
     assert AcceptedTips(str(remote)).holds(name, repo.head())  # its next push's old tip
 
 
+def test_a_ref_that_looks_like_main_is_never_printed_as_main(tmp_path: Path) -> None:
+    """A bidi override or a zero-width space in a ref is shown escaped, not removed:
+    removed, the report would say a gate warns on refs/heads/main, not a protected ref."""
+    repo, remote = server(tmp_path)
+    repo.write("notes.txt", "more work\n")
+    head = repo.commit("more work")
+    for name, shown in [
+        ("refs/heads/\u202emain", "$'refs/heads/\\u202emain'"),
+        ("refs/heads/ma\u200bin", "$'refs/heads/ma\\u200bin'"),
+    ]:
+        pushed = push(repo, f"HEAD:{name}")
+        assert pushed.returncode == 0, pushed.stderr  # not a protected ref: it warns
+        assert remote_ref(remote, name) == head
+        assert f"-> {shown}: 1 open" in pushed.stderr, pushed.stderr
+        assert f"not blocking on {shown} (not a protected ref)" in pushed.stderr
+        assert "refs/heads/main" not in pushed.stderr.replace("\u202e", "").replace("\u200b", "")
+
+
 def test_a_push_into_a_git_namespace_is_refused_before_anything_is_judged(tmp_path: Path) -> None:
     """In a namespace git names the refs inside it to the hook, while every git command the
     hook runs reads the whole repository's: failgate would judge the wrong tips."""
