@@ -32,6 +32,7 @@ from failgate_hooks.core.gates import (
     RelaxationKind,
     VerifierResult,
 )
+from failgate_hooks.core.sanitize import shown_ref
 from failgate_hooks.git.evidence import EVIDENCE_REF, FAILGATE_REFS
 from failgate_hooks.git.remotes import (
     configured_remote,
@@ -125,7 +126,7 @@ def peel(repo: GitRepo, oid: str, ref: str) -> str:
     commit = repo.try_resolve_commit(oid)
     if commit is None:
         raise GitError(
-            f"{ref}: {oid[:12]} is not a commit (nor a tag of one) in this repository; "
+            f"{shown_ref(ref)}: {oid[:12]} is not a commit (nor a tag of one) in this repository; "
             "failgate cannot tell which gates apply, so the push is refused"
         )
     return commit
@@ -182,8 +183,8 @@ def pre_push(
             old = repo.try_resolve_commit(update.old)
             if old is None:
                 unknown = (
-                    f"{remote}'s {update.remote_ref} is at {update.old[:12]}, which this "
-                    "repository lacks"
+                    f"{remote}'s {shown_ref(update.remote_ref)} is at {update.old[:12]}, "
+                    "which this repository lacks"
                 )
         revisions = [Revision("pushed commit", commit)]
         if old is not None:
@@ -344,8 +345,8 @@ def pre_receive(
 
 def _unaccepted_note(ref: str, old: str) -> str:
     return (
-        f"{ref}'s tip {old[:12]} was not accepted by this server while it enforced there "
-        "(pushed while only warnings applied, in the push that protected it, or before "
+        f"{shown_ref(ref)}'s tip {old[:12]} was not accepted by this server while it enforced "
+        "there (pushed while only warnings applied, in the push that protected it, or before "
         "this failgate was installed): the events it holds count as new, so a relaxation "
         "only it holds needs a relaxer's push once"
     )

@@ -11,6 +11,7 @@ from failgate_hooks.app.hook_input import RefUpdate
 from failgate_hooks.core.decide import enforces
 from failgate_hooks.core.events import is_ledger_file
 from failgate_hooks.core.gates import PUSH, Context, Decision, Policy, Relaxation, RelaxationKind
+from failgate_hooks.core.sanitize import shown_ref
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config, loosened
 
@@ -49,8 +50,8 @@ def judge_deletion(
         return None, []
     if old is None:
         return None, [
-            f"deletion of {update.remote_ref}: its tip is not in this repository, so which "
-            "ledger events it holds is unknown: fetch it to check"
+            f"deletion of {shown_ref(update.remote_ref)}: its tip is not in this repository, "
+            "so which ledger events it holds is unknown: fetch it to check"
         ]
 
     def events(commit: str) -> set[tuple[str, str]]:
@@ -63,7 +64,7 @@ def judge_deletion(
         # Whatever it holds: without it another branch, as it stands, would become the
         # default whose ledger and configuration decide every ref.
         what = (
-            f"deletion of {update.remote_ref}, the server's default branch: another "
+            f"deletion of {shown_ref(update.remote_ref)}, the server's default branch: another "
             "branch, never judged as the default, would decide every ref"
         )
     else:
@@ -84,7 +85,7 @@ def judge_deletion(
                 f"{recreated.source} alone, laxer than its own ({config.source}): "
                 f"{'; '.join(shed)}"
             )
-        what = f"deletion of {update.remote_ref}: {'; and '.join(losses)}"
+        what = f"deletion of {shown_ref(update.remote_ref)}: {'; and '.join(losses)}"
     accepted = authority == "accept" or relaxer
     relaxation = Relaxation("", "", RelaxationKind.REF_DELETION.value, accepted, what)
     request = Request(

@@ -263,6 +263,9 @@ def test_a_ref_that_looks_like_main_is_never_printed_as_main(tmp_path: Path) -> 
         assert f"-> {shown}: 1 open" in pushed.stderr, pushed.stderr
         assert f"not blocking on {shown} (not a protected ref)" in pushed.stderr
         assert "refs/heads/main" not in pushed.stderr.replace("\u202e", "").replace("\u200b", "")
+        deleted = push(repo, f":{name}")
+        assert deleted.returncode == 0, deleted.stderr
+        assert f"DELETE {shown}: allowed" in deleted.stderr, deleted.stderr
 
 
 def test_a_push_into_a_git_namespace_is_refused_before_anything_is_judged(tmp_path: Path) -> None:
