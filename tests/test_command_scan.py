@@ -234,6 +234,115 @@ def test_moving_the_hooks_in_git_config_is_refused(command: str) -> None:
     assert Risk.HOOKS_CONFIG in risks(command)
 
 
+# Config keys whose value git runs as a command, at the push or at a later git command
+# (git-config(1)): one of each kind. `core.fsmonitor` runs at `git status`, a pager at
+# `git log`, a filter at `git add`, a textconv at `git diff`, a trailer at `git commit`.
+COMMAND_KEYS = [
+    "remote.origin.receivepack", "remote.origin.uploadpack", "core.sshCommand",
+    "core.gitProxy", "credential.helper", "credential.https://example.org.helper",
+    "core.fsmonitor", "core.editor", "core.pager", "pager.log", "sequence.editor",
+    "core.askPass", "core.alternateRefsCommand", "interactive.diffFilter",
+    "gc.recentObjectsHook", "diff.external", "diff.pdf.textconv", "diff.pdf.command",
+    "merge.ours.driver", "filter.lfs.clean", "filter.lfs.smudge", "filter.lfs.process",
+    "difftool.meld.cmd", "difftool.meld.path", "mergetool.meld.cmd", "mergetool.meld.path",
+    "gpg.program", "gpg.ssh.program", "gpg.x509.program", "gpg.ssh.defaultKeyCommand",
+    "uploadpack.packObjectsHook", "submodule.lib.update", "trailer.sign.cmd",
+    "trailer.sign.command", "hook.lint.command", "imap.tunnel", "sendemail.sendmailCmd",
+    "sendemail.smtpServer", "sendemail.toCmd", "sendemail.ccCmd", "sendemail.headerCmd",
+    "sendemail.work.sendmailCmd", "man.woman.cmd", "man.woman.path", "browser.lynx.cmd",
+    "browser.lynx.path", "guitool.ship.cmd", "instaweb.httpd",
+]  # fmt: skip
+# Each way of setting a key that the scan follows.
+SETTINGS = [
+    "git config {key} '{value}'",
+    "git config --global {key} '{value}'",
+    "git config --add {key} '{value}'",
+    "git config --replace-all {key} '{value}'",
+    "git config set {key} '{value}'",
+    "git config --file .git/config {key} '{value}'",
+    "git -c {key}='{value}' status",
+    "git -c '{key}={value}' log",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0={key} GIT_CONFIG_VALUE_0='{value}' git status",
+    "export GIT_CONFIG_VALUE_0='{value}' GIT_CONFIG_KEY_0={key}; git status",
+]
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+@pytest.mark.parametrize("key", COMMAND_KEYS)
+def test_a_config_key_whose_command_pushes_with_a_bypass_is_refused(key: str, setting: str) -> None:
+    command = setting.format(key=key, value="git push --no-verify origin main")
+    assert Risk.PUSH_BYPASS in risks(command), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git config CORE.FSMONITOR 'git push --no-verify origin main'",  # keys ignore case
+        "git config submodule.lib.update '!git push --no-verify origin main'",
+        "git -c core.fsmonitor='git push --no-verify origin main #' status",
+        "GIT_PAGER='git push --no-verify origin main' git log",
+        "GIT_EDITOR='git push --no-verify origin main' git commit",
+        "EDITOR='git push --no-verify origin main' git commit",
+        "VISUAL='git push --no-verify origin main' git commit",
+        "GIT_SEQUENCE_EDITOR='git push --no-verify origin main' git rebase -i HEAD~2",
+        "PAGER='git push --no-verify origin main' git log",
+        "GIT_EXTERNAL_DIFF='git push --no-verify origin main' git diff",
+        "GIT_ASKPASS='git push --no-verify origin main' git fetch",
+        "SSH_ASKPASS='git push --no-verify origin main' git fetch",
+        "GIT_SSH='git push --no-verify origin main' git fetch",
+        "export GIT_PAGER='git push --no-verify origin main'; git log",
+    ],
+)
+def test_a_command_git_runs_later_that_pushes_with_a_bypass_is_refused(command: str) -> None:
+    assert Risk.PUSH_BYPASS in risks(command), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # the value is $X's, which git reads: unseen, and the line pushes
+        "X='git push --no-verify origin main' git --config-env=core.fsmonitor=X status",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=$K GIT_CONFIG_VALUE_0='git push --no-verify' git log",
+        'git config core.pager "$(echo git push --no-verify)"',
+    ],
+)
+def test_a_command_git_runs_later_that_the_scan_cannot_read_is_refused(command: str) -> None:
+    assert Risk.PUSH_UNREADABLE in risks(command), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git config core.editor vim",
+        "git config --global core.editor 'code --wait'",
+        "git config core.pager less",
+        "git config core.pager 'less -FRX'",
+        "git config pager.log false",
+        "git config core.fsmonitor true",
+        "git -c core.fsmonitor=true status",
+        "git -c core.fsmonitor=false status",
+        "git -c core.pager=cat log --oneline",
+        "git -c core.editor=true commit --amend",
+        "git --config-env=core.editor=EDITOR commit",
+        "git config diff.pdf.textconv pdftotext",
+        "git config filter.lfs.clean 'git-lfs clean -- %f'",
+        "git config filter.lfs.process 'git-lfs filter-process'",
+        "git config merge.ours.driver true",
+        "git config gpg.ssh.program ssh-keygen",
+        "git config sendemail.smtpServer smtp.example.org",
+        "git config credential.helper 'cache --timeout=3600'",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.editor GIT_CONFIG_VALUE_0=vim git commit",
+        "GIT_EDITOR=vim git commit",
+        "GIT_PAGER='less -R' git log -p",
+        "EDITOR=nano git rebase -i HEAD~3",
+        "git config --get core.fsmonitor",
+        "git config user.email 'me@example.org'",
+    ],
+)
+def test_a_harmless_command_for_git_to_run_proceeds(command: str) -> None:
+    assert risks(command) == set(), command
+
+
 @pytest.mark.parametrize(
     "command",
     [

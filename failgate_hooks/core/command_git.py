@@ -3,9 +3,12 @@
 Its global options (`-c`, `--config-env`, `--git-dir`, `-C`), the subcommand, a
 push's bypass and the commands it has git run before the pre-push hook
 (`--receive-pack`, an `ext::` URL, `core.sshCommand` and the like), `git config`
-that moves the hooks or defines an alias, and the commands other subcommands run
-(`submodule foreach`, `rebase --exec`, `bisect run`). A command line found on
-the way is handed back to the scan through `LineReader`.
+that moves the hooks or defines an alias, a config key whose value git runs as a
+command, then or at a later command (`core.fsmonitor`, `core.pager`: set by `-c`,
+`--config-env`, `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` or `git config`), and the
+commands other subcommands run (`submodule foreach`, `rebase --exec`, `bisect
+run`). A command line found on the way is handed back to the scan through
+`LineReader`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from failgate_hooks.core.command_rules import (
     _COMMAND_KEYS,
     _CONFIG_READS,
     _CONFIG_VALUES,
+    _CONFIG_VARIABLE,
     _CONFIG_WRITES,
     _GIT_NOT_PUSH,
     _GIT_VALUE_OPTIONS,
@@ -44,7 +48,8 @@ _WRITES_THE_TREE = frozenset({"checkout", "switch", "reset", "restore", "merge",
 def command_value(
     read: LineReader, what: str, value: str, dynamic: bool, state: ScanState, depth: int
 ) -> None:
-    """A command git runs through the shell on its way to a push, before the pre-push hook."""
+    """A command git runs through the shell: on its way to a push, before the pre-push hook,
+    or at a later git command (an editor, a pager, a filter, the fsmonitor hook)."""
     if dynamic and value.lstrip().startswith(DYN):
         state.unreadable.append(f"{what} runs a command computed by the shell")
         state.pushes.append(Push("computed", None, computed_args=True))
@@ -85,7 +90,8 @@ def read_git(
             value = inline if eq else (value_word.text if value_word else "")
             if value_word is not None and value_word.dynamic:
                 state.unreadable.append(f"git {option} takes a value computed by the shell")
-            bypass = _git_config_pair(read, value, state, depth) or bypass
+            from_env = option == "--config-env"  # `KEY=NAME`: the value is $NAME's, unseen
+            bypass = _git_config_pair(read, value, state, depth, from_env=from_env) or bypass
             key, _, place = value.partition("=")
             if key.lower() == "core.worktree":  # as `--work-tree`
                 cwd, elsewhere = _moved(cwd, [Word(place)]), True
@@ -159,14 +165,43 @@ def _ext(read: LineReader, word: Word, state: ScanState, depth: int) -> None:
         read.argv(words, state, depth)
 
 
-def _git_config_pair(read: LineReader, pair: str, state: ScanState, depth: int) -> str | None:
-    """A `-c key=value`: the bypass it is (moving the hooks), or an alias to read."""
+def config_variable(read: LineReader, name: str, word: Word, state: ScanState, depth: int) -> None:
+    """`GIT_CONFIG_KEY_n=K` and `GIT_CONFIG_VALUE_n=V`, once both are set: git's `-c K=V`."""
+    match = _CONFIG_VARIABLE.fullmatch(name)
+    if match is None:
+        return
+    part, number = match.groups()
+    state.config_variables[(part, number)] = word
+    key = state.config_variables.get(("KEY", number))
+    value = state.config_variables.get(("VALUE", number))
+    if key is None or value is None:
+        return
+    key_text, value_text = key.text.partition("=")[2], value.text.partition("=")[2]
+    if key.dynamic:  # any key at all, a command key among them
+        state.unreadable.append(f"GIT_CONFIG_KEY_{number} names a key computed by the shell")
+    else:
+        _git_config_pair(read, f"{key_text}={value_text}", state, depth, dynamic=value.dynamic)
+
+
+def _git_config_pair(
+    read: LineReader,
+    pair: str,
+    state: ScanState,
+    depth: int,
+    *,
+    dynamic: bool = False,
+    from_env: bool = False,
+) -> str | None:
+    """A `-c key=value`: the bypass it is (moving the hooks), a command git runs, or an alias."""
     key, _, value = pair.partition("=")
     key = key.lower()
     if _HOOK_KEYS.fullmatch(key):
         return f"-c {key}"
     if _COMMAND_KEYS.fullmatch(key):
-        command_value(read, f"-c {key}", value.removeprefix("!"), False, state, depth)
+        if from_env:
+            command_value(read, f"--config-env {key}={value}", DYN, True, state, depth)
+        else:
+            command_value(read, f"-c {key}", value.removeprefix("!"), dynamic, state, depth)
     if value.startswith("ext::"):
         _ext(read, Word(value), state, depth)
     if key.startswith("alias."):

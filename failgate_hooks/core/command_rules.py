@@ -36,12 +36,26 @@ _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while"
 _BYPASS_VARIABLES = re.compile(
     r"GIT_CONFIG.*|GIT_DIR|GIT_COMMON_DIR|HOME|XDG_CONFIG_HOME|PATH|SKIP|PRE_COMMIT.*|FAILGATE_.*"
 )
-# Config keys and variables naming a command git runs through the shell while it pushes,
-# before the pre-push hook: what that command does is read as a command line.
+# Config keys (lower case) and variables naming a command git runs: on its way to a push,
+# before the pre-push hook (`core.sshCommand`), or at a later git command (`core.fsmonitor`
+# at `git status`, `core.pager` at `git log`), as git-config(1) and git(1) list them. What
+# that command does is read as a command line: `git push --no-verify` there is a bypass.
 _COMMAND_KEYS = re.compile(
-    r"remote\..*\.receivepack|core\.sshcommand|core\.gitproxy|credential\.(.*\.)?helper"
+    r"remote\..*\.(receivepack|uploadpack)|credential\.(.*\.)?helper"
+    r"|core\.(sshcommand|gitproxy|fsmonitor|editor|pager|askpass|alternaterefscommand)"
+    r"|sequence\.editor|pager\..*|interactive\.difffilter|gc\.recentobjectshook"
+    r"|diff\.external|diff\..*\.(command|textconv)|merge\..*\.driver"
+    r"|filter\..*\.(clean|smudge|process)|(diff|merge)tool\..*\.(cmd|path)"
+    r"|gpg\.(.*\.)?program|gpg\.ssh\.defaultkeycommand|uploadpack\.packobjectshook"
+    r"|submodule\..*\.update|trailer\..*\.(cmd|command)|hook\..*\.command|imap\.tunnel"
+    r"|sendemail\.(.*\.)?(sendmailcmd|smtpserver|tocmd|cccmd|headercmd)"
+    r"|(man|browser)\..*\.(cmd|path)|guitool\..*\.cmd|instaweb\.httpd"
 )
-_COMMAND_VARIABLES = frozenset({"GIT_SSH_COMMAND", "GIT_PROXY_COMMAND"})
+_COMMAND_VARIABLES = frozenset({"GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_SSH", "GIT_EDITOR",
+                                "GIT_SEQUENCE_EDITOR", "VISUAL", "EDITOR", "GIT_PAGER", "PAGER",
+                                "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS"})  # fmt: skip
+# The variables git reads as `-c` pairs: `GIT_CONFIG_KEY_0` with `GIT_CONFIG_VALUE_0`.
+_CONFIG_VARIABLE = re.compile(r"GIT_CONFIG_(KEY|VALUE)_([0-9]+)")
 # git commands that push without running the pre-push hook at all.
 _HOOKLESS_PUSHES = frozenset({"send-pack", "http-push"})
 # Other version-control tools that push to a git remote themselves, running none of git's

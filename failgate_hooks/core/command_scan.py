@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from failgate_hooks.core.command_git import command_value, git_pushes, read_git
+from failgate_hooks.core.command_git import command_value, config_variable, git_pushes, read_git
 from failgate_hooks.core.command_git_writes import voided
 from failgate_hooks.core.command_options import WRAPPER_OPTIONS, OptionWord, option_word
 from failgate_hooks.core.command_programs import (
@@ -172,6 +172,7 @@ def _assignment(name: str, state: ScanState, word: Word, depth: int) -> None:
         state.writes.append(WriteTarget(word.text.partition("=")[2], state.cwd, removes=True))
     if _BYPASS_VARIABLES.fullmatch(name):
         state.bypass_variables.append(name)
+        config_variable(_READER, name, word, state, depth)
     elif name in _COMMAND_VARIABLES:
         command_value(_READER, name, word.text.partition("=")[2], word.dynamic, state, depth)
 
