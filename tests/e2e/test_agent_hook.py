@@ -370,6 +370,28 @@ def test_a_push_by_another_name_is_refused(tmp_path: Path, command: str) -> None
     assert remote_ref(remote, "refs/heads/main") == before, answer
 
 
+def test_a_command_git_runs_at_a_later_command_is_read_as_the_push_it_is(tmp_path: Path) -> None:
+    # `git status` runs core.fsmonitor through the shell (its own arguments after it, here
+    # a comment): a push from there skips the hook, though the line holds no `git push`
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert repo.failgate("install").code == 0
+    before, head = remote_ref(remote, "refs/heads/main"), repo.git("rev-parse", "HEAD")
+    plain = subprocess.run(["git", "push", "origin", "main"], cwd=repo.path,
+                           capture_output=True, check=False, timeout=300)  # fmt: skip
+    assert plain.returncode != 0 and remote_ref(remote, "refs/heads/main") == before
+    command = "git -c core.fsmonitor='git push --no-verify origin main #' status"
+    answer = shell(repo, "claude", command)
+    verdict = answer.verdict("claude")
+    assert verdict.action == "block", answer
+    assert "--no-verify" in verdict.reason and KEY in verdict.reason
+    # what the agent would have run, had the hook let it
+    subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=True,
+                   timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == head != before
+
+
 def test_install_writes_through_no_link_the_repository_holds(tmp_path: Path) -> None:
     # a cloned repository can hold any symlink, beside the file install rewrites too
     repo = make_repo(tmp_path / "repo")
