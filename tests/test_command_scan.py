@@ -264,6 +264,7 @@ SETTINGS = [
     "git -c '{key}={value}' log",
     "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0={key} GIT_CONFIG_VALUE_0='{value}' git status",
     "export GIT_CONFIG_VALUE_0='{value}' GIT_CONFIG_KEY_0={key}; git status",
+    "GIT_CONFIG_PARAMETERS=\"'core.editor'='vim' '{key}'='{value}'\" git status",
 ]
 
 
@@ -304,6 +305,7 @@ def test_a_command_git_runs_later_that_pushes_with_a_bypass_is_refused(command: 
         "X='git push --no-verify origin main' git --config-env=core.fsmonitor=X status",
         "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=$K GIT_CONFIG_VALUE_0='git push --no-verify' git log",
         'git config core.pager "$(echo git push --no-verify)"',
+        'GIT_CONFIG_PARAMETERS="$PAIRS" git status',  # which keys, git reads from the shell
     ],
 )
 def test_a_command_git_runs_later_that_the_scan_cannot_read_is_refused(command: str) -> None:
@@ -332,6 +334,7 @@ def test_a_command_git_runs_later_that_the_scan_cannot_read_is_refused(command: 
         "git config sendemail.smtpServer smtp.example.org",
         "git config credential.helper 'cache --timeout=3600'",
         "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.editor GIT_CONFIG_VALUE_0=vim git commit",
+        "GIT_CONFIG_PARAMETERS=\"'core.editor'='vim' 'core.pager'='less'\" git commit",
         "GIT_EDITOR=vim git commit",
         "GIT_PAGER='less -R' git log -p",
         "EDITOR=nano git rebase -i HEAD~3",

@@ -37,7 +37,7 @@ from failgate_hooks.core.command_words import (
     receive_pack_values,
 )
 from failgate_hooks.core.command_writes import WriteTarget
-from failgate_hooks.core.shell_lexer import DYN, Word
+from failgate_hooks.core.shell_lexer import DYN, Unreadable, Word, commands
 
 # Subcommands that write files of a commit or the index into the work tree.
 _WRITES_THE_TREE = frozenset({"checkout", "switch", "reset", "restore", "merge", "pull",
@@ -166,7 +166,11 @@ def _ext(read: LineReader, word: Word, state: ScanState, depth: int) -> None:
 
 
 def config_variable(read: LineReader, name: str, word: Word, state: ScanState, depth: int) -> None:
-    """`GIT_CONFIG_KEY_n=K` and `GIT_CONFIG_VALUE_n=V`, once both are set: git's `-c K=V`."""
+    """`GIT_CONFIG_KEY_n=K` and `GIT_CONFIG_VALUE_n=V`, once both are set, and each pair of
+    `GIT_CONFIG_PARAMETERS`: git's `-c K=V`."""
+    if name == "GIT_CONFIG_PARAMETERS":
+        _config_parameters(read, word, state, depth)
+        return
     match = _CONFIG_VARIABLE.fullmatch(name)
     if match is None:
         return
@@ -181,6 +185,20 @@ def config_variable(read: LineReader, name: str, word: Word, state: ScanState, d
         state.unreadable.append(f"GIT_CONFIG_KEY_{number} names a key computed by the shell")
     else:
         _git_config_pair(read, f"{key_text}={value_text}", state, depth, dynamic=value.dynamic)
+
+
+def _config_parameters(read: LineReader, word: Word, state: ScanState, depth: int) -> None:
+    """`GIT_CONFIG_PARAMETERS="'K'='V' 'K2'='V2'"`: git quotes its pairs as the shell does."""
+    if word.dynamic:
+        state.unreadable.append("GIT_CONFIG_PARAMETERS holds pairs computed by the shell")
+        return
+    try:
+        found = commands(word.text.partition("=")[2])
+    except Unreadable as error:
+        state.unreadable.append(f"GIT_CONFIG_PARAMETERS cannot be read: {error.reason}")
+        return
+    for pair in (w for cmd in found for w in cmd.words):
+        _git_config_pair(read, pair.text, state, depth, dynamic=pair.dynamic)
 
 
 def _git_config_pair(
