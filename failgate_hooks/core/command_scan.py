@@ -11,6 +11,10 @@ This reads it, once, and says what routes around the gate:
   argument only known when it runs), run from `eval`, `bash -c`, a shell or an
   interpreter fed from a pipe, a file or a descriptor, `xargs`, `ssh HOST CMD`,
   a terminal multiplexer, or text it cannot parse at all;
+- a command git runs, on its way to a push or at a later command
+  (`core.sshCommand`, `--receive-pack`, `core.fsmonitor`, `core.pager`, a filter):
+  read as the command line it is, however the key is set (`git config`, `-c`,
+  `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, `GIT_CONFIG_PARAMETERS`);
 - a line with any part it cannot read: handed back whole (`CommandScan.unread`),
   for `protected.py` to judge by the protected names it holds, as inline code;
 - `git config` that moves or includes the hooks, an alias that pushes with a
