@@ -281,6 +281,8 @@ def test_a_config_key_whose_command_pushes_with_a_bypass_is_refused(key: str, se
         "git config CORE.FSMONITOR 'git push --no-verify origin main'",  # keys ignore case
         "git config submodule.lib.update '!git push --no-verify origin main'",
         "git -c core.fsmonitor='git push --no-verify origin main #' status",
+        # the ext transport runs its command at the next fetch
+        "git config remote.origin.url 'ext::sh -c git% push% --no-verify% origin% main'",
         "GIT_PAGER='git push --no-verify origin main' git log",
         "GIT_EDITOR='git push --no-verify origin main' git commit",
         "EDITOR='git push --no-verify origin main' git commit",
@@ -303,6 +305,7 @@ def test_a_command_git_runs_later_that_pushes_with_a_bypass_is_refused(command: 
     [
         # the value is $X's, which git reads: unseen, and the line pushes
         "X='git push --no-verify origin main' git --config-env=core.fsmonitor=X status",
+        "X='!git push --no-verify' git --config-env=alias.ship=X ship",
         "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=$K GIT_CONFIG_VALUE_0='git push --no-verify' git log",
         'git config core.pager "$(echo git push --no-verify)"',
         'GIT_CONFIG_PARAMETERS="$PAIRS" git status',  # which keys, git reads from the shell
@@ -340,6 +343,7 @@ def test_a_command_git_runs_later_that_the_scan_cannot_read_is_refused(command: 
         "EDITOR=nano git rebase -i HEAD~3",
         "git config --get core.fsmonitor",
         "git config user.email 'me@example.org'",
+        "git config remote.origin.url https://example.org/repo.git",
     ],
 )
 def test_a_harmless_command_for_git_to_run_proceeds(command: str) -> None:

@@ -210,25 +210,34 @@ def _git_config_pair(
     dynamic: bool = False,
     from_env: bool = False,
 ) -> str | None:
-    """A `-c key=value`: the bypass it is (moving the hooks), a command git runs, or an alias."""
+    """A `-c key=value`: the bypass it is (moving the hooks), or what git runs of its value."""
     key, _, value = pair.partition("=")
     key = key.lower()
     if _HOOK_KEYS.fullmatch(key):
         return f"-c {key}"
-    if _COMMAND_KEYS.fullmatch(key):
-        if from_env:
-            command_value(read, f"--config-env {key}={value}", DYN, True, state, depth)
-        else:
-            command_value(read, f"-c {key}", value.removeprefix("!"), dynamic, state, depth)
-    if value.startswith("ext::"):
-        _ext(read, Word(value), state, depth)
-    if key.startswith("alias."):
-        _alias(read, value, state, depth)
+    if from_env and (_COMMAND_KEYS.fullmatch(key) or key.startswith("alias.")):
+        command_value(read, f"--config-env {key}={value}", DYN, True, state, depth)
+    elif not from_env:
+        _config_value(read, key, Word(value, dynamic), f"-c {key}", state, depth)
     return None
 
 
+def _config_value(
+    read: LineReader, key: str, value: Word, what: str, state: ScanState, depth: int
+) -> None:
+    """What git runs of the value of `key` (lower case), however the key is set: a command,
+    an `ext::` URL's command, an alias."""
+    if _COMMAND_KEYS.fullmatch(key):
+        command_value(read, what, value.text.removeprefix("!"), value.dynamic, state, depth)
+    if value.text.startswith("ext::"):
+        _ext(read, value, state, depth)
+    if key.startswith("alias."):
+        _alias(read, value.text, state, depth)
+
+
 def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int) -> None:
-    """`git config` that moves or includes the hooks, or defines an alias that pushes."""
+    """`git config` that moves or includes the hooks, or sets a value git runs (an alias, a
+    command key, an `ext::` URL)."""
     if any(w.text in _CONFIG_READS for w in args):
         return
     operands: list[Word] = []
@@ -247,15 +256,10 @@ def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int
         if _HOOK_KEYS.fullmatch(key) or (word.dynamic and index == 0):
             state.findings.append(Finding(Risk.HOOKS_CONFIG, f"git config {_shown(word)}"))
             return
-        if key.startswith("alias.") and index + 1 < len(operands):
-            _alias(read, operands[index + 1].text, state, depth)
-            return
-        if _COMMAND_KEYS.fullmatch(key) and index + 1 < len(operands):
-            given = operands[index + 1]
-            command_value(
-                read, f"git config {key}", given.text.removeprefix("!"), given.dynamic, state, depth
-            )
-            return
+        if index + 1 < len(operands):
+            _config_value(read, key, operands[index + 1], f"git config {key}", state, depth)
+            if key.startswith("alias.") or _COMMAND_KEYS.fullmatch(key):
+                return
 
 
 def _alias(read: LineReader, value: str, state: ScanState, depth: int) -> None:
