@@ -351,6 +351,50 @@ def test_a_harmless_command_for_git_to_run_proceeds(command: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("command", "found"),
+    [
+        # after `git config evil.hooksPath /dev/null`, the rename sets core.hooksPath
+        ("git config --rename-section evil core", Risk.HOOKS_CONFIG),
+        ("git config --rename-section evil CORE", Risk.HOOKS_CONFIG),  # sections ignore case
+        ("git config --global --rename-section evil core", Risk.HOOKS_CONFIG),
+        ("git config rename-section evil core", Risk.HOOKS_CONFIG),  # git 2.46's subcommand
+        ("git config --rename-section evil include", Risk.HOOKS_CONFIG),
+        ("git config --rename-section evil includeIf.gitdir:~/work/", Risk.HOOKS_CONFIG),
+        ('git config --rename-section evil "$TO"', Risk.HOOKS_CONFIG),  # could be core
+        ("git config --rename-section core old", Risk.HOOKS_CONFIG),  # as --unset hooksPath
+        ("git config --remove-section core", Risk.HOOKS_CONFIG),
+        ("git config remove-section include", Risk.HOOKS_CONFIG),
+        # the keys' values were set earlier: what git would run of them is unread here
+        ("git config --rename-section evil pager", Risk.PUSH_UNREADABLE),
+        ("git config --rename-section evil diff.pdf", Risk.PUSH_UNREADABLE),
+        ("git config --rename-section evil remote.origin", Risk.PUSH_UNREADABLE),
+        ("git config --rename-section evil credential", Risk.PUSH_UNREADABLE),
+        ("git config --rename-section evil sendemail.work", Risk.PUSH_UNREADABLE),
+        ("git config --rename-section evil alias", Risk.PUSH_UNREADABLE),
+    ],
+)
+def test_a_section_renamed_into_the_hooks_or_a_command_key_is_refused(
+    command: str, found: Risk
+) -> None:
+    assert risks(command) == {found}, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git config --rename-section branch.old branch.new",
+        "git config --rename-section user work",
+        "git config --rename-section alias oldalias",  # the aliases go, and run nothing
+        "git config --remove-section diff.pdf",
+        "git config --remove-section remote.origin",
+        "git config rename-section branch.a branch.b",
+    ],
+)
+def test_a_section_renamed_elsewhere_proceeds(command: str) -> None:
+    assert risks(command) == set(), command
+
+
+@pytest.mark.parametrize(
     "command",
     [
         "failgate expire deploy:gas --note fixed",

@@ -3,20 +3,23 @@
 Its global options (`-c`, `--config-env`, `--git-dir`, `-C`), the subcommand, a
 push's bypass and the commands it has git run before the pre-push hook
 (`--receive-pack`, an `ext::` URL, `core.sshCommand` and the like), `git config`
-that moves the hooks or defines an alias, a config key whose value git runs as a
-command, then or at a later command (`core.fsmonitor`, `core.pager`: set by `-c`,
-`--config-env`, `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` or `git config`), and the
-commands other subcommands run (`submodule foreach`, `rebase --exec`, `bisect
-run`). A command line found on the way is handed back to the scan through
-`LineReader`.
+that moves the hooks or defines an alias (a key set, or a section renamed onto
+one), a config key whose value git runs as a command, then or at a later command
+(`core.fsmonitor`, `core.pager`: set by `-c`, `--config-env`,
+`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` or `git config`), and the commands other
+subcommands run (`submodule foreach`, `rebase --exec`, `bisect run`). A command
+line found on the way is handed back to the scan through `LineReader`.
 """
 
 from __future__ import annotations
+
+import re
 
 from failgate_hooks.core.command_git_index import INDEX_WRITERS, index_writes
 from failgate_hooks.core.command_git_writes import GIT_WRITERS, git_writes, voided
 from failgate_hooks.core.command_rules import (
     _COMMAND_KEYS,
+    _COMMAND_SECTIONS,
     _CONFIG_READS,
     _CONFIG_VALUES,
     _CONFIG_VARIABLE,
@@ -24,7 +27,9 @@ from failgate_hooks.core.command_rules import (
     _GIT_NOT_PUSH,
     _GIT_VALUE_OPTIONS,
     _HOOK_KEYS,
+    _HOOK_SECTIONS,
     _HOOKLESS_PUSHES,
+    _SECTION_ACTIONS,
     Finding,
     Risk,
 )
@@ -249,6 +254,10 @@ def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int
             skip = True
         elif not word.text.startswith("-") and word.text not in _CONFIG_WRITES:
             operands.append(word)
+    action = next((_SECTION_ACTIONS[w.text] for w in args if w.text in _SECTION_ACTIONS), None)
+    if action is not None:
+        _config_section(action, operands, state)
+        return
     if len(operands) < 2 and not any(w.text in _CONFIG_WRITES for w in args):
         return  # `git config KEY` reads it
     for index, word in enumerate(operands):
@@ -260,6 +269,25 @@ def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int
             _config_value(read, key, operands[index + 1], f"git config {key}", state, depth)
             if key.startswith("alias.") or _COMMAND_KEYS.fullmatch(key):
                 return
+
+
+def _config_section(action: str, operands: list[Word], state: ScanState) -> None:
+    """`git config --rename-section OLD NEW` and `--remove-section OLD`. NEW's keys are
+    OLD's, with values set earlier and unread here: refused when NEW could hold a key that
+    moves the hooks, or one whose command git runs (an alias too). OLD's keys go: refused,
+    as `--unset core.hooksPath` is, when OLD could hold a key that moves the hooks. A name
+    the shell computes could be any of them."""
+    shown = " ".join(["git config", f"--{action}-section", *map(_shown, operands)])
+    new = operands[1:2] if action == "rename" else []
+    if any(_could_be(w, _HOOK_SECTIONS) for w in operands[:1] + new):
+        state.findings.append(Finding(Risk.HOOKS_CONFIG, shown))
+    elif new and (_could_be(new[0], _COMMAND_SECTIONS) or new[0].text.lower() == "alias"):
+        what = f"{shown}: keys set earlier, unread here, become commands git runs"
+        state.findings.append(Finding(Risk.PUSH_UNREADABLE, what))
+
+
+def _could_be(word: Word, sections: re.Pattern[str]) -> bool:
+    return word.dynamic or sections.fullmatch(word.text.lower()) is not None
 
 
 def _alias(read: LineReader, value: str, state: ScanState, depth: int) -> None:

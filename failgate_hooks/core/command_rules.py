@@ -36,21 +36,43 @@ _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while"
 _BYPASS_VARIABLES = re.compile(
     r"GIT_CONFIG.*|GIT_DIR|GIT_COMMON_DIR|HOME|XDG_CONFIG_HOME|PATH|SKIP|PRE_COMMIT.*|FAILGATE_.*"
 )
-# Config keys (lower case) and variables naming a command git runs: on its way to a push,
-# before the pre-push hook (`core.sshCommand`), or at a later git command (`core.fsmonitor`
-# at `git status`, `core.pager` at `git log`), as git-config(1) and git(1) list them. What
-# that command does is read as a command line: `git push --no-verify` there is a bypass.
-_COMMAND_KEYS = re.compile(
-    r"remote\..*\.(receivepack|uploadpack)|credential\.(.*\.)?helper"
-    r"|core\.(sshcommand|gitproxy|fsmonitor|editor|pager|askpass|alternaterefscommand)"
-    r"|sequence\.editor|pager\..*|interactive\.difffilter|gc\.recentobjectshook"
-    r"|diff\.external|diff\..*\.(command|textconv)|merge\..*\.driver"
-    r"|filter\..*\.(clean|smudge|process)|(diff|merge)tool\..*\.(cmd|path)"
-    r"|gpg\.(.*\.)?program|gpg\.ssh\.defaultkeycommand|uploadpack\.packobjectshook"
-    r"|submodule\..*\.update|trailer\..*\.(cmd|command)|hook\..*\.command|imap\.tunnel"
-    r"|sendemail\.(.*\.)?(sendmailcmd|smtpserver|tocmd|cccmd|headercmd)"
-    r"|(man|browser)\..*\.(cmd|path)|guitool\..*\.cmd|instaweb\.httpd"
-)
+# Config keys (lower case) naming a command git runs: on its way to a push, before the
+# pre-push hook (`core.sshCommand`), or at a later git command (`core.fsmonitor` at `git
+# status`, `core.pager` at `git log`), as git-config(1) lists them, each as its section (a
+# pattern: a subsection is `\..*`) and its variables. What that command does is read as a
+# command line: `git push --no-verify` there is a bypass.
+_COMMAND_KEY_PARTS = (
+    (r"remote\..*", "receivepack|uploadpack"), (r"credential(?:\..*)?", "helper"),
+    ("core", "sshcommand|gitproxy|fsmonitor|editor|pager|askpass|alternaterefscommand"),
+    ("sequence", "editor"), ("pager", ".*"), ("interactive", "difffilter"),
+    ("gc", "recentobjectshook"), ("diff", "external"), (r"diff\..*", "command|textconv"),
+    (r"merge\..*", "driver"), (r"filter\..*", "clean|smudge|process"),
+    (r"(?:diff|merge)tool\..*", "cmd|path"), (r"gpg(?:\..*)?", "program"),
+    (r"gpg\.ssh", "defaultkeycommand"), ("uploadpack", "packobjectshook"),
+    (r"submodule\..*", "update"), (r"trailer\..*", "cmd|command"), (r"hook\..*", "command"),
+    ("imap", "tunnel"), (r"sendemail(?:\..*)?", "sendmailcmd|smtpserver|tocmd|cccmd|headercmd"),
+    (r"(?:man|browser)\..*", "cmd|path"), (r"guitool\..*", "cmd"), ("instaweb", "httpd"),
+)  # fmt: skip
+# Config keys that move or include the hooks, or move where git writes a commit's files
+# (into the hooks): setting any of them can switch the gate off.
+_HOOK_KEY_PARTS = (("core", "hookspath|worktree"), ("include", "path"), (r"includeif\..*", "path"))
+
+
+def _keys(parts: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
+    return re.compile("|".join(rf"(?:{section})\.(?:{names})" for section, names in parts))
+
+
+def _sections(parts: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{section})" for section, _ in parts))
+
+
+_COMMAND_KEYS = _keys(_COMMAND_KEY_PARTS)
+_HOOK_KEYS = _keys(_HOOK_KEY_PARTS)
+# The sections those keys live in (`core`, `diff.pdf`, `includeif.gitdir:~/x`), for `git
+# config --rename-section OLD NEW`, which gives every key of OLD the name NEW.VARIABLE.
+_COMMAND_SECTIONS = _sections(_COMMAND_KEY_PARTS)
+_HOOK_SECTIONS = _sections(_HOOK_KEY_PARTS)
+# The variables git reads for those commands, as git(1) lists them.
 _COMMAND_VARIABLES = frozenset({"GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_SSH", "GIT_EDITOR",
                                 "GIT_SEQUENCE_EDITOR", "VISUAL", "EDITOR", "GIT_PAGER", "PAGER",
                                 "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS"})  # fmt: skip
@@ -61,9 +83,6 @@ _HOOKLESS_PUSHES = frozenset({"send-pack", "http-push"})
 # Other version-control tools that push to a git remote themselves, running none of git's
 # hooks: the words that push, in order (`jj git push`, `sl push`).
 _HOOKLESS_PROGRAMS = {"jj": "git push", "sl": "push"}
-# Config keys that move or include the hooks, or move where git writes a commit's files
-# (into the hooks): setting any of them can switch the gate off.
-_HOOK_KEYS = re.compile(r"core\.hookspath|core\.worktree|include\.path|includeif\..*\.path")
 
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
 # A script operand that is a descriptor the shell was handed (group 1: which), not a file.
@@ -134,7 +153,11 @@ _CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch
                            "--list", "get", "list"})  # fmt: skip
 _CONFIG_WRITES = frozenset({"--unset", "--unset-all", "--add", "--replace-all", "--edit",
                             "-e", "--rename-section", "--remove-section", "set", "unset",
-                            "edit"})  # fmt: skip
+                            "edit", "rename-section", "remove-section"})  # fmt: skip
+# `git config` on a whole section (git 2.46 spells them as subcommands too; git has no
+# copy): rename gives every key of OLD the name NEW.VARIABLE, remove takes OLD's away.
+_SECTION_ACTIONS = {"--rename-section": "rename", "rename-section": "rename",
+                    "--remove-section": "remove", "remove-section": "remove"}  # fmt: skip
 _CONFIG_VALUES = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
                             "--value", "--worktree-file"})  # fmt: skip
 
