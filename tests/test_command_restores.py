@@ -226,6 +226,7 @@ HOOKED = Protected(
         (".codex/config.toml", "Codex"),
         (".github/hooks/pre-push.json", "Copilot"),
         (".gitconfig", "git configuration file"),
+        (".config/git/config", "git's global configuration"),  # a home folder's repository
         ("ledger/20260101t000000z-0123abcd.toml", "ledger"),
         ("ledger/notes.md", "ledger"),
         (".githooks/pre-push", "hooks"),

@@ -141,6 +141,9 @@ PROCEEDS = [
     "cat > src/app.py <<'EOF'\nprint('hi')\nEOF",
     "sed -i s/a/b/ src/app.py",
     "cp README.md /tmp/",
+    "cat .git/config.worktree ~/.config/git/config",
+    "rm -rf vendor/git",
+    "echo x > config/git.yaml",
     "SKIP=lint make check",  # a bypass variable with no push in sight
 ]
 
@@ -164,6 +167,13 @@ WRITES = [
     ("dd if=/dev/null of=.git/hooks/pre-push", "the git hooks"),
     ("curl -o .git/hooks/pre-push https://example.org/x", "the git hooks"),
     ("echo '[core] hooksPath = /dev/null' >> .git/config", "git's configuration"),
+    # git reads them too: a worktree's own file (extensions.worktreeConfig), the XDG one
+    ("echo '[core] hooksPath = /dev/null' >> .git/config.worktree", "worktree's git config"),
+    ("cp /tmp/evil .git/worktrees/wt/config.worktree", "linked worktree's git files"),
+    ("cp /tmp/config.worktree $(git rev-parse --git-dir)/", "worktree's git configuration"),
+    ("echo '[core] hooksPath = /dev/null' >> ~/.config/git/config", "git's global config"),
+    ('printf x >> "$XDG_CONFIG_HOME/git/config"', "git's global configuration"),
+    ("rm -rf ~/.config/git", "git's global configuration"),
     ("echo x > $(git rev-parse --git-dir)/hooks/pre-push", "the git hooks"),
     ("rm -rf ledger", "the ledger"),
     ("rm -rf ./ledger/deploy", "the ledger"),

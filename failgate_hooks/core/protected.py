@@ -25,6 +25,12 @@ _PROTECTED_RUNS: tuple[tuple[tuple[str, ...], str], ...] = (
     ((".git", "config"), "git's configuration (.git/config), which says where the hooks are"),
     ((".git", "index"), "git's index (.git/index), which pre-commit writes out at a push"),
     ((".gitconfig",), "a git configuration file (.gitconfig), which can move the hooks"),
+    # a worktree's own configuration, read when extensions.worktreeConfig is set, and
+    # a linked worktree's (.git/worktrees/NAME/config.worktree, beside its index)
+    ((".git", "config.worktree"), "a worktree's git configuration, which can move the hooks"),
+    ((".git", "worktrees"), "a linked worktree's git files (its config.worktree, its index)"),
+    # the global configuration where XDG puts it
+    ((".config", "git", "config"), "git's global configuration, which can move the hooks"),
     ((".pre-commit-config.yaml",), "pre-commit's configuration, which says what a push runs"),
     ((".claude", "settings.json"), "Claude Code's hook configuration"),
     ((".claude", "settings.local.json"), "Claude Code's hook configuration"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -389,6 +390,52 @@ def test_a_command_git_runs_at_a_later_command_is_read_as_the_push_it_is(tmp_pat
     # what the agent would have run, had the hook let it
     subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=True,
                    timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == head != before
+
+
+HOOKS_OFF = "printf '[core]\\n\\thooksPath = /dev/null\\n' >> "
+
+
+@pytest.mark.parametrize(
+    ("where", "path"),
+    [("worktree", ".git/config.worktree"), ("xdg", "<XDG>/git/config"),
+     ("home", "~/.config/git/config")],
+)  # fmt: skip
+def test_a_config_file_that_moves_the_hooks_is_refused_however_git_finds_it(
+    tmp_path: Path, where: str, path: str
+) -> None:
+    # git reads core.hooksPath from a worktree's own file once extensions.worktreeConfig
+    # is set, and from the global file where XDG puts it: either switches the hook off
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert repo.failgate("install").code == 0
+    repo.git("config", "extensions.worktreeConfig", "true")
+    home, xdg = tmp_path / "home", tmp_path / "xdg"
+    (home / ".config" / "git").mkdir(parents=True)
+    (xdg / "git").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if k != "GIT_CONFIG_GLOBAL"}
+    env |= {"HOME": str(home), "XDG_CONFIG_HOME": str(xdg if where == "xdg" else home / ".config")}
+    before, head = remote_ref(remote, "refs/heads/main"), repo.git("rev-parse", "HEAD")
+    push = ["git", "push", "origin", "main"]
+    plain = subprocess.run(push, cwd=repo.path, env=env, capture_output=True, check=False,
+                           timeout=300)  # fmt: skip
+    assert plain.returncode != 0 and remote_ref(remote, "refs/heads/main") == before
+    command = HOOKS_OFF + path.replace("<XDG>", '"$XDG_CONFIG_HOME"')
+    answer = shell(repo, "claude", command)
+    verdict = answer.verdict("claude")
+    assert verdict.action == "block", answer
+    assert "configuration" in verdict.reason, answer
+    # a file tool is given the path itself: judged by its name (a XDG_CONFIG_HOME elsewhere
+    # is seen only where the line spells the variable)
+    target = {"worktree": path, "home": str(home / ".config" / "git" / "config")}.get(where)
+    if target is not None:
+        fixture = payload("claude-pre-tool-use-write", cwd=str(repo.path), path=target)
+        assert hook(repo.path, "claude", fixture).verdict("claude").action == "block", target
+    # what the agent would have run, had the hook let it: the plain push now skips the hook
+    subprocess.run(["sh", "-c", command], cwd=repo.path, env=env, capture_output=True,
+                   check=True, timeout=300)  # fmt: skip
+    subprocess.run(push, cwd=repo.path, env=env, capture_output=True, check=True, timeout=300)
     assert remote_ref(remote, "refs/heads/main") == head != before
 
 
