@@ -514,6 +514,60 @@ def test_those_forms_proceed_when_their_text_is_plain(command: str) -> None:
     assert risks(command) == set(), command
 
 
+PUSHES = "git push --no-verify origin main #"
+EXT = "'ext::sh -c git% push% --no-verify% origin% main'"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # git runs the remote side's program through the shell, for a local or ssh remote
+        f"git fetch --upload-pack='{PUSHES}' origin",
+        f"git fetch --upload-pack '{PUSHES}' origin",
+        f"git fetch --upl='{PUSHES}' origin",  # a prefix git takes for it
+        f"git pull --upload-pack='{PUSHES}' origin main",
+        f"git clone --upload-pack='{PUSHES}' ../src copy",
+        f"git clone -u '{PUSHES}' ../src copy",
+        f"git clone -qu'{PUSHES}' ../src copy",  # in a cluster, its value attached
+        f"git ls-remote --upload-pack='{PUSHES}' ../src",
+        f"git ls-remote --exec='{PUSHES}' ../src",
+        f"git fetch-pack --exec='{PUSHES}' ../src",
+        f"git archive --remote=../src --exec='{PUSHES}' HEAD",
+        f"git push --rece='{PUSHES}' origin main",
+        f"nice git fetch --upload-pack='{PUSHES}' origin",
+        # an ext:: URL's command runs at once, or at the next fetch of what it is added as
+        f"git fetch {EXT}",
+        f"git clone {EXT} copy",
+        f"git ls-remote {EXT}",
+        f"git pull {EXT} main",
+        f"git remote add evil {EXT}",
+        f"git remote set-url origin {EXT}",
+        f"git submodule add {EXT} lib",
+        f"git archive --remote={EXT} HEAD",
+    ],
+)
+def test_a_command_a_transport_runs_that_pushes_with_a_bypass_is_refused(command: str) -> None:
+    assert Risk.PUSH_BYPASS in risks(command), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git fetch --upload-pack=/usr/lib/git-core/git-upload-pack origin",
+        "git clone -u git-upload-pack ../src copy",
+        "git clone -bu ../src copy",  # `u` is the branch's name: -b takes the rest
+        "git clone -b main https://example.org/repo.git",
+        "git ls-remote --exit-code origin",
+        "git fetch origin -- --upload-pack=x",
+        "git remote add upstream https://example.org/repo.git",
+        "git clone 'ext::git-remote-helper %S' copy",
+        "git submodule add https://example.org/lib.git lib",
+    ],
+)
+def test_a_transport_with_a_plain_command_proceeds(command: str) -> None:
+    assert risks(command) == set(), command
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -2,10 +2,11 @@
 
 Its global options (`-c`, `--config-env`, `--git-dir`, `-C`), the subcommand, a
 push's bypass and the commands it has git run before the pre-push hook
-(`--receive-pack`, an `ext::` URL, `core.sshCommand` and the like), `git config`
-that moves the hooks or defines an alias (a key set, or a section renamed onto
-one), a config key whose value git runs as a command, then or at a later command
-(`core.fsmonitor`, `core.pager`: set by `-c`, `--config-env`,
+(`--receive-pack`, an `ext::` URL, `core.sshCommand` and the like), those
+another transport runs (`fetch --upload-pack`, `clone -u`, an `ext::` URL),
+`git config` that moves the hooks or defines an alias (a key set, or a section
+renamed onto one), a config key whose value git runs as a command, then or at a
+later command (`core.fsmonitor`, `core.pager`: set by `-c`, `--config-env`,
 `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` or `git config`), and the commands other
 subcommands run (`submodule foreach`, `rebase --exec`, `bisect run`). A command
 line found on the way is handed back to the scan through `LineReader`.
@@ -30,6 +31,7 @@ from failgate_hooks.core.command_rules import (
     _HOOK_SECTIONS,
     _HOOKLESS_PUSHES,
     _SECTION_ACTIONS,
+    _TRANSPORT_OPTIONS,
     Finding,
     Risk,
 )
@@ -39,7 +41,8 @@ from failgate_hooks.core.command_words import (
     _moved,
     _shown,
     ext_argv,
-    receive_pack_values,
+    ext_urls,
+    transport_values,
 )
 from failgate_hooks.core.command_writes import WriteTarget
 from failgate_hooks.core.shell_lexer import DYN, Unreadable, Word, commands
@@ -120,11 +123,12 @@ def read_git(
         state.pushes.append(Push("computed", bypass or _bypass_flag(rest), computed_args=True))
         return
     name = sub.text
+    if name in _TRANSPORT_OPTIONS:  # what git runs on its way, a push's before its hook
+        _transport_commands(read, name, rest, state, depth)
     if name in _HOOKLESS_PUSHES:
         state.pushes.append(Push("push", f"git {name}, which runs no hook", computed_args=False))
     elif name == "push":
         computed = any(w.dynamic for w in rest)
-        _push_commands(read, rest, state, depth)
         state.pushes.append(Push("push", bypass or _bypass_flag(rest), computed_args=computed))
     elif name not in _GIT_NOT_PUSH:
         state.pushes.append(Push("unknown", bypass or _bypass_flag(rest), computed_args=False))
@@ -152,13 +156,18 @@ def read_git(
         state.writes.append(WriteTarget(".", cwd, removes=True))
 
 
-def _push_commands(read: LineReader, args: list[Word], state: ScanState, depth: int) -> None:
-    """`--receive-pack=CMD` (`--exec`): a command git runs before the pre-push hook."""
-    for word in args:
-        if word.text.startswith("ext::"):
-            _ext(read, word, state, depth)
-    for given in receive_pack_values(args):
-        command_value(read, "git push --receive-pack", given.text, given.dynamic, state, depth)
+def _transport_commands(
+    read: LineReader, name: str, args: list[Word], state: ScanState, depth: int
+) -> None:
+    """The commands a transport runs for `git NAME`: the program its options name for the
+    other side (`--receive-pack=CMD`, `--upload-pack=CMD`, clone's `-u CMD`), and each
+    `ext::` URL's."""
+    for word in ext_urls(args):
+        _ext(read, word, state, depth)
+    longs, letter = _TRANSPORT_OPTIONS[name]
+    for given in transport_values(args, longs, letter):
+        command_value(read, f"git {name}'s program for the remote side", given.text,
+                      given.dynamic, state, depth)  # fmt: skip
 
 
 def _ext(read: LineReader, word: Word, state: ScanState, depth: int) -> None:

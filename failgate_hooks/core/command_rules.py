@@ -78,6 +78,20 @@ _COMMAND_VARIABLES = frozenset({"GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_SSH
                                 "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS"})  # fmt: skip
 # The variables git reads as `-c` pairs: `GIT_CONFIG_KEY_0` with `GIT_CONFIG_VALUE_0`.
 _CONFIG_VARIABLE = re.compile(r"GIT_CONFIG_(KEY|VALUE)_([0-9]+)")
+# git commands that have git run a command the line names, on the way: the program on
+# the other side of the transport (`--receive-pack`, `--upload-pack`: through the shell,
+# for a local or ssh remote), and an `ext::` URL's command, at once or at the next fetch
+# of a remote or submodule added with it. Each command's long options that name the
+# program (git takes any prefix of them) and its short letter for one, if any.
+_TRANSPORT_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "push": (("--receive-pack", "--exec"), ""), "send-pack": (("--receive-pack", "--exec"), ""),
+    "fetch": (("--upload-pack",), ""), "pull": (("--upload-pack",), ""),
+    "clone": (("--upload-pack",), "u"), "ls-remote": (("--upload-pack", "--exec"), ""),
+    "fetch-pack": (("--upload-pack", "--exec"), ""), "archive": (("--exec",), ""),
+    "remote": ((), ""), "submodule": ((), ""),
+}  # fmt: skip
+# clone's short options that take a value, so that a cluster ends at them (`-bu`: b's `u`).
+_CLONE_VALUES = "obcju"
 # git commands that push without running the pre-push hook at all.
 _HOOKLESS_PUSHES = frozenset({"send-pack", "http-push"})
 # Other version-control tools that push to a git remote themselves, running none of git's

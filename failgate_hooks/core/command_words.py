@@ -1,16 +1,23 @@
 """Single words and argument lists of a shell command, as the command scan reads them. Pure.
 
 What one word assigns, what `env -S` splits and runs, the bypass flag of a push
-and the commands it names for git to run (`--receive-pack`, an `ext::` URL),
-where a `cd` leaves the shell, a word as a message shows it, and failgate's own
-commands that a person must run.
+and the commands a transport's options and URLs name for git to run
+(`--receive-pack`, `--upload-pack`, an `ext::` URL), where a `cd` leaves the
+shell, a word as a message shows it, and failgate's own commands that a person
+must run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from failgate_hooks.core.command_rules import _ASSIGNMENT, Finding, Risk, relaxing_record
+from failgate_hooks.core.command_rules import (
+    _ASSIGNMENT,
+    _CLONE_VALUES,
+    Finding,
+    Risk,
+    relaxing_record,
+)
 from failgate_hooks.core.shell_lexer import DYN, Word
 
 
@@ -91,20 +98,41 @@ def _failgate(args: list[Word]) -> Finding | None:
     return None
 
 
-def receive_pack_values(args: Sequence[Word]) -> list[Word]:
-    """The commands a push's `--receive-pack=CMD` (`--exec`, any prefix git takes) names."""
+def transport_values(args: Sequence[Word], longs: Sequence[str], letter: str = "") -> list[Word]:
+    """The commands a transport's options name for git to run on the other side (push's
+    `--receive-pack=CMD` and `--exec`, fetch's `--upload-pack CMD`, clone's `-u CMD`): a
+    long option as any prefix git could take for it, its value after `=` or next; the
+    short letter in a cluster of clone's, its value attached or next."""
     out = []
     for index, word in enumerate(args):
-        if word.text == "--":
+        text = word.text
+        if text == "--":
             break
+        following = list(args[index + 1 : index + 2])
+        if text.startswith("--"):
+            option, eq, value = text.partition("=")
+            if len(option) > 3 and any(name.startswith(option) for name in longs):
+                out += [Word(value, word.dynamic)] if eq else following
+        elif letter and text.startswith("-") and not word.dynamic:
+            for position, flag in enumerate(text[1:], start=1):
+                if flag == letter:
+                    attached = text[position + 1 :]
+                    out += [Word(attached)] if attached else following
+                if flag in _CLONE_VALUES:
+                    break  # the rest of the word is that option's value
+    return out
+
+
+def ext_urls(args: Sequence[Word]) -> list[Word]:
+    """The `ext::` URLs among a git command's words, as operands or option values
+    (`--remote=ext::…`)."""
+    out = []
+    for word in args:
         option, eq, value = word.text.partition("=")
-        named = (len(option) > 5 and "--receive-pack".startswith(option)) or (
-            len(option) > 3 and "--exec".startswith(option)
-        )
-        if named and eq:
+        if word.text.startswith("ext::"):
+            out.append(word)
+        elif option.startswith("--") and eq and value.startswith("ext::"):
             out.append(Word(value, word.dynamic))
-        elif named and index + 1 < len(args):
-            out.append(args[index + 1])
     return out
 
 
