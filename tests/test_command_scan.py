@@ -553,6 +553,31 @@ def test_a_command_a_transport_runs_that_pushes_with_a_bypass_is_refused(command
 @pytest.mark.parametrize(
     "command",
     [
+        # an external diff, a history filter, a mailer, a pager, a web server: each a
+        # command line git runs through the shell
+        f"git difftool -x '{PUSHES}' HEAD~1",
+        f"git difftool -yx '{PUSHES}' HEAD~1",
+        f"git difftool --extcmd='{PUSHES}' HEAD~1",
+        f"git filter-branch --tree-filter '{PUSHES}' HEAD",
+        f"git filter-branch --env-filter '{PUSHES}' -- --all",
+        f"git filter-branch --msg-filter '{PUSHES}' HEAD",
+        f"git filter-branch --setup '{PUSHES}' --index-filter true HEAD",
+        f"git send-email --sendmail-cmd='{PUSHES}' 0001.patch",
+        f"git send-email --to-cmd '{PUSHES}' 0001.patch",
+        f"git send-email --smtp-server='{PUSHES}' 0001.patch",
+        f"git grep -O'{PUSHES}' main",
+        f"git grep -iO'{PUSHES}' main",
+        f"git grep --open-files-in-pager='{PUSHES}' main",
+        f"git instaweb --httpd='{PUSHES}'",
+    ],
+)
+def test_a_command_a_git_option_runs_that_pushes_with_a_bypass_is_refused(command: str) -> None:
+    assert Risk.PUSH_BYPASS in risks(command), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
         "git fetch --upload-pack=/usr/lib/git-core/git-upload-pack origin",
         "git clone -u git-upload-pack ../src copy",
         "git clone -bu ../src copy",  # `u` is the branch's name: -b takes the rest
@@ -562,9 +587,18 @@ def test_a_command_a_transport_runs_that_pushes_with_a_bypass_is_refused(command
         "git remote add upstream https://example.org/repo.git",
         "git clone 'ext::git-remote-helper %S' copy",
         "git submodule add https://example.org/lib.git lib",
+        "git difftool -x 'meld --diff' HEAD~1",
+        "git difftool -t meld -y",
+        "git filter-branch --tree-filter 'rm -f secrets.txt' HEAD",
+        "git filter-branch --msg-filter 'sed s/foo/bar/' HEAD",
+        "git send-email --smtp-server=smtp.example.org 0001.patch",
+        "git grep -O push",  # `-O` takes only an attached pager: `push` is the pattern
+        "git grep -O 'git push --no-verify' docs",
+        "git grep -Ovim TODO",
+        "git grep -e x -O vim",
     ],
 )
-def test_a_transport_with_a_plain_command_proceeds(command: str) -> None:
+def test_a_plain_command_named_by_a_git_option_proceeds(command: str) -> None:
     assert risks(command) == set(), command
 
 

@@ -30,8 +30,9 @@ from failgate_hooks.core.command_rules import (
     _HOOK_KEYS,
     _HOOK_SECTIONS,
     _HOOKLESS_PUSHES,
+    _RUN_OPTIONS,
     _SECTION_ACTIONS,
-    _TRANSPORT_OPTIONS,
+    _URL_COMMANDS,
     Finding,
     Risk,
 )
@@ -42,7 +43,7 @@ from failgate_hooks.core.command_words import (
     _shown,
     ext_argv,
     ext_urls,
-    transport_values,
+    run_values,
 )
 from failgate_hooks.core.command_writes import WriteTarget
 from failgate_hooks.core.shell_lexer import DYN, Unreadable, Word, commands
@@ -123,8 +124,7 @@ def read_git(
         state.pushes.append(Push("computed", bypass or _bypass_flag(rest), computed_args=True))
         return
     name = sub.text
-    if name in _TRANSPORT_OPTIONS:  # what git runs on its way, a push's before its hook
-        _transport_commands(read, name, rest, state, depth)
+    _commands_run(read, name, rest, state, depth)  # a push's before its hook
     if name in _HOOKLESS_PUSHES:
         state.pushes.append(Push("push", f"git {name}, which runs no hook", computed_args=False))
     elif name == "push":
@@ -156,18 +156,19 @@ def read_git(
         state.writes.append(WriteTarget(".", cwd, removes=True))
 
 
-def _transport_commands(
+def _commands_run(
     read: LineReader, name: str, args: list[Word], state: ScanState, depth: int
 ) -> None:
-    """The commands a transport runs for `git NAME`: the program its options name for the
-    other side (`--receive-pack=CMD`, `--upload-pack=CMD`, clone's `-u CMD`), and each
-    `ext::` URL's."""
-    for word in ext_urls(args):
-        _ext(read, word, state, depth)
-    longs, letter = _TRANSPORT_OPTIONS[name]
-    for given in transport_values(args, longs, letter):
-        command_value(read, f"git {name}'s program for the remote side", given.text,
-                      given.dynamic, state, depth)  # fmt: skip
+    """The command lines `git NAME` has git run that its words name: the program its options
+    name (`--receive-pack=CMD`, `--upload-pack=CMD`, `clone -u CMD`, `difftool -x CMD`,
+    `filter-branch --tree-filter CMD`), and each `ext::` URL's command."""
+    if name in _URL_COMMANDS:
+        for word in ext_urls(args):
+            _ext(read, word, state, depth)
+    if name in _RUN_OPTIONS:
+        for given in run_values(args, _RUN_OPTIONS[name]):
+            what = f"git {name} runs a command"
+            command_value(read, what, given.text, given.dynamic, state, depth)
 
 
 def _ext(read: LineReader, word: Word, state: ScanState, depth: int) -> None:

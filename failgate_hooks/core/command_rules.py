@@ -78,20 +78,39 @@ _COMMAND_VARIABLES = frozenset({"GIT_SSH_COMMAND", "GIT_PROXY_COMMAND", "GIT_SSH
                                 "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS"})  # fmt: skip
 # The variables git reads as `-c` pairs: `GIT_CONFIG_KEY_0` with `GIT_CONFIG_VALUE_0`.
 _CONFIG_VARIABLE = re.compile(r"GIT_CONFIG_(KEY|VALUE)_([0-9]+)")
-# git commands that have git run a command the line names, on the way: the program on
-# the other side of the transport (`--receive-pack`, `--upload-pack`: through the shell,
-# for a local or ssh remote), and an `ext::` URL's command, at once or at the next fetch
-# of a remote or submodule added with it. Each command's long options that name the
-# program (git takes any prefix of them) and its short letter for one, if any.
-_TRANSPORT_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
-    "push": (("--receive-pack", "--exec"), ""), "send-pack": (("--receive-pack", "--exec"), ""),
-    "fetch": (("--upload-pack",), ""), "pull": (("--upload-pack",), ""),
-    "clone": (("--upload-pack",), "u"), "ls-remote": (("--upload-pack", "--exec"), ""),
-    "fetch-pack": (("--upload-pack", "--exec"), ""), "archive": (("--exec",), ""),
-    "remote": ((), ""), "submodule": ((), ""),
+
+
+class RunOptions(NamedTuple):
+    """A git command's options whose value is a command line git runs."""
+
+    longs: tuple[str, ...]  # git takes any prefix of them; a value after `=` or next
+    letter: str = ""  # the short option for one, in a cluster, its value attached or next
+    valued: str = ""  # the short options that take a value: the rest of a cluster is it
+    optional: bool = False  # the value is only ever attached (`-O<pager>`, `--opt=<pager>`)
+
+
+# git commands that have git run a command the line names: the program on the other side
+# of a transport (`--receive-pack`, `--upload-pack`: through the shell, for a local or ssh
+# remote), a filter, an external diff, a mailer or a pager (each through the shell).
+_SEND = RunOptions(("--receive-pack", "--exec"))
+_FETCH = RunOptions(("--upload-pack", "--exec"))
+_RUN_OPTIONS = {
+    "push": _SEND, "send-pack": _SEND, "fetch": RunOptions(("--upload-pack",)),
+    "pull": RunOptions(("--upload-pack",)), "clone": RunOptions(("--upload-pack",), "u", "obcju"),
+    "ls-remote": _FETCH, "fetch-pack": _FETCH, "archive": RunOptions(("--exec",)),
+    "difftool": RunOptions(("--extcmd",), "x", "tx"),
+    "filter-branch": RunOptions(("--setup", "--env-filter", "--tree-filter", "--index-filter",
+                                 "--parent-filter", "--msg-filter", "--commit-filter",
+                                 "--tag-name-filter")),
+    "send-email": RunOptions(("--sendmail-cmd", "--smtp-server", "--to-cmd", "--cc-cmd",
+                              "--header-cmd")),
+    "grep": RunOptions(("--open-files-in-pager",), "O", "ABCefmO", optional=True),
+    "instaweb": RunOptions(("--httpd",), "d", "dmpb"),
 }  # fmt: skip
-# clone's short options that take a value, so that a cluster ends at them (`-bu`: b's `u`).
-_CLONE_VALUES = "obcju"
+# git commands whose `ext::` URLs git runs the command of: at once, or at the next fetch of
+# a remote or submodule added with one.
+_URL_COMMANDS = frozenset({"push", "send-pack", "fetch", "pull", "clone", "ls-remote",
+                           "fetch-pack", "archive", "remote", "submodule"})  # fmt: skip
 # git commands that push without running the pre-push hook at all.
 _HOOKLESS_PUSHES = frozenset({"send-pack", "http-push"})
 # Other version-control tools that push to a git remote themselves, running none of git's

@@ -1,10 +1,10 @@
 """Single words and argument lists of a shell command, as the command scan reads them. Pure.
 
 What one word assigns, what `env -S` splits and runs, the bypass flag of a push
-and the commands a transport's options and URLs name for git to run
-(`--receive-pack`, `--upload-pack`, an `ext::` URL), where a `cd` leaves the
-shell, a word as a message shows it, and failgate's own commands that a person
-must run.
+and the commands git's options and URLs name for it to run (`--receive-pack`,
+`--upload-pack`, `difftool -x`, an `ext::` URL), where a `cd` leaves the shell,
+a word as a message shows it, and failgate's own commands that a person must
+run.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 
 from failgate_hooks.core.command_rules import (
     _ASSIGNMENT,
-    _CLONE_VALUES,
     Finding,
     Risk,
+    RunOptions,
     relaxing_record,
 )
 from failgate_hooks.core.shell_lexer import DYN, Word
@@ -98,27 +98,27 @@ def _failgate(args: list[Word]) -> Finding | None:
     return None
 
 
-def transport_values(args: Sequence[Word], longs: Sequence[str], letter: str = "") -> list[Word]:
-    """The commands a transport's options name for git to run on the other side (push's
-    `--receive-pack=CMD` and `--exec`, fetch's `--upload-pack CMD`, clone's `-u CMD`): a
-    long option as any prefix git could take for it, its value after `=` or next; the
-    short letter in a cluster of clone's, its value attached or next."""
+def run_values(args: Sequence[Word], options: RunOptions) -> list[Word]:
+    """The command lines a git command's options name for git to run (push's
+    `--receive-pack=CMD`, fetch's `--upload-pack CMD`, clone's `-u CMD`, difftool's `-x
+    CMD`): a long option as any prefix git could take for it, the short letter in a
+    cluster, each with its value attached or next (only attached, when optional)."""
     out = []
     for index, word in enumerate(args):
         text = word.text
         if text == "--":
             break
-        following = list(args[index + 1 : index + 2])
+        following = [] if options.optional else list(args[index + 1 : index + 2])
         if text.startswith("--"):
             option, eq, value = text.partition("=")
-            if len(option) > 3 and any(name.startswith(option) for name in longs):
+            if len(option) > 3 and any(name.startswith(option) for name in options.longs):
                 out += [Word(value, word.dynamic)] if eq else following
-        elif letter and text.startswith("-") and not word.dynamic:
+        elif options.letter and text.startswith("-") and not word.dynamic:
             for position, flag in enumerate(text[1:], start=1):
-                if flag == letter:
-                    attached = text[position + 1 :]
+                attached = text[position + 1 :]
+                if flag == options.letter:
                     out += [Word(attached)] if attached else following
-                if flag in _CLONE_VALUES:
+                if flag in options.valued:
                     break  # the rest of the word is that option's value
     return out
 
