@@ -544,6 +544,10 @@ EXT = "'ext::sh -c git% push% --no-verify% origin% main'"
         f"git remote set-url origin {EXT}",
         f"git submodule add {EXT} lib",
         f"git archive --remote={EXT} HEAD",
+        # clone sets its -c keys before it fetches: core.sshCommand runs at once
+        f"git clone -c core.sshCommand='{PUSHES}' ssh://example.org/repo.git",
+        f"git clone --config=core.sshCommand='{PUSHES}' ssh://example.org/repo.git",
+        f"git clone -qc remote.origin.uploadpack='{PUSHES}' ../src copy",
     ],
 )
 def test_a_command_a_transport_runs_that_pushes_with_a_bypass_is_refused(command: str) -> None:
@@ -592,6 +596,8 @@ def test_a_command_a_git_option_runs_that_pushes_with_a_bypass_is_refused(comman
         "git filter-branch --tree-filter 'rm -f secrets.txt' HEAD",
         "git filter-branch --msg-filter 'sed s/foo/bar/' HEAD",
         "git send-email --smtp-server=smtp.example.org 0001.patch",
+        "git clone -c core.sshCommand='ssh -i ~/.ssh/deploy' ssh://example.org/repo.git",
+        "git clone -c core.hooksPath=.githooks ../src copy",  # the new clone's hooks
         "git grep -O push",  # `-O` takes only an attached pager: `push` is the pattern
         "git grep -O 'git push --no-verify' docs",
         "git grep -Ovim TODO",

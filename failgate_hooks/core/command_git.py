@@ -19,6 +19,7 @@ import re
 from failgate_hooks.core.command_git_index import INDEX_WRITERS, index_writes
 from failgate_hooks.core.command_git_writes import GIT_WRITERS, git_writes, voided
 from failgate_hooks.core.command_rules import (
+    _CLONE_CONFIG,
     _COMMAND_KEYS,
     _COMMAND_SECTIONS,
     _CONFIG_READS,
@@ -161,7 +162,8 @@ def _commands_run(
 ) -> None:
     """The command lines `git NAME` has git run that its words name: the program its options
     name (`--receive-pack=CMD`, `--upload-pack=CMD`, `clone -u CMD`, `difftool -x CMD`,
-    `filter-branch --tree-filter CMD`), and each `ext::` URL's command."""
+    `filter-branch --tree-filter CMD`), each `ext::` URL's command, and the command keys
+    `clone -c` sets."""
     if name in _URL_COMMANDS:
         for word in ext_urls(args):
             _ext(read, word, state, depth)
@@ -169,6 +171,9 @@ def _commands_run(
         for given in run_values(args, _RUN_OPTIONS[name]):
             what = f"git {name} runs a command"
             command_value(read, what, given.text, given.dynamic, state, depth)
+    if name == "clone":  # its `-c` pairs, as git's own: the clone's hooks are not ours
+        for pair in run_values(args, _CLONE_CONFIG):
+            _git_config_pair(read, pair.text, state, depth, dynamic=pair.dynamic)
 
 
 def _ext(read: LineReader, word: Word, state: ScanState, depth: int) -> None:

@@ -107,6 +107,9 @@ _RUN_OPTIONS = {
     "grep": RunOptions(("--open-files-in-pager",), "O", "ABCefmO", optional=True),
     "instaweb": RunOptions(("--httpd",), "d", "dmpb"),
 }  # fmt: skip
+# `git clone -c KEY=VALUE` (`--config`): set in the new clone before it fetches, so a
+# command key there (`core.sshCommand`) runs at once.
+_CLONE_CONFIG = RunOptions(("--config",), "c", "obcju")
 # git commands whose `ext::` URLs git runs the command of: at once, or at the next fetch of
 # a remote or submodule added with one.
 _URL_COMMANDS = frozenset({"push", "send-pack", "fetch", "pull", "clone", "ls-remote",
