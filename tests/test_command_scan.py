@@ -223,6 +223,16 @@ def test_hooks_moved_by_core_hooks_path_are_protected_where_they_are() -> None:
     assert risks("echo 'exit 0' > tools/other/pre-push", protected=moved) == set()
 
 
+def test_a_global_configuration_where_the_environment_puts_it_is_protected() -> None:
+    # `$XDG_CONFIG_HOME/git/config`, with the variable pointing outside `~/.config`
+    xdg = Protected(root=ROOT, config_files=("/srv/conf/git/config",))
+    assert risks("echo x >> /srv/conf/git/config", protected=xdg) == {Risk.PROTECTED_WRITE}
+    assert risks("rm -rf /srv/conf", protected=xdg) == {Risk.PROTECTED_WRITE}
+    assert risks("ls | xargs cp -t /srv/conf/git/config", protected=xdg)
+    assert risks("echo x >> /srv/conf/git/ignore", protected=xdg) == set()
+    assert risks("echo x >> /srv/conf/git/config") == set()
+
+
 def test_a_ledger_folder_named_in_the_config_is_the_one_protected() -> None:
     renamed = Protected(root=ROOT, ledger="risks")
     assert risks("rm -rf risks", protected=renamed) == {Risk.PROTECTED_WRITE}

@@ -97,8 +97,9 @@ def judge(call: HookInput, where: str) -> list[Finding]:
     # like the hook itself, which core.hooksPath may have moved out of `.git/hooks`.
     hook_named = any(_HOOK_NAMES & {posixpath.basename(w.path).lower()} for w in call.writes)
     from_git = bool(scan.writes or scan.code or scan.unread)
-    protection = _protection(where) if hook_named or from_git else Protected()  # git, once
-    findings += protected_writes(call.writes, (), protection if hook_named else Protected())
+    by_name = Protected(config_files=_config_files())
+    protection = _protection(where) if hook_named or from_git else by_name  # git, once
+    findings += protected_writes(call.writes, (), protection if hook_named else by_name)
     if from_git:
         # a restore of paths is judged by what it would change, read from git (agent_restore)
         restores = [w for w in scan.writes if w.restore is not None]
@@ -108,16 +109,24 @@ def judge(call: HookInput, where: str) -> list[Finding]:
     return findings
 
 
+def _config_files() -> tuple[str, ...]:
+    """git's global configuration file where XDG_CONFIG_HOME puts it (git reads
+    `$XDG_CONFIG_HOME/git/config`, a folder it names by an absolute path)."""
+    folder = os.environ.get("XDG_CONFIG_HOME", "")
+    return (posixpath.join(folder, "git", "config"),) if folder.startswith("/") else ()
+
+
 def _protection(where: str) -> Protected:
     """This repository's hooks folders and ledger; outside a repository, names alone."""
     from failgate_hooks.app.install import hooks_dir
     from failgate_hooks.git.repo import GitRepo
     from failgate_hooks.ledger.union import inspection_config
 
+    configs = _config_files()
     try:
         repo = GitRepo.open(where)
     except FailgateError:
-        return Protected()
+        return Protected(config_files=configs)
     with repo:
         hooks = [os.path.join(repo.common_dir, "hooks")]
         ledger = Protected().ledger
@@ -126,7 +135,9 @@ def _protection(where: str) -> Protected:
             ledger = inspection_config(repo).ledger
         except FailgateError:
             pass  # a configuration that does not parse still has the default ledger guarded
-        return Protected(root=repo.working_dir, ledger=ledger, hooks_dirs=tuple(hooks))
+        return Protected(
+            root=repo.working_dir, ledger=ledger, hooks_dirs=tuple(hooks), config_files=configs
+        )
 
 
 def held_or_why(where: str) -> tuple[AgentGates | None, str | None]:

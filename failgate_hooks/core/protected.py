@@ -51,12 +51,16 @@ class Protected(NamedTuple):
     root: str | None = None  # the work tree
     ledger: str = "ledger"  # the ledger folder, relative to the root
     hooks_dirs: tuple[str, ...] = ()  # where git looks for hooks (core.hooksPath included)
+    # git's configuration files where this environment puts them by a variable
+    # (`$XDG_CONFIG_HOME/git/config`): the usual places are protected by their names
+    config_files: tuple[str, ...] = ()
 
     def names(self) -> tuple[str, ...]:
         """Texts that name a protected place, for code that is read, not parsed."""
         runs = ("/".join(run) for run, _ in _PROTECTED_RUNS)
         ledger = self.ledger.strip("/").lower()
-        return (*runs, "hookspath", f"{ledger}/", f"'{ledger}'", f'"{ledger}"')
+        configs = (path.lower() for path in self.config_files)
+        return (*runs, *configs, "hookspath", f"{ledger}/", f"'{ledger}'", f'"{ledger}"')
 
 
 def protected_writes(
@@ -115,6 +119,8 @@ def touched(target: WriteTarget, protected: Protected) -> str | None:
     # a pathspec of git's own never reaches into .git, only into a hooks folder in the work tree
     reached = [d for d in hooks if not (target.git_pathspec and ".git" in d)]
     places = [(d, "the git hooks folder") for d in reached]
+    configs = [_segments(f) for f in protected.config_files]
+    places += [(f, "git's global configuration, which can move the hooks") for f in configs]
     if protected.root is not None:
         ledger = _segments(posixpath.join(protected.root, protected.ledger))
         places.append((ledger, f"the ledger ({protected.ledger}/)"))

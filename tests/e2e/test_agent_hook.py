@@ -42,12 +42,15 @@ class Answer:
         return f"<exit {self.code}\n--- stdout\n{self.out}\n--- stderr\n{self.err}>"
 
 
-def hook(cwd: Path, agent: str, body: bytes | dict[str, object]) -> Answer:
-    """One call of the real hook command, as the agent makes it: JSON on stdin."""
+def hook(
+    cwd: Path, agent: str, body: bytes | dict[str, object], env: dict[str, str] | None = None
+) -> Answer:
+    """One call of the real hook command, as the agent makes it: JSON on stdin, in the
+    agent's environment (this one, unless given)."""
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
     proc = subprocess.run(
         [sys.executable, "-m", "failgate_hooks", "agent-hook", "--agent", agent],
-        cwd=cwd, input=raw, capture_output=True, check=False, timeout=120,
+        cwd=cwd, input=raw, capture_output=True, check=False, timeout=120, env=env,
     )  # fmt: skip
     return Answer(proc)
 
@@ -426,12 +429,14 @@ def test_a_config_file_that_moves_the_hooks_is_refused_however_git_finds_it(
     verdict = answer.verdict("claude")
     assert verdict.action == "block", answer
     assert "configuration" in verdict.reason, answer
-    # a file tool is given the path itself: judged by its name (a XDG_CONFIG_HOME elsewhere
-    # is seen only where the line spells the variable)
-    target = {"worktree": path, "home": str(home / ".config" / "git" / "config")}.get(where)
-    if target is not None:
-        fixture = payload("claude-pre-tool-use-write", cwd=str(repo.path), path=target)
-        assert hook(repo.path, "claude", fixture).verdict("claude").action == "block", target
+    # a file tool is given the path itself, and a line may spell it out: the hook runs in
+    # the agent's environment, which says where XDG_CONFIG_HOME is
+    target = {"worktree": path, "home": str(home / ".config" / "git" / "config"),
+              "xdg": str(xdg / "git" / "config")}[where]  # fmt: skip
+    fixture = payload("claude-pre-tool-use-write", cwd=str(repo.path), path=target)
+    assert hook(repo.path, "claude", fixture, env).verdict("claude").action == "block", target
+    spelled = payload(SHELL_FIXTURE["claude"], cwd=str(repo.path), command=HOOKS_OFF + target)
+    assert hook(repo.path, "claude", spelled, env).verdict("claude").action == "block", target
     # what the agent would have run, had the hook let it: the plain push now skips the hook
     subprocess.run(["sh", "-c", command], cwd=repo.path, env=env, capture_output=True,
                    check=True, timeout=300)  # fmt: skip
