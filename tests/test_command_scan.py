@@ -248,6 +248,13 @@ def test_a_ledger_folder_named_in_the_config_is_the_one_protected() -> None:
         "git config set core.hooksPath .nothing",
         "git config --local include.path ../evil.cfg",
         "git config core.worktree .git/hooks",  # a commit's files checked out into the hooks
+        # git 2.46's subcommands are its first word: these set the key to `list`, `get`
+        "git config core.hooksPath list",
+        "git config --global core.hooksPath get",
+        # the editor writes the file, and the line may choose it
+        "GIT_EDITOR='sed -i 1i[core]hooksPath=/dev/null' git config --edit",
+        "git -c core.editor='sed -i s/a/b/' config -e",
+        "git config edit --global",
     ],
 )
 def test_moving_the_hooks_in_git_config_is_refused(command: str) -> None:
@@ -362,6 +369,10 @@ def test_a_command_git_runs_later_that_the_scan_cannot_read_is_refused(command: 
         "GIT_PAGER='less -R' git log -p",
         "EDITOR=nano git rebase -i HEAD~3",
         "git config --get core.fsmonitor",
+        "git config get core.hooksPath",
+        "git config list --show-origin",
+        "git config --get-all core.hooksPath",
+        "git config user.name list",
         "git config user.email 'me@example.org'",
         "git config remote.origin.url https://example.org/repo.git",
     ],

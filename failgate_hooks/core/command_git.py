@@ -22,6 +22,7 @@ from failgate_hooks.core.command_rules import (
     _CLONE_CONFIG,
     _COMMAND_KEYS,
     _COMMAND_SECTIONS,
+    _CONFIG_EDITS,
     _CONFIG_READS,
     _CONFIG_VALUES,
     _CONFIG_VARIABLE,
@@ -257,9 +258,9 @@ def _config_value(
 
 def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int) -> None:
     """`git config` that moves or includes the hooks, or sets a value git runs (an alias, a
-    command key, an `ext::` URL)."""
-    if any(w.text in _CONFIG_READS for w in args):
-        return
+    command key, an `ext::` URL). Its action is an option anywhere (`--get`, `--unset`),
+    or git 2.46's subcommand as its first word (`get`, `set`): `git config core.hooksPath
+    list` sets the key to `list`."""
     operands: list[Word] = []
     skip = False
     for word in args:
@@ -267,13 +268,21 @@ def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int
             skip = False
         elif word.text in _CONFIG_VALUES:
             skip = True
-        elif not word.text.startswith("-") and word.text not in _CONFIG_WRITES:
+        elif not word.text.startswith("-"):
             operands.append(word)
-    action = next((_SECTION_ACTIONS[w.text] for w in args if w.text in _SECTION_ACTIONS), None)
+    actions = {w.text for w in args if w.text.startswith("-")}
+    if operands and operands[0].text in _CONFIG_READS | _CONFIG_WRITES:
+        actions.add(operands.pop(0).text)
+    if actions & _CONFIG_READS:
+        return
+    if actions & _CONFIG_EDITS:  # the editor writes the file: any key, core.hooksPath too
+        state.findings.append(Finding(Risk.HOOKS_CONFIG, "git config --edit: its editor"))
+        return
+    action = next((_SECTION_ACTIONS[a] for a in actions if a in _SECTION_ACTIONS), None)
     if action is not None:
         _config_section(action, operands, state)
         return
-    if len(operands) < 2 and not any(w.text in _CONFIG_WRITES for w in args):
+    if len(operands) < 2 and not actions & _CONFIG_WRITES:
         return  # `git config KEY` reads it
     for index, word in enumerate(operands):
         key = word.text.lower()

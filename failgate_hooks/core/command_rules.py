@@ -190,6 +190,7 @@ _CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch
 _CONFIG_WRITES = frozenset({"--unset", "--unset-all", "--add", "--replace-all", "--edit",
                             "-e", "--rename-section", "--remove-section", "set", "unset",
                             "edit", "rename-section", "remove-section"})  # fmt: skip
+_CONFIG_EDITS = frozenset({"--edit", "-e", "edit"})
 # `git config` on a whole section (git 2.46 spells them as subcommands too; git has no
 # copy): rename gives every key of OLD the name NEW.VARIABLE, remove takes OLD's away.
 _SECTION_ACTIONS = {"--rename-section": "rename", "rename-section": "rename",
