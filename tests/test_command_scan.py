@@ -310,6 +310,13 @@ def test_a_config_key_whose_command_pushes_with_a_bypass_is_refused(key: str, se
         "git -c core.fsmonitor='git push --no-verify origin main #' status",
         # the ext transport runs its command at the next fetch
         "git config remote.origin.url 'ext::sh -c git% push% --no-verify% origin% main'",
+        # a URL rewritten to an ext:: one: the command is in the key
+        "git config 'url.ext::sh -c git% push% --no-verify% origin% main #.insteadOf' "
+        "https://example.org/",
+        "git -c 'url.ext::sh -c git% push% --no-verify% origin% main #.pushInsteadOf="
+        "https://example.org/' push origin main",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0='url.ext::sh -c git% push% --no-verify% origin% "
+        "main #.insteadOf' GIT_CONFIG_VALUE_0=https://example.org/ git fetch",
         "GIT_PAGER='git push --no-verify origin main' git log",
         "GIT_EDITOR='git push --no-verify origin main' git commit",
         "EDITOR='git push --no-verify origin main' git commit",
@@ -375,6 +382,8 @@ def test_a_command_git_runs_later_that_the_scan_cannot_read_is_refused(command: 
         "git config user.name list",
         "git config user.email 'me@example.org'",
         "git config remote.origin.url https://example.org/repo.git",
+        "git config --global url.git@github.com:.insteadOf https://github.com/",
+        "git -c url.https://mirror.example.org/.insteadOf=https://example.org/ fetch",
     ],
 )
 def test_a_harmless_command_for_git_to_run_proceeds(command: str) -> None:

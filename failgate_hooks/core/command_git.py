@@ -232,10 +232,11 @@ def _git_config_pair(
     from_env: bool = False,
 ) -> str | None:
     """A `-c key=value`: the bypass it is (moving the hooks), or what git runs of its value."""
-    key, _, value = pair.partition("=")
-    key = key.lower()
+    given, _, value = pair.partition("=")
+    key = given.lower()
     if _HOOK_KEYS.fullmatch(key):
         return f"-c {key}"
+    _url_rewrite(read, Word(given, dynamic), state, depth)
     if from_env and (_COMMAND_KEYS.fullmatch(key) or key.startswith("alias.")):
         command_value(read, f"--config-env {key}={value}", DYN, True, state, depth)
     elif not from_env:
@@ -254,6 +255,16 @@ def _config_value(
         _ext(read, value, state, depth)
     if key.startswith("alias."):
         _alias(read, value.text, state, depth)
+
+
+def _url_rewrite(read: LineReader, key: Word, state: ScanState, depth: int) -> None:
+    """`url.BASE.insteadOf` (`pushInsteadOf`): git fetches (or pushes) from BASE instead,
+    so an `ext::` BASE is a command it runs, named in the key itself."""
+    section, _, name = key.text.rpartition(".")
+    if section[:4].lower() == "url." and name.lower() in ("insteadof", "pushinsteadof"):
+        base = Word(section[4:], key.dynamic)
+        if base.text.startswith("ext::"):
+            _ext(read, base, state, depth)
 
 
 def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int) -> None:
@@ -289,6 +300,8 @@ def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int
         if _HOOK_KEYS.fullmatch(key) or (word.dynamic and index == 0):
             state.findings.append(Finding(Risk.HOOKS_CONFIG, f"git config {_shown(word)}"))
             return
+        if index == 0:
+            _url_rewrite(read, word, state, depth)
         if index + 1 < len(operands):
             _config_value(read, key, operands[index + 1], f"git config {key}", state, depth)
             if key.startswith("alias.") or _COMMAND_KEYS.fullmatch(key):
