@@ -411,6 +411,11 @@ def test_a_harmless_command_for_git_to_run_proceeds(command: str) -> None:
         ("git config --rename-section evil credential", Risk.PUSH_UNREADABLE),
         ("git config --rename-section evil sendemail.work", Risk.PUSH_UNREADABLE),
         ("git config --rename-section evil alias", Risk.PUSH_UNREADABLE),
+        # its insteadOf keys now rewrite a remote's URL to the ext:: command
+        (
+            "git config --rename-section evil 'url.ext::sh -c git% push% --no-verify% x'",
+            Risk.PUSH_BYPASS,
+        ),
     ],
 )
 def test_a_section_renamed_into_the_hooks_or_a_command_key_is_refused(
@@ -428,6 +433,7 @@ def test_a_section_renamed_into_the_hooks_or_a_command_key_is_refused(
         "git config --remove-section diff.pdf",
         "git config --remove-section remote.origin",
         "git config rename-section branch.a branch.b",
+        "git config --rename-section url.old url.https://mirror.example.org/",
     ],
 )
 def test_a_section_renamed_elsewhere_proceeds(command: str) -> None:

@@ -258,13 +258,16 @@ def _config_value(
 
 
 def _url_rewrite(read: LineReader, key: Word, state: ScanState, depth: int) -> None:
-    """`url.BASE.insteadOf` (`pushInsteadOf`): git fetches (or pushes) from BASE instead,
-    so an `ext::` BASE is a command it runs, named in the key itself."""
+    """`url.BASE.insteadOf` (`pushInsteadOf`): git fetches (or pushes) from BASE instead."""
     section, _, name = key.text.rpartition(".")
-    if section[:4].lower() == "url." and name.lower() in ("insteadof", "pushinsteadof"):
-        base = Word(section[4:], key.dynamic)
-        if base.text.startswith("ext::"):
-            _ext(read, base, state, depth)
+    if name.lower() in ("insteadof", "pushinsteadof"):
+        _rewritten_to(read, Word(section, key.dynamic), state, depth)
+
+
+def _rewritten_to(read: LineReader, section: Word, state: ScanState, depth: int) -> None:
+    """A `url.BASE` section: an `ext::` BASE is a command git runs, named in the key itself."""
+    if section.text[:4].lower() == "url." and section.text[4:].startswith("ext::"):
+        _ext(read, Word(section.text[4:], section.dynamic), state, depth)
 
 
 def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int) -> None:
@@ -291,7 +294,7 @@ def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int
         return
     action = next((_SECTION_ACTIONS[a] for a in actions if a in _SECTION_ACTIONS), None)
     if action is not None:
-        _config_section(action, operands, state)
+        _config_section(read, action, operands, state, depth)
         return
     if len(operands) < 2 and not actions & _CONFIG_WRITES:
         return  # `git config KEY` reads it
@@ -308,14 +311,18 @@ def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int
                 return
 
 
-def _config_section(action: str, operands: list[Word], state: ScanState) -> None:
+def _config_section(
+    read: LineReader, action: str, operands: list[Word], state: ScanState, depth: int
+) -> None:
     """`git config --rename-section OLD NEW` and `--remove-section OLD`. NEW's keys are
     OLD's, with values set earlier and unread here: refused when NEW could hold a key that
     moves the hooks, or one whose command git runs (an alias too). OLD's keys go: refused,
     as `--unset core.hooksPath` is, when OLD could hold a key that moves the hooks. A name
-    the shell computes could be any of them."""
+    the shell computes could be any of them; a `url.ext::…` NEW is read as its command."""
     shown = " ".join(["git config", f"--{action}-section", *map(_shown, operands)])
     new = operands[1:2] if action == "rename" else []
+    if new:  # `url.ext::CMD`: its insteadOf keys now rewrite to CMD
+        _rewritten_to(read, new[0], state, depth)
     if any(_could_be(w, _HOOK_SECTIONS) for w in operands[:1] + new):
         state.findings.append(Finding(Risk.HOOKS_CONFIG, shown))
     elif new and (_could_be(new[0], _COMMAND_SECTIONS) or new[0].text.lower() == "alias"):
