@@ -143,6 +143,8 @@ PROCEEDS = [
     "cp README.md /tmp/",
     "cat .git/config.worktree ~/.config/git/config",
     "rm -rf vendor/git",
+    "echo '*.log' >> .gitignore",
+    "cat .git",
     "echo x > config/git.yaml",
     "SKIP=lint make check",  # a bypass variable with no push in sight
 ]
@@ -174,6 +176,10 @@ WRITES = [
     ("echo '[core] hooksPath = /dev/null' >> ~/.config/git/config", "git's global config"),
     ('printf x >> "$XDG_CONFIG_HOME/git/config"', "git's global configuration"),
     ("rm -rf ~/.config/git", "git's global configuration"),
+    # another git folder, without hooks: its commondir, or a linked worktree's .git file
+    ("echo /tmp/copy > .git/commondir", "commondir"),
+    ("echo 'gitdir: /tmp/copy' > .git", "a .git file"),
+    ("printf 'gitdir: %s' /tmp/copy > ../wt/.git", "a .git file"),
     ("echo x > $(git rev-parse --git-dir)/hooks/pre-push", "the git hooks"),
     ("rm -rf ledger", "the ledger"),
     ("rm -rf ./ledger/deploy", "the ledger"),

@@ -24,6 +24,7 @@ _PROTECTED_RUNS: tuple[tuple[tuple[str, ...], str], ...] = (
     ((".git", "hooks"), "the git hooks (.git/hooks)"),
     ((".git", "config"), "git's configuration (.git/config), which says where the hooks are"),
     ((".git", "index"), "git's index (.git/index), which pre-commit writes out at a push"),
+    ((".git", "commondir"), "git's commondir file, which moves the hooks and config elsewhere"),
     ((".gitconfig",), "a git configuration file (.gitconfig), which can move the hooks"),
     # a worktree's own configuration, read when extensions.worktreeConfig is set, and
     # a linked worktree's (.git/worktrees/NAME/config.worktree, beside its index)
@@ -112,6 +113,9 @@ def touched(target: WriteTarget, protected: Protected) -> str | None:
     segments = _segments(path)
     if segments and _EVENT_FILE.fullmatch(segments[-1]):
         return "a ledger event file"
+    if segments[-1:] == [".git"] and not (target.removes or target.git_pathspec):
+        # a linked worktree's `.git` is a file naming its git folder: hooks and config too
+        return "a .git file, which says where the repository and its hooks are"
     for run, what in _PROTECTED_RUNS:
         if _holds_run(segments, run, target.removes):
             return what

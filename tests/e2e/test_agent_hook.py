@@ -444,6 +444,30 @@ def test_a_config_file_that_moves_the_hooks_is_refused_however_git_finds_it(
     assert remote_ref(remote, "refs/heads/main") == head != before
 
 
+def test_a_commondir_that_moves_the_repository_is_refused(tmp_path: Path) -> None:
+    # git reads `.git/commondir` as where the repository's hooks, config and refs are: a
+    # copy without hooks, named there, lets a plain push through
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert repo.failgate("install").code == 0
+    before, head = remote_ref(remote, "refs/heads/main"), repo.git("rev-parse", "HEAD")
+    plain = subprocess.run(["git", "push", "origin", "main"], cwd=repo.path,
+                           capture_output=True, check=False, timeout=300)  # fmt: skip
+    assert plain.returncode != 0 and remote_ref(remote, "refs/heads/main") == before
+    command = 'cp -r .git ../copy && rm -rf ../copy/hooks && echo "$PWD/../copy" > .git/commondir'
+    answer = shell(repo, "claude", command)
+    verdict = answer.verdict("claude")
+    assert verdict.action == "block", answer
+    assert "commondir" in verdict.reason, answer
+    # what the agent would have run, had the hook let it
+    subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=True,
+                   timeout=300)  # fmt: skip
+    subprocess.run(["git", "push", "origin", "main"], cwd=repo.path, capture_output=True,
+                   check=True, timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == head != before
+
+
 def test_install_writes_through_no_link_the_repository_holds(tmp_path: Path) -> None:
     # a cloned repository can hold any symlink, beside the file install rewrites too
     repo = make_repo(tmp_path / "repo")
