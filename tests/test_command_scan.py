@@ -53,6 +53,8 @@ BYPASSES = [
     "SKIP=failgate git push",
     "FAILGATE_TRUST_LEDGER=1 git push",
     "HOME=/tmp/elsewhere git push",
+    "GIT_EXEC_PATH=/tmp/helpers git push origin main",  # its git-remote-https runs first
+    "git --exec-path=/tmp/helpers push origin main",
     "GIT_DIR=/tmp/other.git git push",
     "git --git-dir=/tmp/other.git push",
     "git pu\\\nsh --no-verify",  # a line continuation inside `push`

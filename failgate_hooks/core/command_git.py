@@ -108,8 +108,8 @@ def read_git(
                 cwd, elsewhere = _moved(cwd, [Word(place)]), True
             index += 1 if eq else 2
             continue
-        if option == "--git-dir":
-            bypass = bypass or "--git-dir"
+        if option == "--git-dir" or (option == "--exec-path" and eq):
+            bypass = bypass or option  # another repository, or other remote helpers
         if option == "--work-tree":
             tree = [Word(inline, word.dynamic)] if eq else list(args[index + 1 : index + 2])
             cwd = _moved(cwd, tree)

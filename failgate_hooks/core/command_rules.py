@@ -31,10 +31,11 @@ _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
 _KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!",
                        "{", "}", "time", "coproc", "for", "select", "case"})  # fmt: skip
 
-# Variables that change which git runs, which hooks it runs, which config it reads,
-# or what the hooks themselves decide.
+# Variables that change which git runs (GIT_EXEC_PATH: the remote helpers a push starts
+# before its hook), which hooks it runs, which config it reads, or what the hooks decide.
 _BYPASS_VARIABLES = re.compile(
-    r"GIT_CONFIG.*|GIT_DIR|GIT_COMMON_DIR|HOME|XDG_CONFIG_HOME|PATH|SKIP|PRE_COMMIT.*|FAILGATE_.*"
+    r"GIT_CONFIG.*|GIT_DIR|GIT_COMMON_DIR|GIT_EXEC_PATH|HOME|XDG_CONFIG_HOME|PATH|SKIP"
+    r"|PRE_COMMIT.*|FAILGATE_.*"
 )
 # Config keys (lower case) naming a command git runs: on its way to a push, before the
 # pre-push hook (`core.sshCommand`), or at a later git command (`core.fsmonitor` at `git
