@@ -29,9 +29,8 @@ from failgate_hooks.core.resolve import (
     EntityState,
     Outcome,
     Resolution,
-    fold,
+    before_each,
     resolve_entity,
-    settled_heads,
 )
 from failgate_hooks.core.retraction import retract_advice, retract_command
 
@@ -295,12 +294,12 @@ def _human_clearance(resolution: Resolution, facts: Facts) -> str | None:
         for e in remaining
         if e.verification is not None or e.triggers is not None or e.applies_to is not None
     ]
+    after_setters = resolution.ancestors.mask(setters)
     for event in reversed(remaining):
         evidence = event.evidence
         if evidence is None or evidence.kind is not EvidenceKind.HUMAN or evidence.commit is None:
             continue
-        before = resolution.ancestors.get(event.id, frozenset())
-        if not all(s in before for s in setters):
+        if not resolution.ancestors.comes_after(event.id, after_setters):
             continue
         if facts.evidence_binds(evidence.commit, resolution.state.verification):
             who = f" by {evidence.confirmed_by}" if evidence.confirmed_by else ""
@@ -336,7 +335,7 @@ def _authority(
     accept = policy.authority == "accept" or policy.pusher_is_relaxer
     found = _relaxing(resolution, protected_ids, known)
     if accept:
-        return tuple(_relaxation(resolution, e, kinds, True) for e, kinds in found), resolution
+        return _relaxations(resolution, found, True), resolution
 
     original = resolution
     pending: dict[str, tuple[RelaxationKind, ...]] = {}
@@ -357,8 +356,8 @@ def _authority(
         # The problems found again from the same events repeat the kept ones.
         resolution = again._replace(problems=tuple(dict.fromkeys(again.problems)))
         found = _relaxing(resolution, protected_ids, known)
-    ordered = [e for e in original.order if e in pending]
-    return tuple(_relaxation(original, e, pending[e], False) for e in ordered), resolution
+    ordered = [(e, pending[e]) for e in original.order if e in pending]
+    return _relaxations(original, ordered, False), resolution
 
 
 def _without_inserted(resolution: Resolution, protected_ids: frozenset[str]) -> Resolution:
@@ -395,6 +394,7 @@ def _relaxing(
     stay dropped with it (resolution's rule 1), so two new events that supersede
     each other would drop a protected event and leave no remaining event to name."""
     found: list[tuple[str, tuple[RelaxationKind, ...]]] = []
+    prior = before_each(resolution) if known else {}
     for event_id in resolution.order:
         if event_id in protected_ids:
             continue
@@ -414,7 +414,7 @@ def _relaxing(
             # Only a change counts: re-stating what its ancestors already say relaxes
             # nothing. On an entity no protected revision knows, every key is new and
             # can only tighten.
-            before = _fold_before(resolution, event_id)
+            before = prior[event_id].state
             if event.verification is not None and event.verification != before.verification:
                 kinds.append(RelaxationKind.VERIFICATION)
             if event.triggers is not None and event.triggers != before.triggers:
@@ -423,7 +423,7 @@ def _relaxing(
                 kinds.append(RelaxationKind.APPLIES_TO)
             # Settling a conflict chooses between reviewed states, even with no key set:
             # the fold then takes the keys of whichever head comes last by id.
-            if settled_heads(resolution, event_id):
+            if prior[event_id].settles:
                 kinds.append(RelaxationKind.SETTLES)
         if kinds:
             found.append((event_id, tuple(kinds)))
@@ -436,20 +436,30 @@ def _replacing(event: Event) -> tuple[RelaxationKind, ...]:
     return kinds + ((RelaxationKind.RETRACTS,) if event.retracts else ())
 
 
-def _fold_before(resolution: Resolution, event_id: str) -> EntityState:
-    """The fold of the remaining events an event comes after."""
-    before = resolution.ancestors.get(event_id, frozenset())
-    return fold(
-        resolution.events[i]
-        for i in resolution.order
-        if i in before and i not in resolution.dropped
+def _relaxations(
+    resolution: Resolution,
+    found: Iterable[tuple[str, tuple[RelaxationKind, ...]]],
+    accepted: bool,
+) -> tuple[Relaxation, ...]:
+    """The listed relaxations, described from `resolution`."""
+    found = tuple(found)
+    settling = any(RelaxationKind.SETTLES in kinds for _, kinds in found)
+    prior = before_each(resolution) if settling else {}
+    return tuple(
+        _relaxation(resolution, e, kinds, accepted, prior[e].settles if settling else ())
+        for e, kinds in found
     )
 
 
 def _relaxation(
-    resolution: Resolution, event_id: str, kinds: Iterable[RelaxationKind], accepted: bool
+    resolution: Resolution,
+    event_id: str,
+    kinds: Iterable[RelaxationKind],
+    accepted: bool,
+    settles: tuple[str, ...],
 ) -> Relaxation:
-    """One listed relaxation, with a description of what it changes."""
+    """One listed relaxation, with a description of what it changes (`settles`: the
+    heads it settles)."""
     kinds = tuple(kinds)
     event = resolution.events[event_id]
     parts: list[str] = []
@@ -465,7 +475,7 @@ def _relaxation(
         elif kind is RelaxationKind.RETRACTS:
             parts.append(f"retracts {_list(event.retracts)}")
         elif kind is RelaxationKind.SETTLES:
-            parts.append(f"settles the conflict of {_list(settled_heads(resolution, event_id))}")
+            parts.append(f"settles the conflict of {_list(settles)}")
         else:
             parts.append(f"changes {kind.value}")
     return Relaxation(

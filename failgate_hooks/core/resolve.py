@@ -31,10 +31,19 @@ The steps, in the order the design fixes them:
 from __future__ import annotations
 
 import enum
-import heapq
 from collections.abc import Collection, Iterable, Mapping
 from typing import NamedTuple
 
+from failgate_hooks.core.ancestry import (
+    NO_IDS,
+    Ancestry,
+    Deciders,
+    Walk,
+    positions,
+    strongly_connected,
+    topological_order,
+    walk,
+)
 from failgate_hooks.core.events import ID_RE, AppliesTo, Event, Problem, Status, Verification
 
 # Problem codes of an INVALID resolution, besides the validation problems passed in.
@@ -46,11 +55,6 @@ DUPLICATE_ID = "duplicate-id"
 CYCLE = "cycle"
 MISSING_TITLE = "missing-title"
 MISSING_TRIGGERS = "missing-triggers"
-
-# The one empty set of ids: most events have no ancestors and most entities drop
-# nothing, and one object is kept once by the parse cache and walked once by the
-# collector, where thousands of equal ones would each be loaded and walked.
-NO_IDS: frozenset[str] = frozenset()
 
 
 class EntityState(NamedTuple):
@@ -84,7 +88,7 @@ class Resolution(NamedTuple):
     dropped: frozenset[str]
     # for each valid event id: every event id it comes after, transitively,
     # through dropped events too
-    ancestors: Mapping[str, frozenset[str]]
+    ancestors: Ancestry
     events: Mapping[str, Event]
     problems: tuple[Problem, ...]
     # the problems of files that failed validation and that a counting (valid, not
@@ -143,8 +147,8 @@ def resolve_entity(
     valid, foreign, unusable = _collect(entity_key, events, report)
     preds, replaced_by = _references(valid, foreign, unusable, report)
     _break_cycles(preds, report)
-    order = _topological_order(preds)
-    ancestors = _ancestors(order, preds)
+    order = topological_order(preds)
+    ancestors = Ancestry(order, preds)
 
     pending = frozenset(also_dropped) & valid.keys()
     retracted = _retracted_files(entity_key, problems, valid, pending)
@@ -158,14 +162,10 @@ def resolve_entity(
         for target in targets
     }
     remaining = [event_id for event_id in order if event_id not in dropped]
-    heads = _heads(remaining, ancestors)
+    heads = ancestors.heads(remaining)
+    lineages = _walk(ancestors, valid, dropped).lineage
     head_states = {
-        head: fold(
-            valid[event_id]
-            for event_id in remaining
-            if event_id == head or event_id in ancestors[head]
-        )
-        for head in heads
+        head: _fold_of(lineages[ancestors.position[head]], ancestors, valid) for head in heads
     }
     overall = fold(valid[event_id] for event_id in remaining)
     if not problems:
@@ -272,25 +272,36 @@ def heads_of(events: Iterable[Event], *, entity_key: str | None = None) -> tuple
     return resolve_entity(entity_key, events).heads
 
 
-def settled_heads(resolution: Resolution, event_id: str) -> tuple[str, ...]:
-    """The heads an event settles: the remaining events it comes after that no other
-    of them comes after, when they disagree on triggers, scope or verifier; else ().
+class Before(NamedTuple):
+    """What an event comes after."""
 
-    Status is left out: every event sets its own, so the settling event's is the
-    entity's whatever its heads said."""
-    ancestors = resolution.ancestors
-    before = ancestors.get(event_id, NO_IDS)
-    earlier = [i for i in resolution.order if i in before and i not in resolution.dropped]
-    heads = _heads(earlier, ancestors)
-    if len(heads) < 2:
-        return ()
-    keys = {
-        _decision_key(fold(resolution.events[i] for i in earlier if i == h or i in ancestors[h]))[
-            1:
-        ]
-        for h in heads
-    }
-    return heads if len(keys) > 1 else ()
+    # the fold of the remaining events it comes after
+    state: EntityState
+    # the heads it settles: the remaining events it comes after that no other of
+    # them comes after, when they disagree on triggers, scope or verifier; else ().
+    # Status is left out: every event sets its own, so the settling event's is the
+    # entity's whatever its heads said.
+    settles: tuple[str, ...]
+
+
+def before_each(resolution: Resolution) -> dict[str, Before]:
+    """What each valid event of a resolution comes after, by id, in one walk of its order
+    (one walk per event would cost the square of a long `follows` chain)."""
+    ancestors, events = resolution.ancestors, resolution.events
+    walk = _walk(ancestors, events, resolution.dropped)
+    found: dict[str, Before] = {}
+    for position, event_id in enumerate(ancestors.order):
+        settles: tuple[str, ...] = ()
+        heads = walk.tops[position]
+        if heads.bit_count() > 1:
+            ids = tuple(sorted(ancestors.order[i] for i in positions(heads)))
+            keys = {
+                _decision_key(_fold_of(walk.lineage[ancestors.position[h]], ancestors, events))[1:]
+                for h in ids
+            }
+            settles = ids if len(keys) > 1 else ()
+        found[event_id] = Before(_fold_of(walk.before[position], ancestors, events), settles)
+    return found
 
 
 # --------------------------------------------------------------------------- steps
@@ -395,13 +406,7 @@ def _references(
 def _break_cycles(preds: dict[str, set[str]], report: _Reporter) -> None:
     """Report each cycle of `follows` and break it in place: within one strongly
     connected group, keep only the edges that go from a smaller id to a larger."""
-    reach = {event_id: _reachable(event_id, preds) for event_id in preds}
-    seen: set[str] = set()
-    for event_id in sorted(preds):
-        if event_id in seen or event_id not in reach[event_id]:
-            continue
-        group = {event_id} | {other for other in reach[event_id] if event_id in reach[other]}
-        seen |= group
+    for group in sorted(strongly_connected(preds), key=min):
         members = sorted(group)
         report(
             CYCLE,
@@ -413,58 +418,19 @@ def _break_cycles(preds: dict[str, set[str]], report: _Reporter) -> None:
             preds[member] = {p for p in preds[member] if p not in group or p < member}
 
 
-def _reachable(start: str, preds: Mapping[str, Collection[str]]) -> set[str]:
-    """Every id `start` follows, transitively (contains `start` only on a cycle)."""
-    found: set[str] = set()
-    stack = list(preds[start])
-    while stack:
-        event_id = stack.pop()
-        if event_id not in found:
-            found.add(event_id)
-            stack.extend(preds[event_id])
-    return found
+def _walk(ancestors: Ancestry, events: Mapping[str, Event], dropped: Collection[str]) -> Walk:
+    """The ancestry's walk over these events; the keys an event sets are those its own
+    fold has (status always)."""
+    sets = [
+        None if event_id in dropped else tuple(v is not None for v in fold((events[event_id],)))
+        for event_id in ancestors.order
+    ]
+    return walk(ancestors, sets, len(EntityState._fields))
 
 
-def _topological_order(preds: Mapping[str, Collection[str]]) -> tuple[str, ...]:
-    """Kahn's algorithm over an acyclic graph, the smallest ready id first."""
-    waiting = {event_id: len(before) for event_id, before in preds.items()}
-    followers: dict[str, list[str]] = {event_id: [] for event_id in preds}
-    for event_id, before in preds.items():
-        for pred in before:
-            followers[pred].append(event_id)
-    ready = [event_id for event_id, count in waiting.items() if count == 0]
-    heapq.heapify(ready)
-    order: list[str] = []
-    while ready:
-        event_id = heapq.heappop(ready)
-        order.append(event_id)
-        for follower in followers[event_id]:
-            waiting[follower] -= 1
-            if waiting[follower] == 0:
-                heapq.heappush(ready, follower)
-    assert len(order) == len(preds), "cycles are broken before ordering"
-    return tuple(order)
-
-
-def _ancestors(
-    order: tuple[str, ...], preds: Mapping[str, Collection[str]]
-) -> dict[str, frozenset[str]]:
-    ancestors: dict[str, frozenset[str]] = {}
-    for event_id in order:
-        found: set[str] = set()
-        for pred in preds[event_id]:
-            found.add(pred)
-            found |= ancestors[pred]
-        ancestors[event_id] = frozenset(found) if found else NO_IDS
-    return ancestors
-
-
-def _heads(remaining: list[str], ancestors: Mapping[str, frozenset[str]]) -> tuple[str, ...]:
-    """Remaining events that no remaining event comes after, through dropped ones too."""
-    covered: set[str] = set()
-    for event_id in remaining:
-        covered |= ancestors[event_id]
-    return tuple(sorted(event_id for event_id in remaining if event_id not in covered))
+def _fold_of(deciders: Deciders, ancestors: Ancestry, events: Mapping[str, Event]) -> EntityState:
+    """The fold of the events a walk says decide it."""
+    return fold(events[ancestors.order[i]] for i in sorted(set(deciders)) if i >= 0)
 
 
 def _decision_key(state: EntityState) -> tuple[object, ...]:
