@@ -3,7 +3,6 @@ algorithm it replaced, and a long `follows` chain costs its length, not its cube
 
 from __future__ import annotations
 
-import datetime as dt
 import random
 import time
 import tracemalloc
@@ -11,11 +10,14 @@ from collections.abc import Collection, Mapping
 
 from hypothesis import given, settings
 
-from failgate_hooks.core.assess import can_hold
+from failgate_hooks.core.authority import can_hold
 from failgate_hooks.core.events import Event, Problem, Status, Verification
 from failgate_hooks.core.resolve import (
     CYCLE,
+    MAX_ENTITY_EVENTS,
+    TOO_MANY_EVENTS,
     EntityState,
+    Outcome,
     Resolution,
     _collect,
     _decision_key,
@@ -173,7 +175,9 @@ def test_larger_random_graphs_resolve_as_the_old_algorithm() -> None:
 
 def chain(n: int) -> list[Event]:
     """An entity of `n` events, each following the one before."""
-    ids = [f"20261204T{i // 3600 % 24:02d}{i // 60 % 60:02d}{i % 60:02d}Z-{i:08x}" for i in range(n)]
+    ids = [
+        f"20261204T{i // 3600 % 24:02d}{i // 60 % 60:02d}{i % 60:02d}Z-{i:08x}" for i in range(n)
+    ]
     return [
         Event(
             id=event_id,
@@ -216,3 +220,27 @@ def test_what_an_event_of_a_long_chain_comes_after_is_its_whole_past() -> None:
     assert last.state == EntityState(status=Status.OBSERVED, title="t", triggers=("push",))
     assert last.settles == ()
     assert before[events[0].id].state == EntityState()
+
+
+def test_an_entity_of_more_events_than_the_bound_is_invalid_and_ordered_by_id() -> None:
+    # a chain against id order: each event follows the one whose id comes after it
+    events = chain(MAX_ENTITY_EVENTS + 1)
+    ids = [e.id for e in events]
+    events = [
+        e._replace(follows=(ids[i + 1],) if i + 1 < len(ids) else ()) for i, e in enumerate(events)
+    ]
+    res = resolve_entity(KEY, events)
+    assert res.outcome is Outcome.INVALID
+    assert [p.code for p in res.problems] == [TOO_MANY_EVENTS]
+    assert f"{MAX_ENTITY_EVENTS + 1} events, more than the {MAX_ENTITY_EVENTS}" in (
+        res.problems[0].message
+    )
+    assert res.order == tuple(ids)
+    assert not any(res.ancestors.bits)
+
+
+def test_an_entity_at_the_bound_is_ordered_by_follows() -> None:
+    events = chain(MAX_ENTITY_EVENTS)
+    res = resolve_entity(KEY, events)
+    assert res.outcome is Outcome.RESOLVED
+    assert res.heads == (events[-1].id,)

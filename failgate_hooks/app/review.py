@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from failgate_hooks.app.evaluate import pinned_revision
 from failgate_hooks.app.report import inspection_revisions
-from failgate_hooks.core.assess import can_hold
+from failgate_hooks.core.authority import can_hold
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Event, Verification
 from failgate_hooks.core.sanitize import clean_line

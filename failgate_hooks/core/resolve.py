@@ -15,8 +15,9 @@ The steps, in the order the design fixes them:
    by id. They agree when their folds have the same status, verification,
    triggers and scope; lists that mean sets (triggers, globs, environments,
    pinned files) are compared as sets.
-5. Broken references, cycles, foreign events and a missing title or trigger
-   make the entity INVALID; it still gets a best-effort state, order and heads:
+5. Broken references, cycles, foreign events, a missing title or trigger and
+   more than MAX_ENTITY_EVENTS events make the entity INVALID (so many are
+   ordered by id alone); it still gets a best-effort state, order and heads:
    broken edges are ignored, and a cycle is broken by ordering its members by id.
    A head whose own lineage has no triggers left is a missing trigger too.
    An id named in a `retracts` may be absent without being a broken reference:
@@ -55,6 +56,12 @@ DUPLICATE_ID = "duplicate-id"
 CYCLE = "cycle"
 MISSING_TITLE = "missing-title"
 MISSING_TRIGGERS = "missing-triggers"
+TOO_MANY_EVENTS = "too-many-events"
+
+# The most events of one entity resolved by their `follows`; a real failure's history
+# has tens. Beyond it the entity is invalid and its events are ordered by id alone:
+# what each event comes after takes a bit per pair of events.
+MAX_ENTITY_EVENTS = 5000
 
 
 class EntityState(NamedTuple):
@@ -146,6 +153,15 @@ def resolve_entity(
     report = _Reporter(entity_key, found)
     valid, foreign, unusable = _collect(entity_key, events, report)
     preds, replaced_by = _references(valid, foreign, unusable, report)
+    too_many = len(valid) > MAX_ENTITY_EVENTS
+    if too_many:
+        report(
+            TOO_MANY_EVENTS,
+            f"{len(valid)} events, more than the {MAX_ENTITY_EVENTS} failgate orders by "
+            "follows: ordered by id instead. Delete the events that were not meant, or "
+            "expire the entity and record a new one",
+        )
+        preds = {event_id: set() for event_id in preds}
     _break_cycles(preds, report)
     order = topological_order(preds)
     ancestors = Ancestry(order, preds)
@@ -168,9 +184,10 @@ def resolve_entity(
         head: _fold_of(lineages[ancestors.position[head]], ancestors, valid) for head in heads
     }
     overall = fold(valid[event_id] for event_id in remaining)
-    if not problems:
+    if not problems and not too_many:
         # A file that fails to validate may be the event that sets them: saying that no
         # event does would send a person looking for a title instead of the broken file.
+        # Nor do events ordered without their follows lack them, each its own head.
         _report_missing(overall, heads, head_states, report)
 
     if found:
