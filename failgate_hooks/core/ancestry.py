@@ -177,18 +177,20 @@ def walk(ancestry: Ancestry, sets: Sequence[tuple[bool, ...] | None], keys: int)
     none: Deciders = (-1,) * keys
     for position, own in enumerate(sets):
         preds = ancestry.preds[position]
-        deciders = none
-        candidates = 0
-        for pred in preds:
-            deciders = tuple(map(max, deciders, found.lineage[pred]))
-            candidates |= lineage_tops[pred]
-        tops = candidates
-        if len(preds) > 1:
+        if not preds:
+            deciders, tops = none, 0
+        elif len(preds) == 1:
+            deciders, tops = found.lineage[preds[0]], lineage_tops[preds[0]]
+        else:
+            deciders, candidates = none, 0
+            for pred in preds:
+                deciders = tuple(map(max, deciders, found.lineage[pred]))
+                candidates |= lineage_tops[pred]
             # a top of one predecessor's lineage may come before another's
             covered = 0
             for candidate in positions(candidates):
                 covered |= ancestry.bits[candidate]
-            tops &= ~covered
+            tops = candidates & ~covered
         found.before.append(deciders)
         found.tops.append(tops)
         if own is None:

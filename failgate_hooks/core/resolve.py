@@ -179,11 +179,15 @@ def resolve_entity(
     }
     remaining = [event_id for event_id in order if event_id not in dropped]
     heads = ancestors.heads(remaining)
-    lineages = _walk(ancestors, valid, dropped).lineage
-    head_states = {
-        head: _fold_of(lineages[ancestors.position[head]], ancestors, valid) for head in heads
-    }
     overall = fold(valid[event_id] for event_id in remaining)
+    if len(heads) == 1:
+        # every remaining event is the head or comes before it: its lineage is them all
+        head_states = {heads[0]: overall}
+    else:
+        lineages = _walk(ancestors, valid, dropped).lineage
+        head_states = {
+            head: _fold_of(lineages[ancestors.position[head]], ancestors, valid) for head in heads
+        }
     if not problems and not too_many:
         # A file that fails to validate may be the event that sets them: saying that no
         # event does would send a person looking for a title instead of the broken file.
