@@ -45,7 +45,7 @@ def test_a_cascade_beyond_the_bound_makes_the_entity_invalid_and_holds_its_gate(
 
 
 def test_a_long_cascade_costs_the_bound_not_a_round_per_event() -> None:
-    # A round per event resolved the entity again 2000 times: a minute or more here.
+    # A round per event would resolve the entity again 2000 times.
     events = restating(2000)
     started = time.process_time()
     got = run_assess(events, protected={"e1"}, policy=STRICT)
