@@ -657,7 +657,7 @@ def test_on_a_server_nothing_the_pusher_sets_reaches_the_verifier() -> None:
     environ = {"PATH": "/bin", "SERVER_TOKEN": "s", **PUSHER_SET}
     env, refused = verifier_env(
         environ, env_pass=("LANG", "LC_ALL", "TZ", "SERVER_TOKEN"), commit="c",
-        entity_key="k", environment=None, pusher_env=True,
+        entity_key="k", environment=None, pusher_env=True, reviewed=True,
     )  # fmt: skip
     assert env["LANG"] == "C.UTF-8" and env["SERVER_TOKEN"] == "s"
     assert not {"LC_ALL", "LC_CTYPE", "TZ", "TERM"} & set(env)
@@ -708,10 +708,26 @@ def test_the_verifier_s_whole_environment_for_each_kind_of_name(
     """The environment exactly, in order, and its notes: nothing more reaches the verifier."""
     env, refused = verifier_env(
         EVERY_KIND, env_pass=env_pass, commit="c", entity_key="k", environment=None,
-        pusher_env=pusher_env,
+        pusher_env=pusher_env, reviewed=True,
     )  # fmt: skip
     assert list(env.items()) == list({**expected, **OURS}.items())
     assert refused == notes
+
+
+def test_a_server_verifier_not_said_to_be_reviewed_gets_no_env_pass_name() -> None:
+    """Only a caller that knows a protected revision holds the event says `reviewed`:
+    one that does not say gets the server's rule for a verification that came with the
+    push."""
+    env, refused = verifier_env(
+        EVERY_KIND, env_pass=("SERVER_TOKEN",), commit="c", entity_key="k", environment=None,
+        pusher_env=True,
+    )  # fmt: skip
+    assert "SERVER_TOKEN" not in env, env
+    assert any("SERVER_TOKEN not passed" in note for note in refused), refused
+    client, _ = verifier_env(
+        EVERY_KIND, env_pass=("SERVER_TOKEN",), commit="c", entity_key="k", environment=None
+    )
+    assert client["SERVER_TOKEN"] == "s"
 
 
 @pytest.mark.parametrize(

@@ -96,7 +96,7 @@ def run_on_commit(
     progress: Progress | None,
     sandbox: Sandbox | None,
     pusher_env: bool = False,
-    reviewed: bool = True,
+    reviewed: bool = False,
 ) -> VerifierResult:
     """One run of a gate's verifier on exactly `commit`: in its checkout (made by
     `checkouts()` on first use), or in the work tree when workdir is inplace and the
@@ -164,7 +164,7 @@ class RunAs(NamedTuple):
     entity_key: str
     environment: str | None = None
     pusher_env: bool = False
-    reviewed: bool = True
+    reviewed: bool = False
 
 
 def run_in_checkout(

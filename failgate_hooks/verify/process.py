@@ -104,7 +104,7 @@ def verifier_env(
     entity_key: str,
     environment: str | None,
     pusher_env: bool = False,
-    reviewed: bool = True,
+    reviewed: bool = False,
 ) -> tuple[dict[str, str], tuple[str, ...]]:
     """The verifier's whole environment, and a note for each kind of `env_pass` name refused.
 

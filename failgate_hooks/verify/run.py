@@ -57,7 +57,7 @@ def run_gate_verifier(
     sandbox: Sandbox | None = None,
     cache_only: bool = False,
     pusher_env: bool = False,
-    reviewed: bool = True,
+    reviewed: bool = False,
 ) -> VerifierResult:
     """Run one gate's verifier on exactly `commit`, or say why it did not run.
 
