@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from failgate_hooks.core.authority import MAX_PENDING_ROUNDS, PENDING_TOO_DEEP
 from failgate_hooks.core.events import Event, Verification
 from failgate_hooks.core.gates import GateState
+from failgate_hooks.core.resolve import Before, Resolution
 from tests.test_gates import CHECK, STRICT, ev, observed, run_assess
 
 RESTATED = Verification(command=("true",))
@@ -52,3 +55,25 @@ def test_a_long_cascade_costs_the_bound_not_a_round_per_event() -> None:
     spent = time.process_time() - started
     assert got.state is GateState.INVALID
     assert spent < 20, f"{spent:.1f} s of CPU"
+
+
+def test_an_entity_every_event_of_which_is_reviewed_walks_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The usual entity on a warm run: nothing new relaxes anything, and the walk of what
+    each event comes after (core/resolve.before_each) is not paid for every entity."""
+    import failgate_hooks.core.authority as authority
+
+    events = restating(3)
+    walked: list[str] = []
+    real = authority.before_each
+
+    def counting(resolution: Resolution) -> dict[str, Before]:
+        walked.append(resolution.entity_key)
+        return real(resolution)
+
+    monkeypatch.setattr(authority, "before_each", counting)
+    reviewed = run_assess(events, protected={e.id for e in events}, policy=STRICT)
+    assert reviewed.relaxations == () and walked == []
+    pending = run_assess(events, protected={"e1"}, policy=STRICT)
+    assert pending.relaxations and walked, walked  # one new event: the walk is made

@@ -120,6 +120,8 @@ def _relaxing(
     stay dropped with it (resolution's rule 1), so two new events that supersede
     each other would drop a protected event and leave no remaining event to name."""
     found: list[tuple[str, tuple[RelaxationKind, ...]]] = []
+    if protected_ids.issuperset(resolution.order):
+        return found  # nothing new: the usual entity, whose every event is reviewed
     prior = before_each(resolution) if known else {}
     for event_id in resolution.order:
         if event_id in protected_ids:
