@@ -374,9 +374,9 @@ def test_a_push_by_another_name_is_refused(tmp_path: Path, command: str) -> None
     assert remote_ref(remote, "refs/heads/main") == before, answer
 
 
-def test_a_command_git_runs_at_a_later_command_is_read_as_the_push_it_is(tmp_path: Path) -> None:
-    # `git status` runs core.fsmonitor through the shell (its own arguments after it, here
-    # a comment): a push from there skips the hook, though the line holds no `git push`
+def _held_with_the_hook(tmp_path: Path) -> tuple[Repo, Path, str | None, str]:
+    """A held push gate, failgate's hook installed, and a plain push refused by it:
+    (repo, remote, the remote's main, the commit a push would send)."""
     repo = budget_repo(tmp_path / "work")
     remote = with_remote(repo, tmp_path / "remote.git")
     record_failure(repo, "push")
@@ -385,6 +385,13 @@ def test_a_command_git_runs_at_a_later_command_is_read_as_the_push_it_is(tmp_pat
     plain = subprocess.run(["git", "push", "origin", "main"], cwd=repo.path,
                            capture_output=True, check=False, timeout=300)  # fmt: skip
     assert plain.returncode != 0 and remote_ref(remote, "refs/heads/main") == before
+    return repo, remote, before, head
+
+
+def test_a_command_git_runs_at_a_later_command_is_read_as_the_push_it_is(tmp_path: Path) -> None:
+    # `git status` runs core.fsmonitor through the shell (its own arguments after it, here
+    # a comment): a push from there skips the hook, though the line holds no `git push`
+    repo, remote, before, head = _held_with_the_hook(tmp_path)
     command = "git -c core.fsmonitor='git push --no-verify origin main #' status"
     answer = shell(repo, "claude", command)
     verdict = answer.verdict("claude")
@@ -447,14 +454,7 @@ def test_a_config_file_that_moves_the_hooks_is_refused_however_git_finds_it(
 def test_a_commondir_that_moves_the_repository_is_refused(tmp_path: Path) -> None:
     # git reads `.git/commondir` as where the repository's hooks, config and refs are: a
     # copy without hooks, named there, lets a plain push through
-    repo = budget_repo(tmp_path / "work")
-    remote = with_remote(repo, tmp_path / "remote.git")
-    record_failure(repo, "push")
-    assert repo.failgate("install").code == 0
-    before, head = remote_ref(remote, "refs/heads/main"), repo.git("rev-parse", "HEAD")
-    plain = subprocess.run(["git", "push", "origin", "main"], cwd=repo.path,
-                           capture_output=True, check=False, timeout=300)  # fmt: skip
-    assert plain.returncode != 0 and remote_ref(remote, "refs/heads/main") == before
+    repo, remote, before, head = _held_with_the_hook(tmp_path)
     command = 'cp -r .git ../copy && rm -rf ../copy/hooks && echo "$PWD/../copy" > .git/commondir'
     answer = shell(repo, "claude", command)
     verdict = answer.verdict("claude")
