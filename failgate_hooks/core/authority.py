@@ -153,6 +153,10 @@ def _relaxing(
             # the fold then takes the keys of whichever head comes last by id.
             if prior[event_id].settles:
                 kinds.append(RelaxationKind.SETTLES)
+        elif event.verification is not None and event.verification.env_pass:
+            # A verifier change on a known entity is one already; a new entity's verifier
+            # only tightens, unless it reads the environment it runs in.
+            kinds.append(RelaxationKind.ENV_PASS)
         if kinds:
             found.append((event_id, tuple(kinds)))
     return found
@@ -204,6 +208,10 @@ def _relaxation(
             parts.append(f"retracts {_list(event.retracts)}")
         elif kind is RelaxationKind.SETTLES:
             parts.append(f"settles the conflict of {_list(settles)}")
+        elif kind is RelaxationKind.ENV_PASS:
+            verification = event.verification
+            names = verification.env_pass if verification is not None else ()
+            parts.append(f"a new verifier reads env_pass {_list(names)}")
         else:
             parts.append(f"changes {kind.value}")
     return Relaxation(

@@ -53,6 +53,9 @@ class RelaxationKind(enum.StrEnum):
     APPLIES_TO = "applies_to"
     # An event after heads that disagree: it settles their conflict, for one side.
     SETTLES = "settles"
+    # A new entity's verifier that asks for variables of the environment it runs in: on a
+    # server its pusher would read the server's own (a deploy token) in its output.
+    ENV_PASS = "env_pass"
     # Five that are not events: what loosens the configuration in force, the
     # deletion of a protected ref whose ledger holds events the default branch lacks,
     # a pushed commit whose copy of a verifier's pinned files is not the pinned one

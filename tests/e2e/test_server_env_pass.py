@@ -3,7 +3,9 @@
 A real bare remote, a real pre-receive hook with `--exec` (so verifiers run in the
 real bubblewrap sandbox), and a credential in the hook's environment, as a git
 server or its wrapper sets one. Whoever can push to any branch can push an event,
-and so a verifier and its env_pass: only one a protected revision holds gets them.
+and so a verifier and its env_pass: a new verifier that reads the environment is a
+relaxation (only a relaxer's push lands it), and only one a protected revision
+holds gets the variables.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Repo, make_repo
-from tests.e2e.test_pre_receive import push
+from tests.e2e.test_pre_receive import RELAXERS, push
 from tests.worlds import remote_ref, with_remote
 
 SECRET = "s3cr3t-from-the-server-env"
@@ -52,10 +54,11 @@ env_pass = ["DEPLOY_TOKEN"]
     )
 
 
-def server_with_token(tmp_path: Path) -> tuple[Repo, Path]:
+def server_with_token(tmp_path: Path, config: str = "") -> tuple[Repo, Path]:
     """A remote whose main holds a reviewed gate that passes only with the server's
     DEPLOY_TOKEN; its hook runs `--exec` with DEPLOY_TOKEN in its environment."""
     repo = make_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS + config)
     # Its command names a prefix of the secret only, as the gate's report quotes it.
     check = 'case "$DEPLOY_TOKEN" in s3cr3t-from-*) exit 0;; esac; exit 1'
     event(repo, "ops:deploy", "20261204T010000Z-00c0ffee", check)
@@ -71,9 +74,9 @@ def server_with_token(tmp_path: Path) -> tuple[Repo, Path]:
 def test_a_pushed_verifier_never_reads_the_server_s_variables(tmp_path: Path) -> None:
     repo, remote = server_with_token(tmp_path)
     event(repo, "evil:leak", "20261204T020000Z-0badc0de", "echo token=$DEPLOY_TOKEN; exit 1")
-    wip = repo.commit("a new gate, pushed to a branch nobody reviews")
-    pushed = push(repo, "HEAD:refs/heads/wip")
-    assert pushed.returncode == 0, pushed.stderr  # an unprotected ref: open gates warn
+    wip = repo.commit("a new gate, pushed by a relaxer: it lands, its event not yet reviewed")
+    pushed = push(repo, "HEAD:refs/heads/wip", user="alice")
+    assert pushed.returncode == 0, pushed.stderr
     assert remote_ref(remote, "refs/heads/wip") == wip
     assert SECRET not in pushed.stderr, pushed.stderr
     lines = [" ".join(line.split()) for line in pushed.stderr.splitlines()]
@@ -81,6 +84,7 @@ def test_a_pushed_verifier_never_reads_the_server_s_variables(tmp_path: Path) ->
     # Under the gate, with its verifier's exit: which names, and why.
     assert "remote: verifier sh -c 'echo token=$DEPLOY_TOKEN; exit 1' exited 1" in " ".join(lines)
     assert [line for line in lines if WITHHELD in line], pushed.stderr
+    assert "RELAXED" in pushed.stderr and "reads env_pass DEPLOY_TOKEN" in pushed.stderr
     assert "remote: CLEARED ops:deploy — ops:deploy" in lines, pushed.stderr  # reviewed: it had it
 
 
@@ -100,7 +104,7 @@ def test_a_pass_without_the_variables_never_stands_for_the_reviewed_run(tmp_path
     repo, remote = server_with_token(tmp_path)
     event(repo, "ops:tokenless", "20261204T030000Z-0ddba11a", 'test -z "$DEPLOY_TOKEN"')
     first = repo.commit("a gate that passes only without the token")
-    accepted = push(repo, "main")  # not yet reviewed: it runs without the token
+    accepted = push(repo, "main", user="alice")  # not yet reviewed: it runs without the token
     assert accepted.returncode == 0, accepted.stderr
     assert remote_ref(remote, "refs/heads/main") == first
     repo.git("commit", "-q", "--allow-empty", "-m", "the same content, now reviewed")
@@ -108,3 +112,25 @@ def test_a_pass_without_the_variables_never_stands_for_the_reviewed_run(tmp_path
     assert refused.returncode != 0, refused.stderr
     assert "remote: BLOCKED" in refused.stderr
     assert remote_ref(remote, "refs/heads/main") == first
+
+
+@pytest.mark.parametrize("block_on", ["protected", "all"])
+def test_a_new_verifier_that_reads_the_environment_waits_for_a_relaxer(
+    tmp_path: Path, block_on: str
+) -> None:
+    """Pushed by anyone else it is PENDING and never runs. Where failgate enforces (main;
+    with block_on "all" every ref) the push is refused, so no tip that holds it is
+    accepted; elsewhere it only warns, and a tip there is never a protected revision: no
+    later push finds it reviewed."""
+    repo, remote = server_with_token(tmp_path, f'block_on = "{block_on}"\n')
+    before = remote_ref(remote, "refs/heads/main")
+    event(repo, "evil:leak", "20261204T020000Z-0badc0de", 'echo "token=$DEPLOY_TOKEN"; exit 1')
+    repo.commit("a new gate that reads the deploy token")
+    for attempt in ("HEAD:refs/heads/wip", "HEAD:refs/heads/wip", "main"):
+        pushed = push(repo, attempt)
+        assert SECRET not in pushed.stderr and "token=" not in pushed.stderr, pushed.stderr
+        assert "PENDING" in pushed.stderr and "reads env_pass DEPLOY_TOKEN" in pushed.stderr
+        enforced = attempt == "main" or block_on == "all"
+        assert (pushed.returncode != 0) == enforced, pushed.stderr
+        repo.git("commit", "-q", "--allow-empty", "-m", "again")
+    assert remote_ref(remote, "refs/heads/main") == before
