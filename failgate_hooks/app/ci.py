@@ -18,7 +18,7 @@ commands render/github.py builds are written as they are.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from failgate_hooks.app.evaluate import Request
@@ -208,7 +208,7 @@ def decide_ci(
         )
     notes: list[str] = []
     history: list[Problem] = []
-    base = next((c for c in map(repo.try_resolve_commit, target.bases) if c is not None), None)
+    base = next((c for c in map(_base_commit(repo), target.bases) if c is not None), None)
     if base is None and target.bases and not target.base_may_be_gone:
         raise GitError(
             f"the base {target.base_label} is not in this clone",
@@ -263,6 +263,15 @@ def decide_ci(
         repo, config, request, sandbox_by=sandbox_by, attester=attester
     )
     return CiRun(target, head, base, decision, tuple(notes), ledger_dir=config.ledger)
+
+
+def _base_commit(repo: GitRepo) -> Callable[[str], str | None]:
+    """How a base is looked up: a full ref name (the tracking ref of a pull request's
+    base) as exactly that ref, which a fetched tag spelling it must not stand in for;
+    anything else (a commit id, FAILGATE_BASE) as a revision."""
+    return lambda base: (
+        ref_commit(repo, base) if base.startswith("refs/") else repo.try_resolve_commit(base)
+    )
 
 
 def _default_branch(

@@ -745,3 +745,26 @@ def test_a_ci_with_no_base_says_so_once_without_naming_itself_twice(tmp_path: Pa
     assert result.code == 2, result
     assert result.err.startswith("failgate: ci cannot tell which base to compare the commit with")
     assert "failgate: failgate" not in result.err
+
+
+def test_a_tag_spelling_the_base_s_tracking_ref_is_not_the_base(tmp_path: Path) -> None:
+    """A clone that lacks `refs/remotes/origin/main` but has a tag spelling it (stored as
+    `refs/tags/refs/remotes/origin/main`): the base is the payload's commit, never the
+    tag's, which git's revision rules would find under that name."""
+    from failgate_hooks.app.ci import decide_ci
+    from failgate_hooks.git.repo import GitRepo
+
+    repo = pr_world(tmp_path)
+    repo.write("src/module7.txt", "a seventh module\n")
+    repo.commit("add a module")
+    base_sha = repo.git("rev-parse", "refs/remotes/origin/main")
+    clone = ci_checkout(repo, tmp_path)
+    root = git(clone, "rev-list", "--max-parents=0", "HEAD")
+    git(clone, "update-ref", "-d", "refs/remotes/origin/main")
+    git(clone, "tag", "refs/remotes/origin/main", root)
+    assert git(clone, "rev-parse", "refs/remotes/origin/main") == root  # as a revision
+    payload = {"pull_request": {"base": {"ref": "main", "sha": base_sha}}}
+    env = github(tmp_path, "pull_request", payload, GITHUB_BASE_REF="main")
+    with GitRepo.open(clone) as git_repo:
+        run = decide_ci(git_repo, env)
+    assert run.base == base_sha != root, run
