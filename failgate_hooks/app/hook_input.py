@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from failgate_hooks.core.errors import UsageError
-from failgate_hooks.git.remotes import configured_remote, ref_commit
+from failgate_hooks.git.remotes import configured_remote, ref_commit, tracking_ref_of
 from failgate_hooks.git.repo import GitRepo, is_null_id
 
 
@@ -93,9 +93,9 @@ def as_fetched(repo: GitRepo, remote: str, update: RefUpdate) -> RefUpdate:
     the real one)."""
     created = update._replace(old="0" * 40)
     name = configured_remote(repo, remote)
-    if name is None or not update.remote_ref.startswith("refs/heads/"):
+    tracking = None if name is None else tracking_ref_of(update.remote_ref, name)
+    if tracking is None:
         return created
-    tracking = f"refs/remotes/{name}/{update.remote_ref.removeprefix('refs/heads/')}"
     fetched = ref_commit(repo, tracking)
     if fetched is None:
         return created

@@ -53,6 +53,14 @@ def remote_ref_of(tracking_ref: str, remote: str) -> str:
     return "refs/heads/" + tracking_ref.removeprefix(f"refs/remotes/{remote}/")
 
 
+def tracking_ref_of(remote_ref: str, remote: str) -> str | None:
+    """`refs/heads/trunk` -> `refs/remotes/origin/trunk`, where a fetch of `remote` keeps
+    it; None when `remote_ref` is no branch."""
+    if not remote_ref.startswith("refs/heads/"):
+        return None
+    return f"refs/remotes/{remote}/{remote_ref.removeprefix('refs/heads/')}"
+
+
 def push_destination(repo: GitRepo) -> str | None:
     """The remote ref a plain `git push` of the current branch updates (`@{push}`), if any."""
     if not repo.succeeds("rev-parse", "--verify", "--quiet", "@{push}"):
@@ -86,9 +94,7 @@ def tracking_ref(repo: GitRepo, remote_ref: str) -> str | None:
     """The ref that tracks the default remote's `refs/heads/<branch>` here, whether or not
     it was fetched; None when there is no remote, or `remote_ref` is no branch."""
     remote = default_remote(repo)
-    if remote is None or not remote_ref.startswith("refs/heads/"):
-        return None
-    return f"refs/remotes/{remote}/{remote_ref.removeprefix('refs/heads/')}"
+    return None if remote is None else tracking_ref_of(remote_ref, remote)
 
 
 def default_remote(repo: GitRepo) -> str | None:
