@@ -602,3 +602,68 @@ def test_retracting_the_only_titled_event_file_leaves_a_missing_title() -> None:
     res = resolve_entity(KEY, [first], [broken_file()])
     assert res.outcome is Outcome.INVALID
     assert set(codes(res.problems)) == {MISSING_TITLE, MISSING_TRIGGERS}
+
+
+# --------------------------------------------------------------------------- retracting a misnamed file
+
+
+def misnamed_file(stem: str = "oops", entity_key: str = KEY) -> Problem:
+    """The problem of a `.toml` file of the entity's folder not named as an event: it
+    has no id, only its file name's stem."""
+    folder = entity_key.replace(":", "/")
+    return Problem(
+        code="bad-file-name",
+        message="not an event file name (<YYYYMMDDTHHMMSSZ>-<8 hex>.toml)",
+        path=f"ledger/{folder}/{stem}.toml",
+        entity_key=entity_key,
+    )
+
+
+def test_a_misnamed_file_retracted_by_its_stem_no_longer_makes_the_entity_invalid() -> None:
+    for stem in ("oops", "Notes.v2_draft-1", f"{BROKEN_ID}.old", "-x", "a" * 100):
+        retraction = ev("b", follows=("a",), retracts=(stem,))
+        res = resolve_entity(KEY, [ev("a"), retraction], [misnamed_file(stem)])
+        assert res.outcome is Outcome.RESOLVED, (stem, res.problems)
+        assert res.problems == ()
+        assert res.retracted_problems == (misnamed_file(stem),)
+        assert res.heads == ("b",)
+
+
+def test_a_misnamed_file_blocks_until_a_counting_event_of_its_entity_retracts_its_stem() -> None:
+    retraction = ev("b", follows=("a",), retracts=("oops",))
+    for events, problem, pending in (
+        ([ev("a")], misnamed_file(), ()),  # nothing retracts it
+        ([ev("a"), retraction], misnamed_file(), ("b",)),  # its retraction is pending
+        ([ev("a"), retraction], misnamed_file(entity_key="deploy:testnet:gas-budget"), ()),
+        ([ev("a"), retraction], misnamed_file("oops2"), ()),  # a stem it does not name
+    ):
+        res = resolve_entity(KEY, events, [problem], also_dropped=pending)
+        assert res.outcome is Outcome.INVALID, problem
+        assert res.retracted_problems == (), problem
+
+
+def test_a_stem_no_retraction_can_write_is_never_cleared() -> None:
+    # validate refuses such a `retracts`; were one to reach the resolver, it clears nothing
+    for stem in ("2026-01-01 note", "a" * 101, "oop\u0455", ""):
+        retraction = ev("b", follows=("a",), retracts=(stem,))
+        res = resolve_entity(KEY, [ev("a"), retraction], [misnamed_file(stem)])
+        assert res.outcome is Outcome.INVALID, stem
+        assert res.retracted_problems == (), stem
+
+
+def test_a_retracted_stem_whose_file_is_gone_is_no_broken_reference() -> None:
+    # as a retracted id: once retracted, the misnamed file may be deleted
+    res = resolve_entity(KEY, [ev("a"), ev("b", follows=("a",), retracts=("oops",))])
+    assert res.outcome is Outcome.RESOLVED, res.problems
+    assert res.problems == () and res.dropped == frozenset()
+
+
+def test_a_retraction_that_is_itself_retracted_still_clears_the_misnamed_file() -> None:
+    # rule 1: a dropped event still drops what it names, so retracting the retraction
+    # (its file deleted, say) does not bring the misnamed file's problem back
+    retraction = ev("b", follows=("a",), retracts=("oops",))
+    again = ev("c", follows=("b",), retracts=("b",))
+    res = resolve_entity(KEY, [ev("a"), retraction, again], [misnamed_file()])
+    assert res.outcome is Outcome.RESOLVED, res.problems
+    assert res.dropped == frozenset({"b"}) and res.heads == ("c",)
+    assert res.retracted_problems == (misnamed_file(),)

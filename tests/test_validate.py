@@ -112,6 +112,14 @@ BROKEN = [
     ("follows bad id", _set("follows", ["abc"]), "follows[0]: expected an event id"),
     ("supersedes self", _set("supersedes", [EID]), "supersedes: an event cannot name itself"),
     ("retracts bad id", _set("retracts", [42]), "retracts[0]: expected a string, got an integer"),
+    ("retracts a stem with a space", _set("retracts", ["2026-01-01 note"]), "retracts[0]: expected an event id like 20261129T230500Z-7f3a9c1e, or the file name's stem"),
+    ("retracts a stem of 101", _set("retracts", ["a" * 101]), "retracts[0]: expected an event id"),
+    ("retracts a stem not ASCII", _set("retracts", ["oop\u0455"]), "retracts[0]: expected an event id"),
+    ("retracts a stem with a newline", _set("retracts", ["oops\n"]), "retracts[0]: expected an event id"),
+    ("retracts a path", _set("retracts", ["sub/oops"]), "retracts[0]: expected an event id"),
+    ("retracts an empty stem", _set("retracts", [""]), "retracts[0]: expected an event id"),
+    ("follows a stem", _set("follows", ["oops"]), "follows[0]: expected an event id like 20261129T230500Z-7f3a9c1e, got 'oops'"),
+    ("supersedes a stem", _set("supersedes", ["oops"]), "supersedes[0]: expected an event id like 20261129T230500Z-7f3a9c1e, got 'oops'"),
     ("first event without title", _set("title", _DELETE), "title: required on an entity's first event"),
     ("first event without triggers", _set("triggers", _DELETE), "triggers: required on an entity's first event"),
     ("empty triggers", _set("triggers", []), "triggers: must not be empty"),
@@ -182,6 +190,17 @@ def test_each_rule_broken_once_names_its_error(mutate: Any, expected: str) -> No
     event, problems = parse(doc)
     assert event is None
     assert any(p.startswith(expected) for p in problems), problems
+
+
+def test_retracts_may_name_a_misnamed_files_portable_stem() -> None:
+    """A misnamed file has no id: `retracts` names it by its stem, when that is 1 to 100
+    of A-Z a-z 0-9 . _ - (an id is one too). Nothing else may name it."""
+    doc = valid_doc()
+    stems = ["oops", "Notes.v2_draft-1", "a" * 100, f"{OTHER_ID}.old", "-x", OTHER_ID]
+    doc["retracts"] = stems
+    event, problems = parse(doc)
+    assert problems == []
+    assert event is not None and event.retracts == tuple(stems)
 
 
 def test_a_glob_at_the_length_and_star_bounds_is_valid() -> None:

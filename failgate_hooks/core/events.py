@@ -17,6 +17,12 @@ SCHEMA_VERSION = 1
 
 ID_RE = re.compile(r"^(?P<time>[0-9]{8}T[0-9]{6}Z)-(?P<hex>[0-9a-f]{8})\Z")
 SEGMENT_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*\Z")
+# What a `retracts` may name besides an id: the file name's stem of a misnamed file of
+# the entity's folder (`oops.toml`, a copy saved as `<id>-old.toml`). Such a file
+# makes its entity invalid, and append-only keeps it: without a name to retract it by,
+# only a history rewrite could clear it. The stem must be portable so that it reads
+# the same in TOML, a shell and a message; every id is one.
+RETRACTABLE_STEM_RE = re.compile(r"^[A-Za-z0-9._-]{1,100}\Z")
 
 
 class Status(enum.StrEnum):

@@ -22,11 +22,13 @@ The steps, in the order the design fixes them:
    A head whose own lineage has no triggers left is a missing trigger too.
    An id named in a `retracts` may be absent without being a broken reference:
    a retracted file may be deleted, and what followed it still names it.
-6. A file that fails validation is named by its file name's stem (what the naming
-   rule makes its id). When a valid event of the entity that is not pending
-   retracts that id, the file's problems no longer make the entity invalid: they
-   are kept in `retracted_problems`, so that a caller resolving again with more
-   events pending gives them back. A duplicated id is never cleared this way.
+6. A file that fails validation is named by its file name's stem: what the naming
+   rule makes its id, and for a misnamed file (`oops.toml`) the only name it has,
+   when that stem is portable (RETRACTABLE_STEM_RE). When a valid event of the
+   entity that is not pending retracts that stem, the file's problems no longer make
+   the entity invalid: they are kept in `retracted_problems`, so that a caller
+   resolving again with more events pending gives them back. A duplicated id is
+   never cleared this way.
 """
 
 from __future__ import annotations
@@ -45,7 +47,15 @@ from failgate_hooks.core.ancestry import (
     topological_order,
     walk,
 )
-from failgate_hooks.core.events import ID_RE, AppliesTo, Event, Problem, Status, Verification
+from failgate_hooks.core.events import (
+    ID_RE,
+    RETRACTABLE_STEM_RE,
+    AppliesTo,
+    Event,
+    Problem,
+    Status,
+    Verification,
+)
 
 # Problem codes of an INVALID resolution, besides the validation problems passed in.
 UNKNOWN_REFERENCE = "unknown-reference"
@@ -220,17 +230,17 @@ def resolve_entity(
     )
 
 
-def invalid_file_id(problem: Problem, entity_key: str) -> str | None:
-    """The id of the event file a problem is of, by its file name's stem, when a
-    retraction may clear it: a file of this entity's folder, named as an event, whose
-    problem is its own (a duplicated id is two files' problem, never cleared so)."""
+def retractable_stem(problem: Problem, entity_key: str) -> str | None:
+    """The file name's stem a retraction names to clear a problem, when one may: the
+    problem is its own (a duplicated id is two files' problem, never cleared so) of a
+    file of this entity's folder whose stem is an id or, misnamed, at least portable."""
     if problem.path is None or problem.entity_key != entity_key or problem.code == DUPLICATE_ID:
         return None
     name = problem.path.rsplit("/", 1)[-1]
     if not name.endswith(".toml"):
         return None
     stem = name.removesuffix(".toml")
-    return stem if ID_RE.match(stem) else None
+    return stem if RETRACTABLE_STEM_RE.match(stem) else None
 
 
 def _retracted_files(
@@ -249,7 +259,7 @@ def _retracted_files(
     }
     if not ids:
         return ()
-    return tuple(p for p in problems if invalid_file_id(p, entity_key) in ids)
+    return tuple(p for p in problems if retractable_stem(p, entity_key) in ids)
 
 
 def _report_missing(

@@ -1,20 +1,22 @@
 """What to do about an event file that does not validate: retract it. Pure.
 
 Append-only forbids editing or deleting a committed event file, so the way out of
-one that does not validate (an old event with a short ref name, say) is a new
-event of the same entity that retracts it, by its file name's stem. Once that
-event counts, the file no longer makes the entity invalid (`core/resolve.py`).
+one that does not validate (an old event with a short ref name, say, or a file
+misnamed `oops.toml`) is a new event of the same entity that retracts it, by its
+file name's stem. Once that event counts, the file no longer makes the entity
+invalid (`core/resolve.py`). A misnamed file whose stem is not portable
+(`2026-01-01 note.toml`) has no name a retraction can give.
 """
 
 from __future__ import annotations
 
-from failgate_hooks.core.resolve import Resolution, invalid_file_id
+from failgate_hooks.core.resolve import Resolution, retractable_stem
 
 
-def retractable_ids(resolution: Resolution) -> tuple[str, ...]:
-    """The ids of the entity's files that fail validation and that a retraction clears."""
-    found = (invalid_file_id(p, resolution.entity_key) for p in resolution.problems)
-    return tuple(sorted({event_id for event_id in found if event_id is not None}))
+def retractable_stems(resolution: Resolution) -> tuple[str, ...]:
+    """The stems of the entity's files that fail validation and that a retraction clears."""
+    found = (retractable_stem(p, resolution.entity_key) for p in resolution.problems)
+    return tuple(sorted({stem for stem in found if stem is not None}))
 
 
 def retracted_paths(resolution: Resolution) -> frozenset[str]:
@@ -37,13 +39,13 @@ def retract_command(resolution: Resolution) -> str | None:
 
     It keeps the status the valid events give; with no valid event to set the title
     and triggers, the retraction is the entity's first event and must set them."""
-    ids = retractable_ids(resolution)
-    if not ids:
+    stems = retractable_stems(resolution)
+    if not stems:
         return None
     state = resolution.state
     status = state.status.value if state.status is not None else "observed"
     words = ["failgate record", resolution.entity_key, "--status", status]
-    words += [f"--retracts {event_id}" for event_id in ids]
+    words += [f"--retracts {stem}" for stem in stems]
     if state.title is None:
         words.append("--title TITLE")
     if state.triggers is None:

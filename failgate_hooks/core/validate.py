@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, TypeVar
 from failgate_hooks.core import wildmatch
 from failgate_hooks.core.events import (
     ID_RE,
+    RETRACTABLE_STEM_RE,
     SCHEMA_VERSION,
     SEGMENT_RE,
     AppliesTo,
@@ -160,7 +161,7 @@ def _validate(data: Mapping[str, Any], check: _Checker, folder_key: str | None) 
 
     follows = check.id_list(data, "follows")
     supersedes = check.id_list(data, "supersedes")
-    retracts = check.id_list(data, "retracts")
+    retracts = check.id_list(data, "retracts", stems=True)
     if event_id is not None:
         for name, ids in (("follows", follows), ("supersedes", supersedes), ("retracts", retracts)):
             if event_id in ids:
@@ -398,14 +399,20 @@ class _Checker:
                 out.append(item)
         return tuple(out) if len(out) == len(value) else None
 
-    def id_list(self, data: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    def id_list(self, data: Mapping[str, Any], key: str, *, stems: bool = False) -> tuple[str, ...]:
+        """A list of event ids; with `stems`, a misnamed file's portable stem may stand
+        for one (`retracts` alone: nothing can follow or carry forward such a file)."""
         ids = self.string_list(data, key) or ()
+        pattern = RETRACTABLE_STEM_RE if stems else ID_RE
+        expected = "an event id like 20261129T230500Z-7f3a9c1e"
+        if stems:
+            expected += (
+                ", or the file name's stem of a misnamed file of the entity's folder "
+                "(1 to 100 of A-Z a-z 0-9 . _ -)"
+            )
         for i, ref in enumerate(ids):
-            if not ID_RE.match(ref):
-                self.fail(
-                    f"{key}[{i}]",
-                    f"expected an event id like 20261129T230500Z-7f3a9c1e, got {ref!r}",
-                )
+            if not pattern.match(ref):
+                self.fail(f"{key}[{i}]", f"expected {expected}, got {ref!r}")
         if len(set(ids)) != len(ids):
             self.fail(key, "lists the same id twice")
         return ids
