@@ -159,7 +159,12 @@ def _after_record(repo: Any, config: Any, written: Any, *, probe: bool) -> list[
 @click.option(
     "--supersedes", multiple=True, help="Id of an event this one replaces (its keys carry forward)."
 )
-@click.option("--retracts", multiple=True, help="Id of an event whose file may be deleted.")
+@click.option(
+    "--retracts",
+    multiple=True,
+    help="Id of an event whose file may be deleted, or the name (without .toml) of a "
+    "misnamed file of the entity.",
+)
 @click.option("--note", help="Free text: what was seen.")
 @click.option(
     "--effective-at",

@@ -13,6 +13,7 @@ from typing import NamedTuple
 from failgate_hooks.core.errors import GitError, UsageError
 from failgate_hooks.core.events import (
     ID_RE,
+    RETRACTABLE_STEM_RE,
     Event,
     Problem,
     entity_key_of_folder,
@@ -163,13 +164,15 @@ def classify_path(path: str, ledger_dir: str) -> tuple[str | None, Problem | Non
             "(folders must be entity key segments of [a-z0-9][a-z0-9_-]*)",
             path=path,
         )
-    if not name.endswith(".toml") or not ID_RE.match(name.removesuffix(".toml")):
-        return key, Problem(
-            code="bad-file-name",
-            message="not an event file name (<YYYYMMDDTHHMMSSZ>-<8 hex>.toml)",
-            path=path,
-            entity_key=key,
-        )
+    stem = name.removesuffix(".toml")
+    if not name.endswith(".toml") or not ID_RE.match(stem):
+        message = "not an event file name (<YYYYMMDDTHHMMSSZ>-<8 hex>.toml)"
+        if not RETRACTABLE_STEM_RE.match(stem):
+            message += (
+                ", nor one a retraction can name (1 to 100 of A-Z a-z 0-9 . _ -): it holds "
+                "the entity invalid until history is rewritten to rename or remove it"
+            )
+        return key, Problem(code="bad-file-name", message=message, path=path, entity_key=key)
     return key, None
 
 

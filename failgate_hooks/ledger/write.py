@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError, LedgerError, UsageError
 from failgate_hooks.core.events import (
-    ID_RE,
+    RETRACTABLE_STEM_RE,
     AppliesTo,
     Event,
     Evidence,
@@ -29,7 +29,7 @@ from failgate_hooks.core.events import (
     new_event_id,
 )
 from failgate_hooks.core.resolve import heads_of
-from failgate_hooks.core.sanitize import clean_line
+from failgate_hooks.core.sanitize import clean_line, shown_ref
 from failgate_hooks.core.validate import parse_event, read_event
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
@@ -203,7 +203,8 @@ _SHOWN = 80
 def _retraction_target(current: EntityFiles, key: str, ref: str, notes: list[str]) -> str:
     """The id `--retracts REF` names: a valid event's, or the file name's stem of the one
     file of this entity's folder that fails validation and that REF names (by its stem,
-    or by the `id` it holds). The stem is what the gate and append-only know it by."""
+    or by the `id` it holds). The stem is what the gate and append-only know it by; a
+    misnamed file's stem serves when it is portable (RETRACTABLE_STEM_RE)."""
     if ref in current.events:
         return ref
     paths = current.invalid_paths(ref)
@@ -216,12 +217,15 @@ def _retraction_target(current: EntityFiles, key: str, ref: str, notes: list[str
         _refuse_unknown(current, key, ref, "--retracts")
     (path,) = paths
     stem = _stem(path)
-    if not ID_RE.match(stem):
+    if not RETRACTABLE_STEM_RE.match(stem):
         raise UsageError(
-            f"{path} is not named as an event (<YYYYMMDDTHHMMSSZ>-<8 hex>.toml): "
-            "no event can retract it",
-            hint="a file the ledger cannot name is removed by a reviewed commit that "
-            "deletes it, which append-only reports for a reviewer to accept",
+            f"{shown_ref(path)} cannot be retracted: a retraction names a file by its name "
+            "without .toml, and this one's is not 1 to 100 of A-Z a-z 0-9 . _ -; until it "
+            f"is gone it keeps {key} invalid, and its gate holds",
+            hint="no event can name it, and append-only refuses a commit that deletes or "
+            "renames it. If no protected branch holds it yet, rewrite your commits that add "
+            "it (git rebase -i) to give it a portable name; if one does, an administrator "
+            "must rewrite that branch's history to rename or remove it",
         )
     by = "" if stem == ref else f" (it holds id {ref}; the retraction names its file, {stem})"
     notes.append(
@@ -255,8 +259,9 @@ def _unreadable_warnings(current: EntityFiles, draft: EventDraft) -> list[str]:
     return [
         f"{path} does not validate; it is not followed: retract it (failgate record "
         f"{draft.entity_key} --status {draft.status.value} --retracts {_stem(path)})"
-        if ID_RE.match(_stem(path))
-        else f"{path} is not named as an event; it is not followed (run failgate fsck)"
+        if RETRACTABLE_STEM_RE.match(_stem(path))
+        else f"{shown_ref(path)} has a name no retraction can give; it is not followed and "
+        "keeps the entity invalid (run failgate fsck)"
         for path in current.unreadable
         if _stem(path) not in retracted
     ]

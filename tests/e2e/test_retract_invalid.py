@@ -4,8 +4,10 @@ Short ref names in `applies_to.refs` are invalid now, so a team's old events can
 block as ledger integrity errors; append-only forbids editing or deleting them.
 `failgate record --retracts ID` names such a file by its file name's stem, and a
 valid retraction of the entity clears it: for the client hook, the server (once
-reviewed), fsck and append-only alike. Every test runs the real commands and real
-pushes through installed hooks to a real bare remote."""
+reviewed), fsck and append-only alike. A file not named as an event (`oops.toml`)
+has no id: it is named by its stem when that is portable, and `record` refuses one
+that is not, saying it takes a history rewrite. Every test runs the real commands
+and real pushes through installed hooks to a real bare remote."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from tests.conftest import Repo
 from tests.e2e.test_pre_push import push
 from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive
 from tests.e2e.test_pre_receive import push as push_past_the_client
-from tests.worlds import KEY, budget_repo, record_failure, remote_ref, with_remote
+from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
 
 OTHER = "deploy:testnet:gas-budget"
 COMMAND = re.compile(r"`(failgate record [^`]+)`")
@@ -125,7 +127,8 @@ def test_a_retraction_of_no_such_id_fails_and_writes_nothing(tmp_path: Path) -> 
     repo, _, _ = _old_short_ref_event(tmp_path)
     folder = repo.path / "ledger" / Path(*KEY.split(":"))
     files = sorted(folder.iterdir())
-    for wanted in ("20991231T235959Z-0badc0de", "\x1b]0;owned\x07" + "x" * 500):
+    names = ("20991231T235959Z-0badc0de", "oops", "2026-01-01 note", "\x1b]0;owned\x07" + "x" * 500)
+    for wanted in names:
         refused = repo.failgate("record", KEY, "--status", "observed", "--retracts", wanted)
         assert refused.code == exitcodes.USAGE, refused
         assert f"no event of {KEY} has that id" in refused.err, refused
@@ -202,3 +205,109 @@ def test_a_file_no_toml_reader_can_finish_is_retracted_without_a_traceback(
     assert "Traceback" not in retracted.output, retracted
     for stem in (nested, huge):
         assert f"note: retracts {Path(folder, stem).relative_to(repo.path)}.toml" in retracted.err
+
+
+def _misnamed_on_main(tmp_path: Path, name: str) -> tuple[Repo, Path, str]:
+    """The remote's main holds a held push gate and, beside its event, a file not named
+    as an event (`name`): (repo, remote, the file's path). The client hook is in."""
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    first = record_failure(repo, "push")
+    misnamed = f"{Path(first).parent}/{name}"
+    repo.write(misnamed, 'note = "a draft saved beside the events"\n')
+    repo.commit("a note saved into the ledger")
+    assert push_past_the_client(repo, "main").returncode == 0  # no hook then
+    assert repo.failgate("install").code == 0
+    return repo, remote, misnamed
+
+
+def test_a_misnamed_file_on_main_blocks_until_record_retracts_it_by_its_stem(
+    tmp_path: Path,
+) -> None:
+    repo, remote, misnamed = _misnamed_on_main(tmp_path, "oops.toml")
+    hint = f"failgate record {KEY} --status observed --retracts oops"
+    checked = repo.failgate("check", "--trigger", "push", "--ref", "refs/heads/main")
+    assert checked.code == exitcodes.INTEGRITY, checked
+    assert f"INVALID {KEY}" in checked.output and hint in checked.output, checked
+    fix_budget(repo)  # the verifier passes: only the misnamed file holds the gate
+    refused = push(repo, "main")
+    assert refused.code != 0 and f"INVALID {KEY}" in refused.output, refused
+    assert remote_ref(remote, "refs/heads/main") != repo.head()
+    repo.git("reset", "-q", "--hard", "HEAD~1")  # the budget broken again, as main has it
+
+    retracted = repo.failgate("record", *_the_hinted_command(checked.output))
+    assert retracted.code == 0, retracted
+    assert f"note: retracts {misnamed}" in retracted.err, retracted
+    path = retracted.out.strip().splitlines()[-1]
+    assert tomllib.loads((repo.path / path).read_text())["retracts"] == ["oops"]
+    repo.commit("retract the note saved into the ledger", path)
+    assert repo.failgate("fsck").code == 0
+
+    # The file no longer makes the entity invalid: the gate decides as it would without
+    # it, held while the verifier fails, and cleared by the fix.
+    held = push(repo, "main")
+    assert held.code != 0, held
+    assert "BLOCKED" in held.output and "INVALID" not in held.output, held
+    assert "budget 50M < required 120M" in held.output, held
+    fix_budget(repo)
+    accepted = push(repo, "main")
+    assert accepted.code == 0, accepted
+    assert "RELAXED" in accepted.output and "retracts" in accepted.output, accepted
+    assert remote_ref(remote, "refs/heads/main") == repo.head()
+
+    # and the file, retracted, may now go
+    before = repo.head()
+    repo.git("rm", "-q", misnamed)
+    repo.commit("delete the retracted note")
+    assert repo.failgate("fsck", "--range", f"{before}..HEAD").code == 0
+    assert push(repo, "main").code == 0
+
+
+def test_a_misnamed_file_whose_name_is_not_portable_is_refused_by_record(
+    tmp_path: Path,
+) -> None:
+    repo, _, misnamed = _misnamed_on_main(tmp_path, "2026-01-01 note.toml")
+    folder = repo.path / Path(misnamed).parent
+    files = sorted(folder.iterdir())
+    checked = repo.failgate("check", "--trigger", "push", "--ref", "refs/heads/main")
+    assert checked.code == exitcodes.INTEGRITY and f"INVALID {KEY}" in checked.output, checked
+    assert "nor one a retraction can name" in checked.output, checked
+    assert not any("note" in c for c in COMMAND.findall(checked.output)), checked
+
+    refused = repo.failgate("record", KEY, "--status", "observed", "--retracts",
+                            "2026-01-01 note")  # fmt: skip
+    assert refused.code == exitcodes.USAGE, refused
+    assert f"{misnamed} cannot be retracted" in refused.err, refused
+    assert f"keeps {KEY} invalid" in refused.err, refused
+    assert "an administrator must rewrite that branch's history" in refused.err, refused
+    assert "Traceback" not in refused.output, refused
+    assert sorted(folder.iterdir()) == files
+
+
+def test_on_the_server_the_retraction_of_a_misnamed_file_waits_for_a_relaxer(
+    tmp_path: Path,
+) -> None:
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    first = record_failure(repo, "push")
+    repo.write(f"{Path(first).parent}/oops.toml", 'note = "a draft"\n')
+    fix_budget(repo)  # the verifier passes: only the misnamed file holds the gate
+    assert push_past_the_client(repo, "main").returncode == 0  # no hook then
+    install_pre_receive(remote)
+    repo.write("src.txt", "work on main\n")
+    repo.commit("work on main")
+    held = push_past_the_client(repo, "main", user="alice")
+    assert held.returncode != 0 and f"INVALID {KEY}" in held.stderr, held.stderr
+
+    path = repo.record(KEY, "--status", "observed", "--retracts", "oops")
+    repo.commit("retract the draft saved into the ledger", path)
+    before = remote_ref(remote, "refs/heads/main")
+    refused = push_past_the_client(repo, "main", user="bob")
+    assert refused.returncode != 0, refused.stderr
+    assert "PENDING" in refused.stderr and f"INVALID {KEY}" in refused.stderr, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+    accepted = push_past_the_client(repo, "main", user="alice")
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == repo.head()
