@@ -496,6 +496,27 @@ def test_fsck_says_a_retracted_leak_still_in_the_tree_is_left_to_delete(tmp_path
     assert GITHUB_CLASSIC not in fsck.output
 
 
+def test_fsck_says_how_a_leak_in_a_misnamed_file_goes(tmp_path: Path) -> None:
+    """A misnamed file is retracted by its stem when a retraction can name it; when
+    none can, fsck says what it takes instead of a retraction that would be refused."""
+    repo = make_repo(tmp_path / "repo")
+    for name in ("leak draft", "leak.draft"):
+        repo.write(f"ledger/leak/aws/{name}.toml", 'note = "key AKIAIOSFODNN7EXAMPLE"\n')
+    repo.commit("a leak saved into the ledger twice")
+    fsck = repo.failgate("fsck")
+    assert fsck.code == exitcodes.INTEGRITY, fsck
+    lines = {
+        name: next(
+            line for line in fsck.out.splitlines() if f"/{name}.toml" in line and "rules v" in line
+        )
+        for name in ("leak draft", "leak.draft")
+    }
+    assert "record an event that retracts leak.draft, delete the file" in lines["leak.draft"]
+    assert "no retraction can name the file: rewrite history" in lines["leak draft"]
+    assert "retracts leak draft" not in fsck.output, fsck
+    assert "AKIAIOSFODNN7EXAMPLE" not in fsck.output
+
+
 def _push(repo: Repo, *, user: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["git", "push", "origin", "main"], cwd=repo.path, capture_output=True, text=True,

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from failgate_hooks.core.events import Problem
+from failgate_hooks.core.events import RETRACTABLE_STEM_RE, Problem
 from failgate_hooks.core.resolve import Resolution
 from failgate_hooks.core.retraction import (
     retract_advice,
@@ -113,12 +113,19 @@ def _committed_credentials(
     for file in files:
         by = retracted_by.get(file.path)
         # what is left to do: a retracted file still in the tree is only to be deleted
-        todo = (
-            f"retracted by {', '.join(by)}: delete the file, and rotate the secret"
-            if by
-            else f"record an event that retracts {file.event_id}, delete the file, "
-            "and rotate the secret"
-        )
+        if by:
+            todo = f"retracted by {', '.join(by)}: delete the file, and rotate the secret"
+        elif RETRACTABLE_STEM_RE.match(file.event_id):
+            todo = (
+                f"record an event that retracts {file.event_id}, delete the file, "
+                "and rotate the secret"
+            )
+        else:
+            todo = (
+                "no retraction can name the file: rewrite history to remove it (once a "
+                "protected branch holds it, an administrator rewrites that branch), and "
+                "rotate the secret"
+            )
         for finding in find_credentials(texts.get(file.oid, ""))[:1]:
             out.append(
                 Problem(
