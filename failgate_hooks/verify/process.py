@@ -209,13 +209,16 @@ def run_command(
     env = {**env, OWNER_VARIABLE: owner_tag()}
     if sandbox is None:
         return _run_shimmed(argv, cwd=cwd, env=env, timeout_s=timeout_s)
-    try:
-        launch = sandbox.launch(argv, cwd=cwd, env=env)
-    except OSError as exc:
-        return CommandRun(None, 0.0, start_error=_start_error(argv[0], exc))
-    except SandboxError as exc:
-        return CommandRun(None, 0.0, start_error=str(exc))
-    return _run(launch.argv, cwd=cwd, env=launch.env, timeout_s=timeout_s)
+    with contextlib.ExitStack() as launched:
+        try:
+            launch = launched.enter_context(sandbox.launch(argv, cwd=cwd, env=env))
+        except OSError as exc:
+            return CommandRun(None, 0.0, start_error=_start_error(argv[0], exc))
+        except SandboxError as exc:
+            return CommandRun(None, 0.0, start_error=str(exc))
+        return _run(
+            launch.argv, cwd=cwd, env=launch.env, timeout_s=timeout_s, pass_fds=launch.pass_fds
+        )
 
 
 def _run_shimmed(

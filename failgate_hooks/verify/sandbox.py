@@ -6,7 +6,9 @@ repository and every other checkout are hidden behind empty folders; /tmp,
 /var/tmp, /run and failgate's own TMPDIR are private and empty (no other run's
 files, no daemon's socket); there is no network unless `sandbox_network = true`; and it
 has a PID namespace, so every process the verifier started ends with it, or
-with failgate.
+with failgate; and a syscall filter (seccomp.py) refuses every call that
+reaches into another process, so no process in it can make another's exit
+status say what it did not.
 
 Hiding the home folder would hide a virtualenv that lives there, and the
 Python it was made from (pyenv, uv): their folders are bound back, read-only.
@@ -27,8 +29,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
+
+from failgate_hooks.verify.seccomp import UnknownArchitecture, syscall_filter
 
 INSTALL_HINT = "install bubblewrap (Debian, Ubuntu: apt-get install bubblewrap)"
 USERNS_HINT = (
@@ -55,10 +59,12 @@ class SandboxError(Exception):
 
 
 class Launch(NamedTuple):
-    """The command line and environment that run a verifier inside the sandbox."""
+    """The command line and environment that run a verifier inside the sandbox, and the
+    file descriptors it must be given (the syscall filter's, which bwrap reads)."""
 
     argv: list[str]
     env: dict[str, str]
+    pass_fds: tuple[int, ...]
 
 
 class Sandbox:
@@ -74,14 +80,16 @@ class Sandbox:
         self._hidden = tuple(hidden)
         self._bwrap: str | None = None
         self._problem: str | None = None
+        self._filter: bytes | None = None
 
     @property
     def isolation(self) -> str:
         """What a pass in it is cached under: an unsandboxed pass never stands for one."""
         return "bwrap+network" if self.network else "bwrap"
 
-    def launch(self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Launch:
-        """How to run `argv` in `cwd` inside the sandbox.
+    @contextlib.contextmanager
+    def launch(self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Iterator[Launch]:
+        """How to run `argv` in `cwd` inside the sandbox, good until the block ends.
 
         Raises OSError as starting the program would (not found, not executable),
         and SandboxError when there is no sandbox to run it in, or the program
@@ -113,33 +121,59 @@ class Sandbox:
                     f"{not_learnt}; install it elsewhere, or in a virtualenv whose Python it "
                     "runs outside the repository's work trees and the temporary folders"
                 )
-        args = self._read_only(bwrap)
-        for folder in covered:
-            args += ["--tmpfs", folder]
-        if self.network:
-            resolver = os.path.realpath("/etc/resolv.conf")  # often a link into /run
-            if os.path.exists(resolver) and _under_any(resolver, covered):
-                args += ["--ro-bind", resolver, resolver]
-        for folder in bound:
-            args += ["--ro-bind", folder, folder]
-        args += ["--bind", checkout, checkout]
-        # A hidden folder inside the checkout (the .git of a work tree used in place) stays
-        # hidden: the trust store and the pass cache are in it.
-        for folder in hidden:
-            if folder != checkout and _under_any(folder, [checkout]):
+        with self._filter_fd() as filter_fd:
+            args = self._read_only(bwrap, filter_fd)
+            for folder in covered:
                 args += ["--tmpfs", folder]
-        args += ["--chdir", checkout, "--", *argv]
-        return Launch(args, {**env, "TMPDIR": "/tmp"})
+            if self.network:
+                resolver = os.path.realpath("/etc/resolv.conf")  # often a link into /run
+                if os.path.exists(resolver) and _under_any(resolver, covered):
+                    args += ["--ro-bind", resolver, resolver]
+            for folder in bound:
+                args += ["--ro-bind", folder, folder]
+            args += ["--bind", checkout, checkout]
+            # A hidden folder inside the checkout (the .git of a work tree used in place) stays
+            # hidden: the trust store and the pass cache are in it.
+            for folder in hidden:
+                if folder != checkout and _under_any(folder, [checkout]):
+                    args += ["--tmpfs", folder]
+            args += ["--chdir", checkout, "--", *argv]
+            yield Launch(args, {**env, "TMPDIR": "/tmp"}, (filter_fd,))
 
-    def _read_only(self, bwrap: str) -> list[str]:
-        """bwrap in its namespaces, over a read-only root with its own /dev and /proc."""
+    def _read_only(self, bwrap: str, filter_fd: int) -> list[str]:
+        """bwrap in its namespaces, over a read-only root with its own /dev and /proc, and
+        the syscall filter that `filter_fd` holds on what it runs."""
         # --new-session: a verifier cannot push keystrokes into failgate's terminal (TIOCSTI).
         network = ["--share-net"] if self.network else []
         namespaces = ["--unshare-all", *network, "--die-with-parent", "--new-session", *_NO_ROOT]
+        namespaces += ["--seccomp", str(filter_fd)]
         proc = ["--proc", "/proc"]
         for path in _PROC_READ_ONLY:
             proc += ["--ro-bind-try", path, path]
         return [bwrap, *namespaces, "--ro-bind", "/", "/", "--dev", "/dev", *proc]
+
+    @contextlib.contextmanager
+    def _filter_fd(self) -> Iterator[int]:
+        """A pipe's read end holding the syscall filter, for one bwrap to read to its end."""
+        program = self._syscall_filter()
+        read_end, write_end = os.pipe()
+        try:
+            # A few hundred bytes, far under a pipe's buffer: written whole before bwrap runs.
+            with open(write_end, "wb") as pipe:
+                pipe.write(program)
+            yield read_end
+        finally:
+            os.close(read_end)
+
+    def _syscall_filter(self) -> bytes:
+        """The filter for this machine; SandboxError where failgate has no table for it."""
+        if self._filter is None:
+            try:
+                self._filter = syscall_filter(os.uname().machine)
+            except UnknownArchitecture as exc:
+                asked = f"a sandbox was asked for ({self.asked_by})"
+                raise SandboxError(f"{asked}, but failgate {exc}") from None
+        return self._filter
 
     def _usable_bwrap(self) -> str:
         """bwrap's path, once it has been seen to make a sandbox here; else SandboxError."""
@@ -151,14 +185,23 @@ class Sandbox:
 
     def _try_bwrap(self) -> tuple[str | None, str | None]:
         asked = f"a sandbox was asked for ({self.asked_by})"
+        try:
+            self._syscall_filter()
+        except SandboxError as exc:
+            return None, str(exc)
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             return None, f"{asked}, but bwrap is not on PATH: {INSTALL_HINT}"
-        probe = [*self._read_only(bwrap), "--", sys.executable, "-I", "-S", "-c", ""]
         try:
-            done = subprocess.run(
-                probe, capture_output=True, stdin=subprocess.DEVNULL, timeout=_PROBE_TIMEOUT_S
-            )
+            with self._filter_fd() as filter_fd:
+                probe = [*self._read_only(bwrap, filter_fd), "--", sys.executable, "-I", "-S"]
+                done = subprocess.run(
+                    [*probe, "-c", ""],
+                    capture_output=True,
+                    stdin=subprocess.DEVNULL,
+                    timeout=_PROBE_TIMEOUT_S,
+                    pass_fds=(filter_fd,),
+                )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return None, f"{asked}, but {bwrap} does not run: {exc}"
         if done.returncode != 0:
@@ -189,19 +232,21 @@ class Sandbox:
                 return None, ""
             if whole_tmpdir:
                 writable = [*writable, temporary]
-            ask = self._read_only(bwrap)
-            for folder in _outermost(writable):
-                ask += ["--tmpfs", folder]
-            ask += ["--", launcher, "-I", "-c", _ASK_EXECUTABLE]
             try:
-                done = subprocess.run(
-                    ask,
-                    capture_output=True,
-                    stdin=subprocess.DEVNULL,
-                    env=dict(env),
-                    cwd="/",
-                    timeout=_PROBE_TIMEOUT_S,
-                )
+                with self._filter_fd() as filter_fd:
+                    ask = self._read_only(bwrap, filter_fd)
+                    for folder in _outermost(writable):
+                        ask += ["--tmpfs", folder]
+                    ask += ["--", launcher, "-I", "-c", _ASK_EXECUTABLE]
+                    done = subprocess.run(
+                        ask,
+                        capture_output=True,
+                        stdin=subprocess.DEVNULL,
+                        env=dict(env),
+                        cwd="/",
+                        timeout=_PROBE_TIMEOUT_S,
+                        pass_fds=(filter_fd,),
+                    )
             except (OSError, subprocess.TimeoutExpired) as exc:
                 return None, f"; asked which Python it runs, it did not answer ({exc})"
             # A launcher in TMPDIR leaves it in sight, and a checkout there can go between
