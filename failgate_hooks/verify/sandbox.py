@@ -50,6 +50,10 @@ _NO_ROOT = ("--cap-drop", "ALL")
 # kernel checks the file's owner): core_pattern or modprobe would run a checkout's file as
 # the host's root. Read-only inside, as container runtimes keep them.
 _PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs")
+# bwrap's pid 1 tells the bwrap outside the verifier's exit status. The syscall filter keeps
+# ptrace and process_vm_writev off it; its memory files are the other way in, for the uid
+# the sandbox runs as: covered by /dev/null, read-only (its one thread is task 1).
+_PID_1_MEMORY = ("/proc/1/mem", "/proc/1/task/1/mem")
 _PYTHON_NAME = re.compile(r"(python|pypy)[0-9.]*\Z")
 _ASK_EXECUTABLE = "import sys; print(sys.executable)"
 
@@ -150,6 +154,8 @@ class Sandbox:
         proc = ["--proc", "/proc"]
         for path in _PROC_READ_ONLY:
             proc += ["--ro-bind-try", path, path]
+        for path in _PID_1_MEMORY:
+            proc += ["--ro-bind", "/dev/null", path]
         return [bwrap, *namespaces, "--ro-bind", "/", "/", "--dev", "/dev", *proc]
 
     @contextlib.contextmanager

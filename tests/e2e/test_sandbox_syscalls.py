@@ -19,6 +19,7 @@ import pytest
 from failgate_hooks.verify import sandbox as sandbox_module
 from failgate_hooks.verify.process import run_command
 from failgate_hooks.verify.sandbox import Sandbox
+from failgate_hooks.verify.seccomp import syscall_filter
 from tests.e2e.test_sandbox import gated, outcome
 
 # Run by the verifier as its child, the code under test: takes pid 1's eventfd (bwrap's
@@ -83,7 +84,28 @@ child = subprocess.run([sys.executable, "-c", {TRACES_ITS_PARENT!r}])
 sys.exit(child.returncode)
 """
 
+# Run by the verifier as its child: opens bwrap's pid 1's memory for writing, where the
+# exit status it reports could be rewritten; exits 0 only when each way in is refused.
+OPENS_PID_1_S_MEMORY = r"""
+import sys
+opened = []
+for path in ("/proc/1/mem", "/proc/1/task/1/mem"):
+    try:
+        open(path, "r+b", buffering=0).close()
+        opened.append(path)
+    except PermissionError as exc:
+        print(exc)
+if opened:
+    sys.exit("opened for writing: " + ", ".join(opened))
+"""
+
+JUDGES_A_CHILD_THAT_OPENS_PID_1_S_MEMORY = f"""\
+import subprocess, sys
+sys.exit(subprocess.run([sys.executable, "-c", {OPENS_PID_1_S_MEMORY!r}]).returncode)
+"""
+
 ALLOWS_EVERYTHING = struct.pack("<HBBI", 0x06, 0, 0, 0x7FFF0000)  # BPF_RET SECCOMP_RET_ALLOW
+MACHINE = os.uname().machine
 
 
 def test_a_failed_verifier_whose_child_forges_pid_1_s_status_stays_held(tmp_path: Path) -> None:
@@ -96,6 +118,13 @@ def test_a_failed_verifier_whose_child_forges_pid_1_s_status_stays_held(tmp_path
 
 def test_a_verifier_s_child_cannot_trace_it_or_pid_1(tmp_path: Path) -> None:
     repo = gated(tmp_path / "repo", JUDGES_A_CHILD_THAT_TRACES_IT)
+    code, text = outcome(repo, "--sandbox")
+    assert code == 0, text
+    assert "CLEARED" in text
+
+
+def test_a_verifier_s_child_cannot_open_pid_1_s_memory_for_writing(tmp_path: Path) -> None:
+    repo = gated(tmp_path / "repo", JUDGES_A_CHILD_THAT_OPENS_PID_1_S_MEMORY)
     code, text = outcome(repo, "--sandbox")
     assert code == 0, text
     assert "CLEARED" in text
@@ -138,6 +167,17 @@ def test_the_control_without_the_filter_the_child_attaches(
     )
     assert code == 1, said
     assert "attached to 1" in said, said
+
+
+def test_the_control_with_pid_1_s_memory_uncovered_the_child_opens_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox_module, "_PID_1_MEMORY", ())
+    code, said = in_the_sandbox(
+        tmp_path, JUDGES_A_CHILD_THAT_OPENS_PID_1_S_MEMORY, monkeypatch, syscall_filter(MACHINE)
+    )
+    assert code == 1, said
+    assert "opened for writing: /proc/1/mem, /proc/1/task/1/mem" in said, said
 
 
 # What a verifier ordinarily runs, each in a child of its own: sh, git, pytest.
