@@ -23,6 +23,7 @@ from failgate_hooks.core.errors import FailgateError
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import inspection_config
+from failgate_hooks.verify.seccomp import UnknownArchitecture, syscall_filter
 
 # The server's hook, and what runs failgate in it: the README's command, or its
 # entry point called from Python.
@@ -162,6 +163,10 @@ def _trust(repo: GitRepo, config: Config) -> Finding:
 
 
 def _sandbox() -> Finding:
+    try:
+        syscall_filter(os.uname().machine)
+    except UnknownArchitecture as exc:
+        return Finding("sandbox", True, f"verifiers cannot run sandboxed here: failgate {exc}")
     found = shutil.which("bwrap")
     if found:
         return Finding("sandbox", True, f"bubblewrap is available ({found})")

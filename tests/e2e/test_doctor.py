@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
+
+from failgate_hooks.app import doctor
 from tests.conftest import Repo
 from tests.worlds import KEY, budget_repo, record_failure, with_remote
 
@@ -149,3 +153,15 @@ def test_a_retired_gate_s_verifier_is_no_trust_todo_once_the_retirement_is_revie
     listed = repo.failgate("trust")
     assert listed.code == 0, listed
     assert KEY not in listed.out and "nothing to approve" in listed.out, listed
+
+
+def test_a_machine_without_a_syscall_filter_is_told_it_has_no_sandbox(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    riscv = os.uname_result((*os.uname()[:4], "riscv64"))
+    monkeypatch.setattr(doctor.os, "uname", lambda: riscv)
+    finding = doctor._sandbox()
+    assert finding.text.startswith(
+        "verifiers cannot run sandboxed here: failgate cannot build the sandbox's syscall "
+        "filter for riscv64"
+    ), finding
