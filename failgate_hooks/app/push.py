@@ -35,13 +35,13 @@ from failgate_hooks.core.gates import (
 from failgate_hooks.core.sanitize import shown_ref
 from failgate_hooks.git.evidence import EVIDENCE_REF, FAILGATE_REFS
 from failgate_hooks.git.remotes import (
+    Branch,
     configured_remote,
     default_branch,
     default_remote,
     inspected_branch,
     ref_moved,
-    remote_default_branch,
-    remote_ref_of,
+    tracked_branch,
 )
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.appendonly import check_update
@@ -141,12 +141,10 @@ def pre_push(
 ) -> PushReport:
     """Decide every ref of a push, as the client's pre-push hook (authority accept)."""
     repo = run.repo
-    # git names a pushed-to URL as the remote: the remote configured with it, else the
-    # default remote's default branch stands in (never the pushed commit's configuration).
-    name = configured_remote(repo, remote)
-    unread = [] if name else [_unread_remote_note(repo, remote)]
-    name = name or default_remote(repo)
-    default = remote_default_branch(repo, name) if name else None
+    name, default, unread = _push_base(repo, remote)
+    # The history a remote's refs here hold is on it already: the URL's remote's, else
+    # the default remote's.
+    checked = name or default_remote(repo)
     outcomes = []
     uncommitted = _UncommittedLedger(repo)
     for update in updates:
@@ -159,13 +157,11 @@ def pre_push(
         if update.is_delete:
             old = repo.try_resolve_commit(update.old)
             known = [] if old is None else [Revision(f"{remote}'s {update.remote_ref}", old, True)]
-            base = [Revision(default[0], default[1], protected=True)] if default else []
+            base = [Revision(default.tracking_ref, default.commit, True)] if default else []
             read = [*known, *base]
             config = config_for(repo, read) if read else Config()
             uncommitted.start(config)
-            as_remote = None
-            if default is not None:
-                as_remote = (remote_ref_of(default[0], name or remote), default[1])
+            as_remote = None if default is None else (default.remote_ref, default.commit)
             # Pushed again, the ref is judged by the default branch's configuration; with
             # none known here, by its own commit's, so it keeps what it has.
             in_force = InForce(config, config_revision(read)[0] if read else None)
@@ -191,8 +187,8 @@ def pre_push(
             revisions.append(Revision(f"{remote}'s {update.remote_ref}", old, protected=True))
         extra_protected: tuple[str, ...] = ()
         if default is not None:
-            revisions.append(Revision(default[0], default[1], protected=True))
-            extra_protected = (remote_ref_of(default[0], name or remote),)
+            revisions.append(Revision(default.tracking_ref, default.commit, protected=True))
+            extra_protected = (default.remote_ref,)
         config = config_for(repo, revisions)
         uncommitted.start(config)
         request = Request(
@@ -206,15 +202,14 @@ def pre_push(
         evaluator = run.evaluator(config)
         if unknown and enforces(request.context, evaluator.policy(request)):
             # Its events are unknown: a force push would drop them unseen.
-            fetch = remote if unread else name
             raise GitError(
                 f"{unknown}: failgate cannot read the gates its ledger holds, so the push is "
                 "refused",
-                hint=f"fetch it (git fetch --prune {fetch}), then push again",
+                hint=f"fetch it (git fetch --prune {name or remote}), then push again",
             )
         if unknown:
             notes.append(f"{unknown}: its ledger was not read; fetch, then push to check it")
-        exclude = [f"--remotes={name}"] if name else []
+        exclude = [f"--remotes={checked}"] if checked else []
         history = check_update(
             repo, old, commit, config.ledger, config.max_event_bytes, exclude=exclude
         )
@@ -226,13 +221,32 @@ def pre_push(
     return PushReport(outcomes, uncommitted.warnings())
 
 
-def _unread_remote_note(repo: GitRepo, url: str) -> str:
+def _push_base(repo: GitRepo, remote: str) -> tuple[str | None, Branch | None, list[str]]:
+    """The configured remote a push goes to, the default branch read as protected for
+    it, and a note when that branch is not the remote's own.
+
+    git names the remote, or the URL pushed to: the remote configured with that URL is
+    read. Where none is, or no ref here tracks the remote's default branch (`git remote
+    add prod URL`, never fetched), the default remote's stands in: never the pushed
+    commit's configuration alone."""
+    name = configured_remote(repo, remote)
+    own = None if name is None else tracked_branch(repo, name)
+    if own is not None:
+        return name, own, []
     branch = inspected_branch(repo)
     instead = f"{branch.tracking_ref} is read in its place" if branch else "nothing is"
-    return (
-        f"{url} is the URL of no remote configured here, so no protected revision of it "
-        f"was read ({instead}): push to a remote by name to check against its branches"
-    )
+    if name is None:
+        note = (
+            f"{remote} is the URL of no remote configured here, so no protected revision of "
+            f"it was read ({instead}): push to a remote by name to check against its branches"
+        )
+    else:
+        note = (
+            f"no ref here tracks {name}'s default branch (never fetched, or a single-branch "
+            f"clone), so no protected revision of it was read ({instead}): fetch it "
+            f"(git fetch {name}), then push again to check against its branches"
+        )
+    return name, branch, [note]
 
 
 def pre_receive(

@@ -80,14 +80,18 @@ class Branch(NamedTuple):
     remote_ref: str  # refs/heads/<branch>: the remote's own ref
 
 
+def tracked_branch(repo: GitRepo, remote: str) -> Branch | None:
+    """`remote`'s default branch as this repository tracks it: None when no ref here
+    tracks it (the remote never fetched, or a single-branch clone of another branch)."""
+    found = remote_default_branch(repo, remote)
+    return None if found is None else Branch(found[0], found[1], remote_ref_of(found[0], remote))
+
+
 def inspected_branch(repo: GitRepo) -> Branch | None:
     """The default remote's default branch, which commands that inspect or write read
     as protected: None when there is no remote, or it has no such branch here."""
     remote = default_remote(repo)
-    found = remote_default_branch(repo, remote) if remote else None
-    if remote is None or found is None:
-        return None
-    return Branch(found[0], found[1], remote_ref_of(found[0], remote))
+    return None if remote is None else tracked_branch(repo, remote)
 
 
 def tracking_ref(repo: GitRepo, remote_ref: str) -> str | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Repo
+from tests.conftest import Repo, git
 from tests.worlds import (
     KEY,
     broken_again,
@@ -30,9 +30,9 @@ class Push:
         return f"<push exit {self.code}\n{self.output}>"
 
 
-def push(repo: Repo, *args: str) -> Push:
+def push(repo: Repo, *args: str, remote: str = "origin") -> Push:
     proc = subprocess.run(
-        ["git", "push", "origin", *args], cwd=repo.path, capture_output=True, text=True,
+        ["git", "push", remote, *args], cwd=repo.path, capture_output=True, text=True,
         check=False, timeout=300,
     )  # fmt: skip
     return Push(proc)
@@ -417,6 +417,32 @@ def test_a_push_by_url_is_judged_by_the_remote_s_configuration_not_the_pushed_on
         assert "RELAXED config change" in pushed.output and '"enforce" -> "warn"' in pushed.output
         assert (unread in pushed.output) == (url == mirror), pushed
         assert url != mirror or "refs/remotes/origin/main is read in its place" in pushed.output
+
+
+def test_a_push_to_a_remote_never_fetched_is_judged_as_a_push_to_its_url(
+    tmp_path: Path,
+) -> None:
+    """`git remote add prod URL`, then `git push prod`: no ref here tracks prod's
+    branches, so the default remote's default branch stands in, as it does for a URL no
+    remote has, and a NOTE says so; never the pushed commit's own configuration."""
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    with_remote(repo, tmp_path / "remote.git")
+    prod = tmp_path / "prod.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(prod))
+    repo.git("remote", "add", "prod", str(prod))
+    assert repo.failgate("install").code == 0
+    repo.git("switch", "-q", "-c", "lax")
+    repo.write("failgate.toml", 'mode = "warn"\n')
+    repo.commit("only warnings")
+    refused = push(repo, "HEAD:refs/heads/main", remote="prod")
+    assert refused.code != 0, refused
+    assert "RELAXED config change" in refused.output, refused
+    assert '"enforce" -> "warn"' in refused.output, refused
+    assert "BLOCKED" in refused.output and KEY in refused.output, refused
+    assert "no ref here tracks prod's default branch" in refused.output, refused
+    assert "refs/remotes/origin/main is read in its place" in refused.output, refused
+    assert remote_ref(prod, "refs/heads/main") is None
 
 
 def test_a_force_push_over_a_remote_tip_this_clone_lacks_is_refused_where_failgate_enforces(
