@@ -51,6 +51,9 @@ from failgate_hooks.ledger.union import Revision, config_for, config_revision
 if TYPE_CHECKING:
     from failgate_hooks.app.evidence import EvidenceCheck
 
+# What a push that reads no protected revision is held to.
+BUILT_IN = Config(source="the built-in defaults")
+
 SEVERITY = {
     DecisionKind.ALLOWED: 0,
     DecisionKind.HELD: 1,
@@ -190,6 +193,10 @@ def pre_push(
             revisions.append(Revision(default.tracking_ref, default.commit, protected=True))
             extra_protected = (default.remote_ref,)
         config = config_for(repo, revisions)
+        if not any(r.protected for r in revisions):
+            # Nothing reviewed is read (a single-branch clone's new branch): the pushed
+            # configuration may tighten the built-in defaults, never loosen them.
+            config = strictest(config, BUILT_IN)
         uncommitted.start(config)
         request = Request(
             commit=commit,
@@ -243,8 +250,9 @@ def _push_base(repo: GitRepo, remote: str) -> tuple[str | None, Branch | None, l
     else:
         note = (
             f"no ref here tracks {name}'s default branch (never fetched, or a single-branch "
-            f"clone), so no protected revision of it was read ({instead}): fetch it "
-            f"(git fetch {name}), then push again to check against its branches"
+            f"clone), so no protected revision of it was read ({instead}): fetch it (git "
+            f"fetch {name}; in a single-branch clone, git remote set-branches --add {name} "
+            "BRANCH first), then push again to check against it"
         )
     return name, branch, [note]
 

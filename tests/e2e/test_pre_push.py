@@ -445,6 +445,46 @@ def test_a_push_to_a_remote_never_fetched_is_judged_as_a_push_to_its_url(
     assert remote_ref(prod, "refs/heads/main") is None
 
 
+def single_branch_clone(tmp_path: Path) -> Repo:
+    """`git clone --single-branch -b feature` of a remote whose main holds a held gate:
+    refs/remotes/origin/feature is the only tracking ref; the hook is installed."""
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.git("push", "-q", "--no-verify", "origin", "main:refs/heads/feature")
+    clone = Repo(tmp_path / "clone")
+    git(tmp_path, "clone", "-q", "--single-branch", "-b", "feature", str(remote), str(clone.path))
+    assert clone.git("for-each-ref", "--format=%(refname)", "refs/remotes/") == (
+        "refs/remotes/origin/feature"
+    )
+    assert clone.failgate("install").code == 0
+    return clone
+
+
+@pytest.mark.parametrize(
+    ("setting", "loosened"),
+    [
+        ('mode = "warn"', '"enforce" -> "warn"'),
+        ('protected_refs = ["refs/heads/nothing"]', "no longer protects refs/heads/main"),
+    ],
+)
+def test_with_no_protected_revision_the_pushed_configuration_only_tightens_the_defaults(
+    tmp_path: Path, setting: str, loosened: str
+) -> None:
+    """A single-branch clone tracks no default branch, and a new branch has no old tip:
+    nothing reviewed is read. The pushed configuration is then held to the built-in
+    defaults; what it loosens is listed, and does not loosen."""
+    clone = single_branch_clone(tmp_path)
+    clone.write("failgate.toml", f"{setting}\n")
+    clone.commit("loosen the configuration")
+    refused = push(clone, "HEAD:refs/heads/release/1")
+    assert refused.code != 0, refused
+    assert "BLOCKED" in refused.output and KEY in refused.output, refused
+    assert "RELAXED config change" in refused.output and loosened in refused.output, refused
+    assert "no ref here tracks origin's default branch" in refused.output, refused
+    assert remote_ref(tmp_path / "remote.git", "refs/heads/release/1") is None
+
+
 def test_a_force_push_over_a_remote_tip_this_clone_lacks_is_refused_where_failgate_enforces(
     tmp_path: Path,
 ) -> None:
