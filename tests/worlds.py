@@ -72,6 +72,17 @@ def with_remote(repo: Repo, path: Path) -> Path:
     return path
 
 
+def single_branch_clone(remote: Path, path: Path, branch: str) -> Repo:
+    """`git clone --single-branch -b BRANCH`: refs/remotes/origin/BRANCH is its only
+    tracking ref, so no ref here tracks the remote's default branch."""
+    git(path.parent, "clone", "-q", "--single-branch", "-b", branch, str(remote), str(path))
+    clone = Repo(path)
+    assert clone.git("for-each-ref", "--format=%(refname)", "refs/remotes/") == (
+        f"refs/remotes/origin/{branch}"
+    )
+    return clone
+
+
 def remote_ref(remote: Path, ref: str) -> str | None:
     """Where the remote's ref points, or None when it does not exist."""
     out = git(remote, "for-each-ref", "--format=%(objectname)", ref)

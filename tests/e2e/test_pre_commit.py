@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Repo, git
-from tests.worlds import budget_repo, fix_budget, record_failure, remote_ref, with_remote
+from tests.worlds import (
+    budget_repo,
+    fix_budget,
+    record_failure,
+    remote_ref,
+    single_branch_clone,
+    with_remote,
+)
 
 PROJECT = Path(__file__).resolve().parents[2]
 SHIPPED = ("failgate_hooks", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
@@ -204,6 +211,70 @@ def test_under_pre_commit_a_remote_tip_not_where_it_was_fetched_is_refused(
     )
     assert "git fetch --prune origin), then push again" in output
     assert remote_ref(remote, "refs/heads/main") == gated_tip
+
+
+def test_under_pre_commit_a_from_ref_no_tracking_ref_confirms_is_not_reviewed(
+    tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
+) -> None:
+    """A single-branch clone of feature pushes a commit there that only warns, then work
+    on it to release/1. pre-commit names feature's tip as release/1's FROM_REF (the
+    parent of the first commit no tracking ref holds): nothing confirms it is
+    release/1's, so it is not reviewed. Nothing else is, and the built-in defaults
+    decide that the gate holds."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write(".pre-commit-config.yaml", pre_commit_config(hook_repo))
+    record_failure(repo, "push")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.git("push", "-q", "--no-verify", "origin", "main:refs/heads/feature")
+    clone = single_branch_clone(remote, tmp_path / "clone", "feature")
+    install_pre_push(clone, pre_commit_home)
+    clone.write("failgate.toml", 'mode = "warn"\n')
+    lax = clone.commit("only warnings")
+    warned = git_push(clone, pre_commit_home, "HEAD:refs/heads/feature")
+    assert warned.returncode == 0, warned.stdout + warned.stderr
+    assert clone.git("rev-parse", "refs/remotes/origin/feature") == lax
+    clone.write("notes.txt", "more work\n")
+    clone.commit("more work")
+
+    refused = git_push(clone, pre_commit_home, "HEAD:refs/heads/release/1")
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    assert "BLOCKED" in output and "may proceed" not in output, output
+    assert '"enforce" -> "warn"' in output, output
+    assert remote_ref(remote, "refs/heads/release/1") is None
+
+
+def test_under_pre_commit_a_from_ref_the_pusher_names_is_not_main_s_reviewed_tip(
+    tmp_path: Path, hook_repo: tuple[Path, str], pre_commit_home: Path
+) -> None:
+    """`pre-commit run --hook-stage pre-push --from-ref L` names the remote's old tip as
+    the pusher likes: here a local commit that only warns, for main. origin/main stands
+    elsewhere, so L is not main's tip as fetched: unknown, never the revision whose
+    configuration decides, and the push is refused."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write(".pre-commit-config.yaml", pre_commit_config(hook_repo))
+    record_failure(repo, "push")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    fetched = repo.head()
+    install_pre_push(repo, pre_commit_home)
+    repo.git("switch", "-q", "-c", "lax")
+    repo.write("failgate.toml", 'mode = "warn"\n')
+    lax = repo.commit("only warnings")
+    repo.git("switch", "-q", "main")
+    repo.write("notes.txt", "more work\n")
+    pushed = repo.commit("more work")
+
+    claimed = pre_commit(
+        repo, pre_commit_home, "run", "--hook-stage", "pre-push", "--from-ref", lax,
+        "--to-ref", pushed, "--remote-name", "origin", "--remote-url", str(remote),
+        "--remote-branch", "refs/heads/main", "--local-branch", "refs/heads/main",
+    )  # fmt: skip
+    output = claimed.stdout + claimed.stderr
+    assert claimed.returncode != 0, output
+    assert f"origin's refs/heads/main is not at {fetched[:12]}, where it was last fetched" in (
+        output
+    )
+    assert "may proceed" not in output, output
 
 
 @pytest.mark.parametrize("args", ["[-h]", "[upstream]"])

@@ -17,6 +17,7 @@ from tests.worlds import (
     new_history,
     record_failure,
     remote_ref,
+    single_branch_clone,
     with_remote,
 )
 
@@ -445,18 +446,14 @@ def test_a_push_to_a_remote_never_fetched_is_judged_as_a_push_to_its_url(
     assert remote_ref(prod, "refs/heads/main") is None
 
 
-def single_branch_clone(tmp_path: Path) -> Repo:
-    """`git clone --single-branch -b feature` of a remote whose main holds a held gate:
-    refs/remotes/origin/feature is the only tracking ref; the hook is installed."""
+def feature_clone(tmp_path: Path) -> Repo:
+    """A single-branch clone of feature, from a remote whose main holds a held gate; the
+    hook installed."""
     repo = budget_repo(tmp_path / "work")
     record_failure(repo, "push")
     remote = with_remote(repo, tmp_path / "remote.git")
     repo.git("push", "-q", "--no-verify", "origin", "main:refs/heads/feature")
-    clone = Repo(tmp_path / "clone")
-    git(tmp_path, "clone", "-q", "--single-branch", "-b", "feature", str(remote), str(clone.path))
-    assert clone.git("for-each-ref", "--format=%(refname)", "refs/remotes/") == (
-        "refs/remotes/origin/feature"
-    )
+    clone = single_branch_clone(remote, tmp_path / "clone", "feature")
     assert clone.failgate("install").code == 0
     return clone
 
@@ -474,7 +471,7 @@ def test_with_no_protected_revision_the_pushed_configuration_only_tightens_the_d
     """A single-branch clone tracks no default branch, and a new branch has no old tip:
     nothing reviewed is read. The pushed configuration is then held to the built-in
     defaults; what it loosens is listed, and does not loosen."""
-    clone = single_branch_clone(tmp_path)
+    clone = feature_clone(tmp_path)
     clone.write("failgate.toml", f"{setting}\n")
     clone.commit("loosen the configuration")
     refused = push(clone, "HEAD:refs/heads/release/1")
