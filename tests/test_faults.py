@@ -166,7 +166,11 @@ main(["record", "deploy:mainnet:gas-budget", "--status", "observed", "--title", 
 """
 
 
-def test_a_record_killed_mid_write_leaves_no_event_and_the_next_one_lands(repo: Repo) -> None:
+def test_a_record_killed_mid_write_leaves_nothing_git_add_commits_and_the_next_one_lands(
+    repo: Repo,
+) -> None:
+    """kill -9 between the temporary's write and its link: the temporary is in
+    .git/failgate/writing/, so `git add ledger/` stages nothing of it."""
     ready = repo.path.parent / "ready"
     proc = subprocess.Popen([PYTHON, "-c", KILLED_RECORD, str(ready)], cwd=repo.path)
     deadline = time.monotonic() + 60
@@ -176,13 +180,45 @@ def test_a_record_killed_mid_write_leaves_no_event_and_the_next_one_lands(repo: 
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     folder = repo.path / "ledger/deploy/mainnet/gas-budget"
-    names = sorted(p.name for p in folder.iterdir())
-    assert len(names) == 1 and names[0].startswith(".") and names[0].endswith(".tmp"), names
+    assert list(folder.iterdir()) == []
+    left = list((repo.path / ".git/failgate/writing").iterdir())
+    assert len(left) == 1 and "killed mid-write" in left[0].read_text(), left
+    repo.git("add", "ledger/")
+    assert repo.git("status", "--porcelain", "--untracked-files=all") == ""
     path = repo.record(KEY, "--status", "observed", "--title", "t", "--trigger", "push")
     assert "killed mid-write" not in (repo.path / path).read_text()
-    repo.git("add", "-A")
-    repo.commit("the event, and the leftover")
+    repo.git("add", "ledger/")
+    assert repo.git("diff", "--cached", "--name-only") == path
+    repo.commit("the event alone")
     assert repo.failgate("fsck").code == 0
+
+
+def test_where_no_link_reaches_the_work_tree_the_temporary_is_a_dot_file_there(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A git directory on another file system or mount (EXDEV): the event is written
+    through a dot-file in its own folder, as before, and no temporary is left."""
+    elsewhere = tmp_path / "git-dir-on-another-mount"
+    real_link = os.link
+    linked_from = []
+
+    def link(source: str, target: str) -> None:
+        linked_from.append(Path(source).parent)
+        if Path(source).parent == elsewhere:
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        real_link(source, target)
+
+    monkeypatch.setattr(os, "link", link)
+    event = Event(
+        id="20261129T230500Z-00000002", entity_key=KEY, status=Status.OBSERVED,
+        effective_at=dt.datetime(2026, 11, 29, tzinfo=dt.UTC),
+        title="t", triggers=("push",),
+    )  # fmt: skip
+    final = Path(write_event_file(str(repo.path), "ledger", event, str(elsewhere)))
+    assert linked_from == [elsewhere, final.parent]
+    assert 'id = "20261129T230500Z-00000002"' in final.read_text()
+    assert sorted(p.name for p in final.parent.iterdir()) == [final.name]
+    assert list(elsewhere.iterdir()) == []
 
 
 def test_an_event_file_is_never_overwritten(repo: Repo) -> None:

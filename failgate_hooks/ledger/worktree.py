@@ -7,6 +7,7 @@ here decides a gate: gates read committed objects (union.py).
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping
 
@@ -37,18 +38,36 @@ def _entity_dir(root: str, ledger_dir: str, entity_key: str) -> str:
     return path
 
 
-def write_event_file(root: str, ledger_dir: str, event: Event) -> str:
+def write_event_file(root: str, ledger_dir: str, event: Event, temp_dir: str | None = None) -> str:
     """Write a new event file atomically and never over an existing one; return its path.
 
-    The bytes go to a dot-file first (readers skip dot-files), then `os.link`
-    gives them their final name, which fails if that name exists.
+    The bytes go to a temporary file first, then `os.link` gives them their final
+    name, which fails if that name exists. The temporary is in `temp_dir` (failgate's
+    folder in the git directory), where a write killed before the link leaves nothing
+    `git add ledger/` would commit. Where no link reaches the work tree from there
+    (another file system or mount) it is a dot-file in the entity's folder, which no
+    reader takes for an event.
     """
     folder = _entity_dir(root, ledger_dir, event.entity_key)
     os.makedirs(folder, exist_ok=True)
     _entity_dir(root, ledger_dir, event.entity_key)  # nothing became a link meanwhile
     final = os.path.join(folder, f"{event.id}.toml")
-    temp = os.path.join(folder, f".{event.id}.{os.getpid()}.tmp")
     data = event_to_toml(event)
+    name = f"{event.id}.{os.getpid()}.tmp"
+    if temp_dir is not None:
+        try:
+            os.makedirs(temp_dir, exist_ok=True)
+        except OSError:
+            temp_dir = None  # a read-only git directory: the dot-file in the folder
+    if temp_dir is not None and _link_new(data, os.path.join(temp_dir, name), final):
+        return final
+    _link_new(data, os.path.join(folder, f".{name}"), final)
+    return final
+
+
+def _link_new(data: bytes, temp: str, final: str) -> bool:
+    """`data` written to `temp`, then linked as `final`; False when the link would cross
+    file systems or mounts (EXDEV), and nothing is written. `temp` is gone either way."""
     try:
         with open(temp, "xb") as handle:
             handle.write(data)
@@ -60,10 +79,14 @@ def write_event_file(root: str, ledger_dir: str, event: Event) -> str:
             raise EventFileExists(
                 f"{final} already exists; an event file is never overwritten"
             ) from None
+        except OSError as error:
+            if error.errno == errno.EXDEV:
+                return False
+            raise
     finally:
         if os.path.exists(temp):
             os.unlink(temp)
-    return final
+    return True
 
 
 def working_tree_files(

@@ -8,6 +8,7 @@ files in the working tree at paths HEAD lacks.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -34,6 +35,7 @@ from failgate_hooks.core.validate import parse_event, read_event
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.worktree import EventFileExists, working_tree_files, write_event_file
+from failgate_hooks.verify.localfiles import local_folder
 
 
 class EventDraft(NamedTuple):
@@ -193,7 +195,8 @@ def write_event(
     _refuse_non_text(event)
     _refuse_credentials(event)
     _check_round_trip(event)
-    return Written(_write_fresh(root, config.ledger, event), event, warnings, notes)
+    temp_dir = os.path.join(local_folder(repo.common_dir), "writing")
+    return Written(_write_fresh(root, config.ledger, event, temp_dir), event, warnings, notes)
 
 
 # What a name the command line gives is shown as: an id is 24 characters.
@@ -367,10 +370,10 @@ def _check_round_trip(event: Event) -> None:
     assert parsed == event, "an event must read back as written"
 
 
-def _write_fresh(root: str, ledger_dir: str, event: Event) -> str:
+def _write_fresh(root: str, ledger_dir: str, event: Event, temp_dir: str) -> str:
     for _ in range(5):
         try:
-            return write_event_file(root, ledger_dir, event)
+            return write_event_file(root, ledger_dir, event, temp_dir)
         except EventFileExists:
             event = event._replace(id=new_event_id())  # a collision: draw another id
     raise LedgerError("could not find a free event id after 5 attempts")
