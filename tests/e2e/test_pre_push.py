@@ -446,6 +446,33 @@ def test_a_push_to_a_remote_never_fetched_is_judged_as_a_push_to_its_url(
     assert remote_ref(prod, "refs/heads/main") is None
 
 
+def test_a_push_to_a_server_s_alias_of_main_is_judged_here_by_the_alias_s_name(
+    tmp_path: Path,
+) -> None:
+    """A limit, said in docs/security.md: the server keeps refs/heads/trunk as a
+    symbolic ref to main, and git tells a client of no symbolic ref but HEAD, nor
+    fetches one. The client hook judges trunk, a ref failgate does not protect: it
+    warns, and the push moves main. The server hook judges the branch a push moves
+    (test_pre_receive.py), and is what refuses it."""
+    repo, remote = gated(tmp_path)
+    git(remote, "symbolic-ref", "refs/heads/trunk", "refs/heads/main")
+    warned = push(repo, "HEAD:refs/heads/trunk")
+    assert warned.code == 0, warned
+    assert "-> refs/heads/trunk" in warned.output and "WARN" in warned.output, warned
+    assert "not a protected ref" in warned.output, warned
+    assert remote_ref(remote, "refs/heads/main") == repo.head()
+    # named in protected_refs, the alias is refused here too
+    repo.write("failgate.toml", 'protected_refs = ["refs/heads/main", "refs/heads/trunk"]\n')
+    repo.commit("trunk is main's alias on the server")
+    repo.git("push", "-q", "--no-verify", "origin", "main")
+    repo.write("notes.txt", "more work on the broken budget\n")
+    repo.commit("more work")
+    refused = push(repo, "HEAD:refs/heads/trunk")
+    assert refused.code != 0, refused
+    assert "BLOCKED" in refused.output, refused
+    assert remote_ref(remote, "refs/heads/main") != repo.head()
+
+
 def feature_clone(tmp_path: Path) -> Repo:
     """A single-branch clone of feature, from a remote whose main holds a held gate; the
     hook installed."""
