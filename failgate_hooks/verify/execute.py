@@ -226,7 +226,7 @@ def run_verifier(
     command = verification.command
     if sandbox is not None:
         # The sandbox hides every work tree of the repository: nothing there can be
-        # loaded, so no watcher runs.
+        # loaded, so no watcher runs. Its own private folder is the bytecode cache.
         ran = run_command(command, cwd=cwd, env=env, timeout_s=timeout_s, sandbox=sandbox)
         return _result(command, ran, notes)
     with contextlib.ExitStack() as stack:

@@ -4,7 +4,8 @@ Inside it the checkout is the one writable folder of the filesystem and the
 rest is read-only; the home folder, every work tree of the repository, the
 repository and every other checkout are hidden behind empty folders; /tmp,
 /var/tmp, /run and failgate's own TMPDIR are private and empty (no other run's
-files, no daemon's socket); there is no network unless `sandbox_network = true`; and it
+files, no daemon's socket), and Python's bytecode cache is a folder in that
+private /tmp (PYCACHE_PREFIX); there is no network unless `sandbox_network = true`; and it
 has a PID namespace, so every process the verifier started ends with it, or
 with failgate; and a syscall filter (seccomp.py) refuses every call that
 reaches into another process, so no process in it can make another's exit
@@ -41,6 +42,10 @@ USERNS_HINT = (
 )
 # Private and empty inside: other runs' files, sockets (a daemon's, an ssh agent's) stay out.
 PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/run")
+# Inside the private /tmp: no compiled file of the checkout (an unchecked-hash
+# `__pycache__/x.*.pyc`, one an earlier run left) is read in place of its source, and
+# only the sandbox's own Pythons write here.
+PYCACHE_PREFIX = "/tmp/failgate-pycache"
 _PROBE_TIMEOUT_S = 30
 _PROBE_ATTEMPTS = 3
 _SAID_LIMIT = 200
@@ -141,8 +146,9 @@ class Sandbox:
             for folder in hidden:
                 if folder != checkout and _under_any(folder, [checkout]):
                     args += ["--tmpfs", folder]
-            args += ["--chdir", checkout, "--", *argv]
-            yield Launch(args, {**env, "TMPDIR": "/tmp"}, (filter_fd,))
+            args += ["--dir", PYCACHE_PREFIX, "--chdir", checkout, "--", *argv]
+            sandboxed_env = {**env, "TMPDIR": "/tmp", "PYTHONPYCACHEPREFIX": PYCACHE_PREFIX}
+            yield Launch(args, sandboxed_env, (filter_fd,))
 
     def _read_only(self, bwrap: str, filter_fd: int) -> list[str]:
         """bwrap in its namespaces, over a read-only root with its own /dev and /proc, and

@@ -8,7 +8,9 @@ verifier without the sandbox is the control: it is held, so the test can fail.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import marshal
 import os
 import shutil
 import signal
@@ -23,6 +25,14 @@ from typing import Any
 
 import pytest
 
+from failgate_hooks.core.events import Verification
+from failgate_hooks.core.gates import VerifierOutcome
+from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.verify.checkout import Checkouts
+from failgate_hooks.verify.execute import RunAs, run_in_checkout
+from failgate_hooks.verify.pins import resolve_pins, write_pins
+from failgate_hooks.verify.sandbox import Sandbox
+from failgate_hooks.verify.shadowing import shadowing
 from tests.conftest import Repo, make_repo
 from tests.e2e.test_ci import run_ci
 from tests.e2e.test_pre_receive import install_pre_receive, push
@@ -415,6 +425,40 @@ def test_a_python_in_the_pushed_commit_never_decides_what_the_sandbox_shows(
     code, text = outcome(repo, "--sandbox", env={"HOME": str(home)})
     assert code == 1, text  # the home folder stayed hidden: `test -e` failed
     assert outcome(repo, env={"HOME": str(home)})[0] == 0
+
+
+def test_committed_bytecode_of_the_pinned_verifier_never_runs_in_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    """`python3 -m checks.v` imports the pinned checks/v.py through the import system,
+    which takes an unchecked-hash `__pycache__/v.*.pyc` beside it without reading the
+    source. Shadowing refuses such a commit before anything runs; this is the run's own
+    defence behind it (replay, a kept checkout, a rule that misses a name): the sandbox's
+    private bytecode cache, so the pinned source is what runs."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/v.py", "import sys\nprint('the pinned source')\nsys.exit(1)\n")
+    reviewed = repo.commit("the verifier")
+    planted = compile("print('planted bytecode')\n", "checks/v.py", "exec")
+    pyc = repo.path / "checks" / "__pycache__" / f"v.{sys.implementation.cache_tag}.pyc"
+    pyc.parent.mkdir()
+    unchecked = 0b01  # hash-based, never checked against the source
+    pyc.write_bytes(
+        importlib.util.MAGIC_NUMBER + unchecked.to_bytes(4, "little")
+        + importlib.util.source_hash(b"not the source\n") + marshal.dumps(planted)
+    )  # fmt: skip
+    repo.git("add", "-f", str(pyc))
+    pushed = repo.commit("bytecode beside the pinned verifier")
+    check = Verification(command=(sys.executable, "-m", "checks.v"), files=("checks/v.py",))
+    sandbox = Sandbox(network=False, hidden=[str(repo.path)], asked_by="the test")
+    with GitRepo.open(repo.path) as grepo, Checkouts(grepo) as checkouts:
+        pins = resolve_pins(grepo, reviewed, check.files)
+        assert shadowing(grepo, pushed, pins, check.command, reviewed) is not None
+        result = run_in_checkout(
+            checkouts, check, RunAs(pushed, KEY), lambda root: write_pins(grepo, root, pins),
+            ledger_dir="ledger", timeout_s=60, watched=(), sandbox=sandbox,
+        )  # fmt: skip
+    assert result.output_tail == "the pinned source", result
+    assert result.outcome is VerifierOutcome.FAILED, result
 
 
 SEES_THE_POOL = """\
