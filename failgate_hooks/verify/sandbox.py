@@ -25,7 +25,6 @@ import contextlib
 import glob
 import os
 import pwd
-import re
 import shutil
 import subprocess
 import sys
@@ -33,6 +32,12 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
 
+from failgate_hooks.verify.programs import (
+    PYTHON_NAME,
+    find_program,
+    program_and_interpreter,
+    pyvenv_settings,
+)
 from failgate_hooks.verify.seccomp import UnknownArchitecture, syscall_filter
 
 INSTALL_HINT = "install bubblewrap (Debian, Ubuntu: apt-get install bubblewrap)"
@@ -59,7 +64,6 @@ _PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs")
 # ptrace and process_vm_writev off it; its memory files are the other way in, for the uid
 # the sandbox runs as: covered by /dev/null, read-only (its one thread is task 1).
 _PID_1_MEMORY = ("/proc/1/mem", "/proc/1/task/1/mem")
-_PYTHON_NAME = re.compile(r"(python|pypy)[0-9.]*\Z")
 _ASK_EXECUTABLE = "import sys; print(sys.executable)"
 
 
@@ -106,10 +110,10 @@ class Sandbox:
         bwrap = self._usable_bwrap()
         checkout = os.path.realpath(cwd)
         program = find_program(argv[0], cwd=checkout, path=env.get("PATH", os.defpath))
-        chain = _program_and_interpreter(program, cwd=checkout, env=env)
+        chain = program_and_interpreter(program, cwd=checkout, env=env)
         hidden = self._hidden_folders(checkout, env)
         writable = commit_writable(hidden, env)
-        pythons = [path for path in chain if _PYTHON_NAME.match(os.path.basename(path))]
+        pythons = [path for path in chain if PYTHON_NAME.match(os.path.basename(path))]
         bound = [] if not pythons else python_folders(pythons[0], hidden, writable)
         covered = _outermost(hidden)
         hidden_launcher = not _is_visible(program, covered, [*bound, checkout])
@@ -339,56 +343,10 @@ def python_folders(python: str, hidden: Sequence[str], writable: Sequence[str]) 
 
 def _venv_home(config: str) -> str | None:
     """The absolute `home` a virtualenv's pyvenv.cfg names, or None (no virtualenv)."""
-    try:
-        with open(config, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read(64 * 1024).splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        key, sep, value = line.partition("=")
-        if sep and key.strip() == "home" and os.path.isabs(value.strip()):
-            return value.strip()
+    for key, value in pyvenv_settings(config) or ():
+        if key == "home" and os.path.isabs(value):
+            return value
     return None
-
-
-def find_program(name: str, *, cwd: str, path: str) -> str:
-    """Where `name` is run from, as exec would find it; FileNotFoundError or PermissionError."""
-    if "/" in name:
-        candidates = [os.path.join(cwd, name)]
-    else:
-        candidates = [os.path.join(cwd, folder or ".", name) for folder in path.split(os.pathsep)]
-    denied = None
-    for candidate in candidates:
-        if os.path.isfile(candidate):
-            if os.access(candidate, os.X_OK):
-                return os.path.abspath(candidate)
-            denied = candidate
-    if denied is not None:
-        raise PermissionError(13, "Permission denied", denied)
-    raise FileNotFoundError(2, "No such file or directory", name)
-
-
-def _program_and_interpreter(program: str, *, cwd: str, env: Mapping[str, str]) -> list[str]:
-    """The program, and the interpreter its `#!` line names (through `env`), if any."""
-    try:
-        with open(program, "rb") as handle:
-            first = handle.readline(256)
-    except OSError:
-        return [program]
-    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
-    if not words:
-        return [program]
-    interpreter = words[0]
-    if os.path.basename(interpreter) == "env":
-        names = [word for word in words[1:] if not word.startswith("-") and "=" not in word]
-        if not names:
-            return [program, interpreter]
-        try:
-            found = find_program(names[0], cwd=cwd, path=env.get("PATH", os.defpath))
-        except OSError:
-            return [program, interpreter]
-        return [program, interpreter, found]
-    return [program, interpreter]
 
 
 def _is_visible(path: str, hidden: Sequence[str], bound: Sequence[str]) -> bool:
