@@ -220,6 +220,9 @@ PINNED_FILE_RULE = {
     "failgate_hooks.verify.pins",
     "failgate_hooks.verify.scrub",  # pins.py's writer empties folders with it
     "failgate_hooks.verify.shadowing",
+    # which names the verifier's Python has installed, read from its files
+    "failgate_hooks.verify.installed",
+    "failgate_hooks.verify.programs",
 }
 
 

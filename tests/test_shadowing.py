@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import py_compile
+import subprocess
 from collections.abc import Callable
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
@@ -868,3 +869,80 @@ def test_a_bytecode_cache_folder_beside_a_pinned_script_is_no_module(
     result = verify(world, verification(marker), pushed, pinned_from=reviewed)
     assert result.outcome is VerifierOutcome.FAILED, result
     assert runs(marker) == ["ran"]
+
+
+def _venv_with(path: Path, module: str) -> Path:
+    """A virtualenv at `path` with `module` (a file name) in its site folder; its python."""
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(path)], check=True)
+    (site,) = path.glob("lib/python*/site-packages")
+    (site / module).write_text("x = 1\n")
+    return path / "bin" / "python"
+
+
+@pytest.mark.parametrize("how", ["by its path", "on PATH"])
+def test_a_root_module_named_like_a_package_of_the_verifier_s_python_shadows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """The verifier's Python is not failgate's: budgetlib is installed in its virtualenv
+    only. Under `-m` the root comes first, so a root budgetlib.py is what it imports;
+    the virtualenv's site folder is read for its names, found as the command names it
+    or on PATH."""
+    python = _venv_with(tmp_path / "venv", "budgetlib.py")
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    reviewed = repo.commit("a verifier run as a module")
+    repo.write("budgetlib.py", "x = 2\n")
+    pushed = repo.commit("a budgetlib of the commit's own")
+    program = str(python)
+    if how == "on PATH":
+        monkeypatch.setenv("PATH", f"{python.parent}{os.pathsep}{os.environ['PATH']}")
+        program = "python"
+    why = _why(repo, reviewed, pushed, ("checks/gate.py",), (program, "-m", "checks.gate"))
+    assert why is not None and why.startswith("budgetlib.py is not pinned, and "), why
+    assert "no module `budgetlib` in the checkout's root folder" in why
+
+
+def test_the_checkout_s_own_python_is_never_read_for_installed_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tools/venv/bin/python` names the checkout's file: what it has installed is the
+    commit's to say, never read (its root budgetlib.py is the project's own), not even
+    as the work tree failgate runs in has it."""
+    repo = make_repo(tmp_path / "repo")
+    monkeypatch.chdir(repo.path)
+    _venv_with(repo.path / "tools" / "venv", "budgetlib.py")
+    repo.write(".gitignore", "tools/venv/\n")
+    repo.write("checks/gate.py", GATE)
+    reviewed = repo.commit("a verifier run as a module")
+    repo.write("budgetlib.py", "x = 2\n")
+    pushed = repo.commit("a budgetlib of the commit's own")
+    command = ("tools/venv/bin/python", "-m", "checks.gate")
+    assert _why(repo, reviewed, pushed, ("checks/gate.py",), command) is None
+
+
+@pytest.mark.parametrize(
+    "path", ["evil.dist-info/entry_points.txt", "Evil.egg-info/entry_points.txt", "evil.egg-link"]
+)
+def test_package_metadata_the_reviewed_root_lacked_is_refused_where_python_looks_first(
+    tmp_path: Path, path: str
+) -> None:
+    """importlib.metadata reads a `*.dist-info` or `*.egg-info` in every sys.path folder
+    (pkg_resources an `.egg-link` too): at the root under `-m` its entry points are
+    read as the installed ones are. One the reviewed revision held there, or one in a
+    folder Python never looks in, is no shadow."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/gate.py", GATE)
+    repo.write("docs/kept.dist-info/entry_points.txt", "")
+    repo.write("kept.dist-info/entry_points.txt", "")
+    reviewed = repo.commit("a verifier run as a module")
+    command = (PY, "-m", "checks.gate")
+    repo.write("docs/evil.dist-info/entry_points.txt", "[pytest11]\nevil = evil\n")
+    repo.write("kept.dist-info/entry_points.txt", "[pytest11]\nevil = evil\n")
+    assert (
+        _why(repo, reviewed, repo.commit("reviewed and elsewhere"), ("checks/gate.py",), command)
+        is None
+    )
+    repo.write(path, "[pytest11]\nevil = evil\n")
+    why = _why(repo, reviewed, repo.commit("metadata at the root"), ("checks/gate.py",), command)
+    assert why is not None and why.startswith(f"{path.split('/')[0]} is not pinned"), why
+    assert "in the checkout's root folder: importlib.metadata reads it" in why

@@ -8,7 +8,11 @@ source). Nor can it add, where Python looks first, a module the reviewed
 revision did not hold there: Python looks in a script's own folder first, so a
 `checks/json.py` is what the pinned `checks/check.py` loads for `import json`,
 a `checks/yaml.py` for `import yaml`, however the command starts it
-(`_first_folder_shadow` says which folders and names). Judged on C's tree with
+(`_first_folder_shadow` says which folders and names); nor, where the project
+under test comes first (the root under `python3 -m pytest`), a module named like
+an installed package (a root `pluggy.py` is pytest's plugin manager), nor
+package metadata in a folder on sys.path (a root `evil.dist-info` declaring a
+pytest11 plugin is loaded as pytest starts). Judged on C's tree with
 the pinned files laid over it, which is what the checkout holds, so a pass
 cached for C cannot skip the judgement either.
 """
@@ -21,39 +25,23 @@ import re
 import shlex
 import sys
 from collections.abc import Iterator, Sequence
-from importlib.machinery import BYTECODE_SUFFIXES, SOURCE_SUFFIXES
+from importlib.machinery import SOURCE_SUFFIXES
 from typing import NamedTuple
 
 from failgate_hooks.core.events import is_safe_relative_path
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.git.trees import TreeEntry
+from failgate_hooks.verify.installed import PYTEST_NAME, installed_names, module_stem
 from failgate_hooks.verify.pins import Pin, pinned_folders
+from failgate_hooks.verify.programs import PYTHON_NAME
 
-# The suffixes of a module's source and compiled file; and an extension module of any
-# interpreter, not only of the one failgate runs on, as the verifier's Python may be
-# another (`helper.cpython-312-x86_64-linux-gnu.so`, `helper.abi3.so`, `.pyd`).
-_SUFFIXES = sorted({*SOURCE_SUFFIXES, *BYTECODE_SUFFIXES}, key=len)[::-1]
-_EXTENSION = re.compile(r"([^.]+)(?:\.[^.]+)?\.(?:so|pyd)\Z")
 _SYMLINK = "120000"
 _CACHE = "__pycache__"
 _STANDARD = frozenset(sys.stdlib_module_names)
-_PYTEST = re.compile(r"(pytest|py\.test)\Z")
 _TEST_NAME = re.compile(r"test_|.*_test\Z")  # what pytest collects, not what anyone imports
-_PYTHON = re.compile(r"(python|pypy)[0-9.]*\Z")
 _PORTION_DEPTH = 3  # how far below a folder a module makes it a namespace portion
 _WRAPPER_BYTES = 65536  # of a pinned Makefile or shell script, read for what it starts
-
-
-def module_stem(filename: str) -> str | None:
-    """`helper` for `helper.py`, `helper.pyc` or `helper.cpython-311-x86_64-linux-gnu.so`."""
-    extension = _EXTENSION.match(filename)
-    if extension is not None:
-        return extension.group(1)
-    for suffix in _SUFFIXES:
-        if filename.endswith(suffix) and len(filename) > len(suffix):
-            return filename[: -len(suffix)]
-    return None
 
 
 def shadowing(
@@ -112,15 +100,21 @@ def _first_folder_shadow(
       through: `checks.py` or `checks/__init__.py` for checks/gate.py; for pytest, each
       `conftest.py` on the way too;
     - in the root when `-m` or `-c` puts it first, and in each `PYTHONPATH` folder named,
-      the standard library's names only: those hold the project under test, the
-      commit's by design."""
+      the names of the standard library and of the installed packages only (`pluggy`,
+      `_pytest`: installed.py says whose): those hold the project under test, the
+      commit's by design, and a new package of its own there is no shadow.
+    In each of those folders that is on sys.path, package metadata the reviewed revision
+    lacked is refused too (`_new_metadata`)."""
     pinned = {pin.path for pin in pins}
     folders_pinned = pinned_folders(pins)
     words = command_words(repo, argv, pins)
+    installed = installed_names(words)
+    first_names = _STANDARD | installed.names  # where the project's own folder comes first
     names: dict[str, set[str] | None] = {}  # folder -> the names judged there (None: any)
+    on_path: set[str] = set()  # the folders of those on sys.path
     modules = _modules(words)
     ways = [[part for part in m.split(".") if part] for m in modules]
-    pytest = any(_PYTEST.match(w.rpartition("/")[2]) for w in words)
+    pytest = any(PYTEST_NAME.match(w.rpartition("/")[2]) for w in words)
     for pin in pins:
         if pin.folder is not None:
             continue
@@ -128,6 +122,7 @@ def _first_folder_shadow(
         named = _runs_as_script(repo, pin, words)
         if named or _python_file(repo, pin):
             names[folder] = None
+            on_path.add(folder)
         if not named and (pin.path.endswith(tuple(SOURCE_SUFFIXES)) or pytest):
             ways.append(folder.split("/") if folder else [])
         if pytest:  # pytest runs every conftest.py on the way, and puts a folder first
@@ -138,19 +133,23 @@ def _first_folder_shadow(
             if first:
                 names.setdefault(first, None)
             else:
-                _judge(names, "", *_STANDARD)
+                _judge(names, "", *first_names)
+            on_path.add(first)
     for parts in ways:
         for depth, part in enumerate(parts):  # the packages on the way
             _judge(names, "/".join(parts[:depth]), part)
             _judge(names, "/".join(parts[: depth + 1]), "__init__")
     if modules or _runs_code(words):  # the working folder, the root, first on sys.path
-        _judge(names, "", *_STANDARD)
+        _judge(names, "", *first_names)
+        on_path.add("")
     for folder in _pythonpath(words):  # on sys.path as Python starts: its site hooks too
-        _judge(names, folder, *_STANDARD, "sitecustomize", "usercustomize")
+        _judge(names, folder, *first_names, "sitecustomize", "usercustomize")
+        on_path.add(folder)
     since = short_id(reviewed)
     for folder, judged in names.items():
         if any(folder == f or folder.startswith(f"{f}/") for f in folders_pinned):
             continue  # a folder pinned whole is the reviewed one
+        where = f"{folder}/" if folder else "the checkout's root folder"
         offered: dict[bool, set[str]] = {True: set(), False: set()}  # portion or not: reviewed
         for _, name, portion in _importable(repo, reviewed, folder):
             offered[True].add(name)
@@ -165,15 +164,48 @@ def _first_folder_shadow(
                 continue
             if judged is None and (name == "__init__" or _TEST_NAME.match(name)):
                 continue  # a folder's own marker; a test beside a test
-            if portion and name in _STANDARD:
-                continue  # the library's own module beats a namespace portion
-            where = f"{folder}/" if folder else "the checkout's root folder"
+            if portion and (
+                name in _STANDARD or (judged is not None and name in installed.regular)
+            ):
+                continue  # a regular module of its name, later on sys.path, beats a portion
             return (
                 f"{path} is not pinned, and {since} had no module `{name}` in {where}: "
                 "Python would import it there ahead of what the pinned verifier meant to "
                 f"import; pin it too in the verifier's files, pin {where} whole, or move "
                 "it to a folder of its own"
             )
+        metadata = (
+            _new_metadata(repo, commit, reviewed, folder, pinned) if folder in on_path else None
+        )
+        if metadata is not None:
+            return (
+                f"{metadata} is not pinned, and {since} had no package metadata of that name "
+                f"in {where}: importlib.metadata reads it from every sys.path folder, so its "
+                "entry points (a pytest11 plugin) would run in place of what was reviewed; "
+                f"pin it too in the verifier's files, pin {where} whole, or remove it"
+            )
+    return None
+
+
+# What importlib.metadata (and pkg_resources, which also reads eggs and egg links) takes
+# for a distribution in any sys.path folder. Not `.pth`: only site folders' are read.
+_METADATA = (".dist-info", ".egg-info", ".egg", ".egg-link")
+
+
+def _new_metadata(
+    repo: GitRepo, commit: str, reviewed: str, folder: str, pinned: set[str]
+) -> str | None:
+    """The path of a distribution's metadata in `folder` of `commit` that `reviewed` did
+    not hold there (by its name as importlib.metadata compares it) and no pin covers;
+    None when there is none."""
+    held = {e.path.lower() for e in _entries(repo, reviewed, folder)}
+    prefix = f"{folder}/" if folder else ""
+    for entry in _entries(repo, commit, folder):
+        path = prefix + entry.path
+        if not entry.path.lower().endswith(_METADATA) or entry.path.lower() in held:
+            continue
+        if path not in pinned and not any(p.startswith(f"{path}/") for p in pinned):
+            return path
     return None
 
 
@@ -311,7 +343,7 @@ def _python_before(words: Sequence[str], at: int) -> bool:
     at -= 1
     while at >= 0 and (words[at].startswith("-") or (at > 0 and words[at - 1] in ("-X", "-W"))):
         at -= 1
-    return at >= 0 and bool(_PYTHON.match(words[at].rpartition("/")[2]))
+    return at >= 0 and bool(PYTHON_NAME.match(words[at].rpartition("/")[2]))
 
 
 def _modules(words: Sequence[str]) -> list[str]:

@@ -24,7 +24,7 @@ from failgate_hooks.core.events import (
     entity_folder,
     event_to_toml,
 )
-from tests.conftest import Repo
+from tests.conftest import Repo, make_repo
 from tests.e2e.test_ci import pr_world, pull_request
 from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive, push, server
 from tests.worlds import (
@@ -746,3 +746,93 @@ def test_main_s_own_tip_pushed_to_a_release_branch_keeps_its_reviewed_root_packa
     released = push(repo, "main:refs/heads/release/1.0")
     assert released.returncode == 0, released.stderr
     assert remote_ref(remote, "refs/heads/release/1.0") == fixed
+
+
+# --------------------------------------------------------------------------- the runner
+
+
+DEPLOY_TEST = """\
+import deploy
+
+
+def test_the_budget_covers_six_modules():
+    assert deploy.BUDGET >= 120
+"""
+
+
+def pytest_server(tmp_path: Path) -> tuple[Repo, Path]:
+    """A remote whose main holds a gate run as `python -m pytest` on its pinned test of
+    the project's deploy.py, short of budget; the hook installed with --exec (sandboxed).
+    The Python is the one that runs these tests: it has pytest installed."""
+    repo = make_repo(tmp_path / "work")
+    repo.write("deploy.py", "BUDGET = 50\n")
+    repo.write("tests/test_deploy.py", DEPLOY_TEST)
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("a deploy, its test, who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider tests/test_deploy.py"
+    repo.record(
+        KEY, "--status", "observed", "--title", "the budget is short", "--trigger", "push",
+        "--verify", command, "--verify-file", "tests/test_deploy.py", "--no-probe",
+    )  # fmt: skip
+    repo.commit("record the failure")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    return repo, remote
+
+
+def test_the_runner_world_holds_and_its_fix_with_a_new_package_of_its_own_clears(
+    tmp_path: Path,
+) -> None:
+    """`python -m pytest` puts the checkout's root first on sys.path: that is how the
+    test imports the project under test, so a new root package of the project's own
+    (mypkg/, named like nothing installed) lands with the fix."""
+    repo, remote = pytest_server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("notes.txt", "more work on the short budget\n")
+    repo.commit("more work")
+    held = push(repo, "main")
+    assert held.returncode != 0, held.stderr
+    assert "assert 50 >= 120" in held.stderr
+    assert remote_ref(remote, "refs/heads/main") == before
+    repo.write("deploy.py", "BUDGET = 120\n")
+    repo.write("mypkg/__init__.py", "from deploy import BUDGET\n")
+    fixed = repo.commit("size the budget; a package of the project's own at the root")
+    cleared = push(repo, "main")
+    assert cleared.returncode == 0, cleared.stderr
+    assert remote_ref(remote, "refs/heads/main") == fixed
+
+
+def test_a_root_module_named_like_the_runner_s_own_cannot_make_pytest_pass(
+    tmp_path: Path,
+) -> None:
+    """pytest imports pluggy as it starts; under `python -m pytest` a root pluggy.py the
+    commit adds is that import, and ends the run with 0 before any test. It is no
+    standard library name: the installed packages' names are judged at the root too."""
+    repo, remote = pytest_server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("pluggy.py", "import os\nos._exit(0)\n")
+    broken = repo.commit("a pluggy of the commit's own")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "pluggy.py is not pinned, and " in refused.stderr
+    assert "no module `pluggy` in the checkout's root folder" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before != broken
+
+
+def test_package_metadata_at_the_root_cannot_start_a_pytest_plugin(tmp_path: Path) -> None:
+    """importlib.metadata reads every sys.path folder's `*.dist-info`, the root too under
+    `python -m pytest`: a root evil.dist-info whose entry_points.txt names a pytest11
+    plugin is loaded as pytest starts, and the plugin (a root module of no installed
+    name, so no shadow of one) ends the run with 0."""
+    repo, remote = pytest_server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("evil.dist-info/METADATA", "Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n")
+    repo.write("evil.dist-info/entry_points.txt", "[pytest11]\nevil = evil_plugin\n")
+    repo.write("evil_plugin.py", "import os\n\n\ndef pytest_configure(config):\n    os._exit(0)\n")
+    broken = repo.commit("a plugin pytest finds by its metadata")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "evil.dist-info is not pinned, and " in refused.stderr
+    assert "importlib.metadata reads it from every sys.path folder" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before != broken
