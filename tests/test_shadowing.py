@@ -6,6 +6,7 @@ import importlib.util
 import os
 import py_compile
 import subprocess
+import sys
 from collections.abc import Callable
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
@@ -946,3 +947,24 @@ def test_package_metadata_the_reviewed_root_lacked_is_refused_where_python_looks
     why = _why(repo, reviewed, repo.commit("metadata at the root"), ("checks/gate.py",), command)
     assert why is not None and why.startswith(f"{path.split('/')[0]} is not pinned"), why
     assert "in the checkout's root folder: importlib.metadata reads it" in why
+
+
+def test_pytest_s_own_imports_are_judged_when_no_python_shows_them_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Python that runs `python3 -m pytest` may be one failgate finds no file of (a
+    container's, a PATH the server's differs from): failgate's own has no pytest either.
+    pytest imports pluggy all the same, so a root pluggy.py is still judged."""
+    bare = _venv_with(tmp_path / "bare", "unrelated.py")
+    repo = make_repo(tmp_path / "repo")
+    repo.write("tests/test_deploy.py", "def test_deploy():\n    assert False\n")
+    reviewed = repo.commit("a pinned test")
+    repo.write("pluggy.py", "import os\nos._exit(0)\n")
+    pushed = repo.commit("a pluggy of the commit's own")
+    command = ("python-nowhere", "-m", "pytest", "tests/test_deploy.py")
+    with GitRepo.open(repo.path) as grepo:
+        pins = resolve_pins(grepo, reviewed, ("tests/test_deploy.py",))
+        monkeypatch.setattr(sys, "executable", str(bare))
+        monkeypatch.setattr(sys, "path", [p for p in sys.path if "-packages" not in p])
+        why = shadowing(grepo, pushed, pins, command, reviewed)
+    assert why is not None and why.startswith("pluggy.py is not pinned, and "), why
