@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from failgate_hooks.core.agent_config import (
+from failgate_hooks.core.agent.agent_config import (
     CONFIGS,
     installed_commands,
     is_empty,
     with_ours,
     without_ours,
 )
-from failgate_hooks.core.agents import AGENTS
+from failgate_hooks.core.agent.agents import AGENTS
 from failgate_hooks.core.errors import UsageError
 
 # Each agent's file as a team might already have it: hooks of their own, other keys.

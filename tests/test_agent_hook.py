@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from failgate_hooks.app import agent_hook
-from failgate_hooks.core.agents import SILENT
+from failgate_hooks.core.agent.agents import SILENT
 from tests.agent_hosts import SHELL_FIXTURE, host_verdict, payload
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks.core.command_rules import Risk
+from failgate_hooks.core.agent.command_rules import Risk
 from tests.conftest import Repo
 from tests.test_agent_restore import CONFIG, before_and_after_failgate, judged
 

@@ -16,10 +16,10 @@ import pytest
 
 from failgate_hooks.app import agent_hook
 from failgate_hooks.app.agent_hook import judge
-from failgate_hooks.core.agents import Event, HookInput
-from failgate_hooks.core.command_rules import Finding, Risk
-from failgate_hooks.core.command_writes import WriteTarget
-from failgate_hooks.core.protected import Protected
+from failgate_hooks.core.agent.agents import Event, HookInput
+from failgate_hooks.core.agent.command_rules import Finding, Risk
+from failgate_hooks.core.agent.command_writes import WriteTarget
+from failgate_hooks.core.agent.protected import Protected
 from failgate_hooks.git import restore_facts
 from tests.conftest import Repo, make_repo
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from failgate_hooks.core.agents import (
+from failgate_hooks.core.agent.agents import (
     AGENTS,
     CONTEXT_LIMIT,
     Event,

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from failgate_hooks.core.command_rules import Risk
-from failgate_hooks.core.command_scan import scan_command
-from failgate_hooks.core.command_writes import Restore
-from failgate_hooks.core.protected import protected_writes
+from failgate_hooks.core.agent.command_rules import Risk
+from failgate_hooks.core.agent.command_scan import scan_command
+from failgate_hooks.core.agent.command_writes import Restore
+from failgate_hooks.core.agent.protected import protected_writes
 from tests.test_command_scan import PROTECTED, ROOT, risks
 
 INDEX_WRITES = [

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from failgate_hooks.core.command_rules import Risk
-from failgate_hooks.core.shell_lexer import commands
+from failgate_hooks.core.agent.command_rules import Risk
+from failgate_hooks.core.agent.shell_lexer import commands
 from tests.test_command_scan import risks
 
 REFUSED = {Risk.PUSH_BYPASS, Risk.PUSH_UNREADABLE}

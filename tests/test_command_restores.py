@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from failgate_hooks.core.attributes import Attribute, converting
-from failgate_hooks.core.command_rules import Risk
-from failgate_hooks.core.command_scan import scan_command
-from failgate_hooks.core.command_writes import Restore, WriteTarget
-from failgate_hooks.core.ids import blob_id
-from failgate_hooks.core.protected import (
+from failgate_hooks.core.agent.command_rules import Risk
+from failgate_hooks.core.agent.command_scan import scan_command
+from failgate_hooks.core.agent.command_writes import Restore, WriteTarget
+from failgate_hooks.core.agent.protected import (
     Protected,
     entry_pathspecs,
     in_scope,
@@ -26,13 +24,15 @@ from failgate_hooks.core.protected import (
     protected_writes,
     restore_scope,
 )
-from failgate_hooks.core.restore_check import (
+from failgate_hooks.core.agent.restore_check import (
     Entry,
     OnDisk,
     attribute_file_converts,
     restore_change,
 )
-from failgate_hooks.core.shell_lexer import commands
+from failgate_hooks.core.agent.shell_lexer import commands
+from failgate_hooks.core.attributes import Attribute, converting
+from failgate_hooks.core.ids import blob_id
 from tests.test_command_scan import PROTECTED, ROOT
 
 

@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from failgate_hooks.core.command_rules import Risk
-from failgate_hooks.core.command_scan import scan_command
-from failgate_hooks.core.protected import Protected, protected_writes
-from failgate_hooks.core.shell_lexer import Unreadable, commands
+from failgate_hooks.core.agent.command_rules import Risk
+from failgate_hooks.core.agent.command_scan import scan_command
+from failgate_hooks.core.agent.protected import Protected, protected_writes
+from failgate_hooks.core.agent.shell_lexer import Unreadable, commands
 
 ROOT = "/work/repo"
 PROTECTED = Protected(root=ROOT, ledger="ledger", hooks_dirs=(f"{ROOT}/.git/hooks",))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from failgate_hooks.core.command_rules import Risk
+from failgate_hooks.core.agent.command_rules import Risk
 from tests.test_command_scan import risks
 
 # Each with the push written where the wrapper takes its command.

@@ -135,7 +135,7 @@ HEAVY = (
     "failgate_hooks.app.ci",  # step summaries in Markdown
     "failgate_hooks.ledger.write",  # writes events
     "click._termui_impl",  # click's progress bars
-    "failgate_hooks.core.agents",  # coding agents' hook formats
+    "failgate_hooks.core.agent.agents",  # coding agents' hook formats
     "failgate_hooks.commands.record",  # the commands a check does not run
     "failgate_hooks.commands.setup",
     "failgate_hooks.commands.agent",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from failgate_hooks.core.agent_gates import AgentGates, HeldGate
-from failgate_hooks.core.command_rules import Finding, Risk
+from failgate_hooks.core.agent.agent_gates import AgentGates, HeldGate
+from failgate_hooks.core.agent.command_rules import Finding, Risk
 from failgate_hooks.core.gates import GateState
 from failgate_hooks.render.agent import (
     REASON_LIMIT,

@@ -235,7 +235,7 @@ def test_a_ref_that_does_not_print_as_itself_is_shown_escaped(ref: str, shown: s
 @given(hostile_text)
 def test_a_shown_ref_is_printable_ascii_and_names_that_ref_alone(ref: str) -> None:
     """Two refs are never shown alike: the shown text reads back as bash reads `$'…'`."""
-    from failgate_hooks.core.shell_lexer import _ansi_c
+    from failgate_hooks.core.agent.shell_lexer import _ansi_c
 
     shown = sanitize.shown_ref(ref, limit=10_000)
     assert shown.isascii() and shown.isprintable(), shown

@@ -9,7 +9,7 @@ and a listed gate blocks the push exactly when that decision says it blocks.
 from __future__ import annotations
 
 from failgate_hooks.app.report import report
-from failgate_hooks.core.agent_gates import AgentGates, HeldGate
+from failgate_hooks.core.agent.agent_gates import AgentGates, HeldGate
 from failgate_hooks.core.gates import BLOCKING_STATES
 from failgate_hooks.git.repo import GitRepo
 

@@ -18,8 +18,8 @@ import posixpath
 from typing import BinaryIO
 
 from failgate_hooks.app.agent_restore import restore_findings
-from failgate_hooks.core.agent_gates import AgentGates
-from failgate_hooks.core.agents import (
+from failgate_hooks.core.agent.agent_gates import AgentGates
+from failgate_hooks.core.agent.agents import (
     CONTEXT_LIMIT,
     SILENT,
     Event,
@@ -31,10 +31,10 @@ from failgate_hooks.core.agents import (
     session_context,
     takes_session_context,
 )
-from failgate_hooks.core.command_rules import CommandScan, Finding, mentions_push
-from failgate_hooks.core.command_scan import scan_command
+from failgate_hooks.core.agent.command_rules import CommandScan, Finding, mentions_push
+from failgate_hooks.core.agent.command_scan import scan_command
+from failgate_hooks.core.agent.protected import Protected, protected_writes
 from failgate_hooks.core.errors import FailgateError
-from failgate_hooks.core.protected import Protected, protected_writes
 from failgate_hooks.render.agent import refusal, session_text, short_refusal
 
 # The names of the hook failgate's gate runs as (its own, the one it chains, pre-commit's).

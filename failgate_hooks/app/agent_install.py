@@ -16,14 +16,19 @@ from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from failgate_hooks.app.install import write_replacing
-from failgate_hooks.core.agent_config import (
+from failgate_hooks.core.agent.agent_config import (
     CONFIGS,
     installed_commands,
     is_empty,
     with_ours,
     without_ours,
 )
-from failgate_hooks.core.agents import Event, read_answer, sample_payload, takes_session_context
+from failgate_hooks.core.agent.agents import (
+    Event,
+    read_answer,
+    sample_payload,
+    takes_session_context,
+)
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.git.repo import GitRepo
 

@@ -7,7 +7,7 @@ configuration and the agents' hook configuration, and write them from the
 index, where `git reset REV -- .pre-commit-config.yaml` (which writes the index
 alone) may have put an older configuration. So each protected path the
 restore reaches is compared, as git holds it in the source (the index, or the
-revision named) and as the work tree holds it (`core/restore_check.py`); the
+revision named) and as the work tree holds it (`core/agent/restore_check.py`); the
 restore proceeds when none would change.
 
 A line ending converted is no change: a file is compared as its bytes and as
@@ -15,7 +15,7 @@ A line ending converted is no change: a file is compared as its bytes and as
 filter driver (git would run it), `ident` or `working-tree-encoding`.
 
 The comparison stands only for the state it read: the scan voids it for a
-restore that anything earlier in its line could change (`core/command_restores.py`).
+restore that anything earlier in its line could change (`core/agent/command_restores.py`).
 Any doubt refuses: git failing, a path unreadable, a submodule, a link, a
 converting attribute, replaced objects or grafts, another repository.
 """
@@ -28,12 +28,9 @@ import stat
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from failgate_hooks.core.attributes import Attribute, converting
-from failgate_hooks.core.command_rules import Finding, Risk
-from failgate_hooks.core.command_writes import Restore, WriteTarget
-from failgate_hooks.core.errors import FailgateError
-from failgate_hooks.core.ids import blob_id, object_format_of
-from failgate_hooks.core.protected import (
+from failgate_hooks.core.agent.command_rules import Finding, Risk
+from failgate_hooks.core.agent.command_writes import Restore, WriteTarget
+from failgate_hooks.core.agent.protected import (
     Protected,
     entry_pathspecs,
     in_scope,
@@ -42,13 +39,16 @@ from failgate_hooks.core.protected import (
     touched,
     write_finding,
 )
-from failgate_hooks.core.restore_check import (
+from failgate_hooks.core.agent.restore_check import (
     Change,
     Entry,
     OnDisk,
     attribute_file_converts,
     restore_change,
 )
+from failgate_hooks.core.attributes import Attribute, converting
+from failgate_hooks.core.errors import FailgateError
+from failgate_hooks.core.ids import blob_id, object_format_of
 
 if TYPE_CHECKING:
     from failgate_hooks.git.repo import GitRepo

@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from failgate_hooks import __version__
-from failgate_hooks.core.agents import Event, HookInput
+from failgate_hooks.core.agent.agents import Event, HookInput
 from failgate_hooks.core.errors import FailgateError, UsageError
 
 INSTRUCTIONS = (

@@ -10,7 +10,7 @@ import click
 from failgate_hooks.commands.output import echo, echo_json
 from failgate_hooks.commands.shell import open_repo
 from failgate_hooks.core import exitcodes
-from failgate_hooks.core.agents import AGENTS
+from failgate_hooks.core.agent.agents import AGENTS
 from failgate_hooks.core.sanitize import clean_line
 
 

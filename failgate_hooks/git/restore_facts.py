@@ -3,7 +3,7 @@ attributes that convert what git writes, the ids `git add` would give the work t
 files, and whether objects are replaced.
 
 Read for the agent hook before a `git restore` or `git checkout` of paths runs
-(`app/agent_restore.py`); `core/restore_check.py` judges it.
+(`app/agent_restore.py`); `core/agent/restore_check.py` judges it.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from failgate_hooks.core.agent.restore_check import Entry
 from failgate_hooks.core.attributes import CONVERTING_ATTRIBUTES, Attribute
 from failgate_hooks.core.errors import GitError
-from failgate_hooks.core.restore_check import Entry
 from failgate_hooks.git.conversion import HashReading, as_hashed, check_attr, hash_files
 from failgate_hooks.git.repo import GitRepo
 

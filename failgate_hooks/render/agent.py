@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from failgate_hooks.core import sanitize
-from failgate_hooks.core.agent_gates import (
+from failgate_hooks.core.agent.agent_gates import (
     AgentGates,
     HeldGate,
     clears_when,
     evidence_missing,
     relax_rule,
 )
-from failgate_hooks.core.command_rules import Finding, Risk
+from failgate_hooks.core.agent.command_rules import Finding, Risk
 from failgate_hooks.core.directives import DIRECTIVE_RULES_VERSION, shown
 from failgate_hooks.core.ids import short_id
 

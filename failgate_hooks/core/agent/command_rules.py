@@ -11,7 +11,7 @@ import enum
 import re
 from typing import NamedTuple
 
-from failgate_hooks.core.command_writes import WriteTarget
+from failgate_hooks.core.agent.command_writes import WriteTarget
 
 MAX_RECURSION = 8
 

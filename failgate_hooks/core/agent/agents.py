@@ -30,7 +30,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from failgate_hooks.core.command_writes import WriteTarget
+from failgate_hooks.core.agent.command_writes import WriteTarget
 
 AGENTS = ("claude", "codex", "gemini", "cursor", "copilot")
 

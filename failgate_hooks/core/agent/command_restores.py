@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from failgate_hooks.core.command_git_writes import voided
-from failgate_hooks.core.command_rules import basename
-from failgate_hooks.core.command_state import ScanState
-from failgate_hooks.core.command_words import _shown
-from failgate_hooks.core.shell_lexer import WRITE_REDIRECTS, Command, Word
+from failgate_hooks.core.agent.command_git_writes import voided
+from failgate_hooks.core.agent.command_rules import basename
+from failgate_hooks.core.agent.command_state import ScanState
+from failgate_hooks.core.agent.command_words import _shown
+from failgate_hooks.core.agent.shell_lexer import WRITE_REDIRECTS, Command, Word
 
 # What may run before a restore in its line: commands that change no file, and
 # git's commands that read.

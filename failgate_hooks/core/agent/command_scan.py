@@ -33,17 +33,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from failgate_hooks.core.command_git import command_value, config_variable, git_pushes, read_git
-from failgate_hooks.core.command_git_writes import voided
-from failgate_hooks.core.command_options import WRAPPER_OPTIONS, OptionWord, option_word
-from failgate_hooks.core.command_programs import (
+from failgate_hooks.core.agent.command_git import (
+    command_value,
+    config_variable,
+    git_pushes,
+    read_git,
+)
+from failgate_hooks.core.agent.command_git_writes import voided
+from failgate_hooks.core.agent.command_options import WRAPPER_OPTIONS, OptionWord, option_word
+from failgate_hooks.core.agent.command_programs import (
     program_input,
     read_interpreter,
     read_shell,
     shell_text,
 )
-from failgate_hooks.core.command_restores import settle, structure
-from failgate_hooks.core.command_rules import (
+from failgate_hooks.core.agent.command_restores import settle, structure
+from failgate_hooks.core.agent.command_rules import (
     _APPENDERS,
     _BYPASS_VARIABLES,
     _COMMAND_VARIABLES,
@@ -69,17 +74,17 @@ from failgate_hooks.core.command_rules import (
     needs_reading,
     squashed,
 )
-from failgate_hooks.core.command_state import Push, ScanState
-from failgate_hooks.core.command_words import (
+from failgate_hooks.core.agent.command_state import Push, ScanState
+from failgate_hooks.core.agent.command_words import (
     _OWN_COMMANDS,
     _assigned,
     _env_split,
     _moved,
     _shown,
 )
-from failgate_hooks.core.command_writes import WRITERS, WriteTarget, operands, written_by
-from failgate_hooks.core.protected import Protected, named_in
-from failgate_hooks.core.shell_lexer import (
+from failgate_hooks.core.agent.command_writes import WRITERS, WriteTarget, operands, written_by
+from failgate_hooks.core.agent.protected import Protected, named_in
+from failgate_hooks.core.agent.shell_lexer import (
     DYN,
     READ_REDIRECTS,
     WRITE_REDIRECTS,

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from failgate_hooks.core.command_rules import (
+from failgate_hooks.core.agent.command_rules import (
     _ASSIGNMENT,
     Finding,
     Risk,
     RunOptions,
     relaxing_record,
 )
-from failgate_hooks.core.shell_lexer import DYN, Word
+from failgate_hooks.core.agent.shell_lexer import DYN, Word
 
 
 def _assigned(word: Word) -> str | None:

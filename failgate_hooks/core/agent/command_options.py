@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from failgate_hooks.core.shell_lexer import Word
+from failgate_hooks.core.agent.shell_lexer import Word
 
 
 class InterpreterOptions(NamedTuple):

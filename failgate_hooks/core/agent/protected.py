@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from failgate_hooks.core.command_rules import Finding, Risk, Unread
-from failgate_hooks.core.command_writes import WriteTarget
-from failgate_hooks.core.shell_lexer import DYN
+from failgate_hooks.core.agent.command_rules import Finding, Risk, Unread
+from failgate_hooks.core.agent.command_writes import WriteTarget
+from failgate_hooks.core.agent.shell_lexer import DYN
 
 # Anywhere in a path: what git runs around a push, and the hook configuration of each agent.
 _PROTECTED_RUNS: tuple[tuple[tuple[str, ...], str], ...] = (

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from failgate_hooks.core.command_rules import Finding
-from failgate_hooks.core.command_writes import WriteTarget
-from failgate_hooks.core.shell_lexer import Word
+from failgate_hooks.core.agent.command_rules import Finding
+from failgate_hooks.core.agent.command_writes import WriteTarget
+from failgate_hooks.core.agent.shell_lexer import Word
 
 
 @dataclass

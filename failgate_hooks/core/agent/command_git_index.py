@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from failgate_hooks.core.command_git_writes import (
+from failgate_hooks.core.agent.command_git_writes import (
     WHOLE_REPOSITORY,
     ParsedOptions,
     given,
@@ -33,8 +33,8 @@ from failgate_hooks.core.command_git_writes import (
     reached,
     targets_of,
 )
-from failgate_hooks.core.command_writes import Restore, WriteTarget
-from failgate_hooks.core.shell_lexer import Word
+from failgate_hooks.core.agent.command_writes import Restore, WriteTarget
+from failgate_hooks.core.agent.shell_lexer import Word
 
 # A word with a wildcard and none of the marks a revision's search needs (`:/x`, `^{/x}`).
 _GLOB_ONLY = re.compile(r"[^:{]*[*?\[][^:{]*")

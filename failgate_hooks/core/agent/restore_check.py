@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-from failgate_hooks.core.command_writes import Restore
+from failgate_hooks.core.agent.command_writes import Restore
 
 
 class Entry(NamedTuple):

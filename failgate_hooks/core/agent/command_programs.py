@@ -15,17 +15,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from failgate_hooks.core.command_options import (
+from failgate_hooks.core.agent.command_options import (
     InterpreterOptions,
     interpreter_family,
     option_word,
     options_of,
 )
-from failgate_hooks.core.command_rules import _DESCRIPTOR_SCRIPT
-from failgate_hooks.core.command_state import LineReader, ScanState
-from failgate_hooks.core.command_words import _MODULES, _OWN_COMMANDS, _shown
-from failgate_hooks.core.command_writes import WriteTarget, operands
-from failgate_hooks.core.shell_lexer import DYN, READ_REDIRECTS, Command, Word
+from failgate_hooks.core.agent.command_rules import _DESCRIPTOR_SCRIPT
+from failgate_hooks.core.agent.command_state import LineReader, ScanState
+from failgate_hooks.core.agent.command_words import _MODULES, _OWN_COMMANDS, _shown
+from failgate_hooks.core.agent.command_writes import WriteTarget, operands
+from failgate_hooks.core.agent.shell_lexer import DYN, READ_REDIRECTS, Command, Word
 
 # How a program's text that arrives on a descriptor is judged: the word, and what it is.
 ReadText = Callable[[Word, str], None]

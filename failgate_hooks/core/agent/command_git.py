@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 
-from failgate_hooks.core.command_git_index import INDEX_WRITERS, index_writes
-from failgate_hooks.core.command_git_writes import GIT_WRITERS, git_writes, voided
-from failgate_hooks.core.command_rules import (
+from failgate_hooks.core.agent.command_git_index import INDEX_WRITERS, index_writes
+from failgate_hooks.core.agent.command_git_writes import GIT_WRITERS, git_writes, voided
+from failgate_hooks.core.agent.command_rules import (
     _CLONE_CONFIG,
     _COMMAND_KEYS,
     _COMMAND_SECTIONS,
@@ -38,8 +38,8 @@ from failgate_hooks.core.command_rules import (
     Finding,
     Risk,
 )
-from failgate_hooks.core.command_state import LineReader, Push, ScanState
-from failgate_hooks.core.command_words import (
+from failgate_hooks.core.agent.command_state import LineReader, Push, ScanState
+from failgate_hooks.core.agent.command_words import (
     _bypass_flag,
     _moved,
     _shown,
@@ -47,8 +47,8 @@ from failgate_hooks.core.command_words import (
     ext_urls,
     run_values,
 )
-from failgate_hooks.core.command_writes import WriteTarget
-from failgate_hooks.core.shell_lexer import DYN, Unreadable, Word, commands
+from failgate_hooks.core.agent.command_writes import WriteTarget
+from failgate_hooks.core.agent.shell_lexer import DYN, Unreadable, Word, commands
 
 # Subcommands that write files of a commit or the index into the work tree.
 _WRITES_THE_TREE = frozenset({"checkout", "switch", "reset", "restore", "merge", "pull",

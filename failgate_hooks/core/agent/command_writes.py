@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from failgate_hooks.core.shell_lexer import Word
+from failgate_hooks.core.agent.shell_lexer import Word
 
 
 class Restore(NamedTuple):

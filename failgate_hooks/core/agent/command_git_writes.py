@@ -34,8 +34,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from failgate_hooks.core.command_writes import Restore, WriteTarget
-from failgate_hooks.core.shell_lexer import Word
+from failgate_hooks.core.agent.command_writes import Restore, WriteTarget
+from failgate_hooks.core.agent.shell_lexer import Word
 
 GIT_WRITERS = frozenset({"rm", "mv", "checkout", "restore", "clean", "stash", "checkout-index",
                          "read-tree"})  # fmt: skip
