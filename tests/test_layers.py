@@ -2,7 +2,9 @@
 
 Each subpackage of failgate_hooks may import only the layers below it; only
 `commands/` imports click, only `git/` imports GitPython or starts git, and
-the core imports nothing outside itself. Every import counts, including the
+the core imports nothing outside itself. Inside the core, the gate's own
+rules (`core/*.py`) import nothing of the agent command scanner (`core/agent/`),
+which may use them. Every import counts, including the
 lazy ones inside functions and those only for type checking: a lazy import is
 still a dependency, only a later one.
 """
@@ -32,6 +34,8 @@ OWNED_BY = {"click": "commands", "git": "git"}
 # itself (the demo) and an agent's hook command (agent doctor) — never git
 PROCESS_MODULES = {"subprocess"}
 MAY_START_PROCESSES = {"git", "verify", "app"}
+# The agent hook's rules, inside the core: they may use the gate's, never the reverse.
+AGENT_RULES = "failgate_hooks.core.agent"
 # Modules that spell a git command line without starting it, and why.
 SHOWS_GIT = {"app/demo.py": "prints the git command it ran through git/repo.run_git"}
 
@@ -77,6 +81,15 @@ def violations(layer: str, source: str) -> list[str]:
     return problems
 
 
+def agent_rules_used(source: str) -> list[str]:
+    """The imports of `core/agent/` in a source: none is allowed in the gate's own core."""
+    return [
+        name
+        for name in imports_of(source)
+        if name == AGENT_RULES or name.startswith(f"{AGENT_RULES}.")
+    ]
+
+
 def package_modules() -> list[tuple[str, Path]]:
     modules = []
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -102,6 +115,11 @@ def test_module_imports_only_the_layers_below_it(layer: str, path: Path) -> None
     if str(path.relative_to(PACKAGE)) in SHOWS_GIT:
         found = [problem for problem in found if "spells a git command line" not in problem]
     assert found == []
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "core").glob("*.py")), ids=lambda p: p.name)
+def test_the_gates_core_imports_nothing_of_the_agent_rules(path: Path) -> None:
+    assert agent_rules_used(path.read_text()) == []
 
 
 def test_no_module_is_over_500_lines() -> None:
@@ -130,6 +148,23 @@ def test_no_module_is_over_500_lines() -> None:
 def test_the_checker_finds_each_kind_of_violation(layer: str, source: str, expected: str) -> None:
     found = violations(layer, source)
     assert any(expected in problem for problem in found), found
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from failgate_hooks.core.agent.shell_lexer import Word",
+        "from failgate_hooks.core import agent",
+        "def f():\n    import failgate_hooks.core.agent.command_scan",
+    ],
+)
+def test_the_checker_finds_the_core_importing_the_agent_rules(source: str) -> None:
+    assert agent_rules_used(source) != []
+
+
+def test_the_checker_allows_the_core_its_own_modules() -> None:
+    assert agent_rules_used("from failgate_hooks.core import agents_of, wildmatch") == []
+    assert agent_rules_used("from failgate_hooks.core.agentless import x") == []
 
 
 def test_the_checker_allows_what_a_layer_may_do() -> None:
