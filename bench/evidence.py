@@ -14,12 +14,10 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bench import build
-
-if TYPE_CHECKING:
-    from bench.bench import Bench, Case
+from bench.harness import Bench, Case
+from bench.report import met
 
 GATES = 20
 SIGNERS = ".failgate/signers"
@@ -50,8 +48,6 @@ def _world(bench: Bench, root: Path, key: Path, public: str, *, signed: bool) ->
 
 def evidence_cases(bench: Bench, root: Path) -> list[Case]:
     """The two timed cases: the server with evidence, and without."""
-    from bench.bench import Case
-
     root.mkdir(parents=True)
     key = root / "ci-key"
     subprocess.run(
@@ -74,8 +70,6 @@ def evidence_cases(bench: Bench, root: Path) -> list[Case]:
 
 def evidence_section(medians: dict[str, float]) -> list[str]:
     """The report's lines for the server deciding from evidence."""
-    from bench.report import met
-
     with_evidence, without = medians["pre-receive/evidence"], medians["pre-receive/no evidence"]
     share = with_evidence / BUDGET_S * 100
     return [
