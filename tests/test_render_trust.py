@@ -108,6 +108,22 @@ def test_file_lines_are_prefixed_and_bounded() -> None:
     assert many[-1] == "       … 7 more lines: see git show cdcdcdcdcdcd"
 
 
+# Longer than one line of any field may be (sanitize.LINE_LIMIT, 1000 characters),
+# so a count taken from a first cut of it would be short.
+def test_a_long_hostile_line_says_exactly_how_much_was_left_out() -> None:
+    # shown as $'\x1b]0;x\x07AAA…A': 2 + 12 + 5000 + 1 = 5015 characters
+    argument = "\x1b]0;x\x07" + "A" * 5000
+    kept = r"$'\x1b]0;x\x07" + "A" * (MAX_WIDTH - 14)
+    assert argv_lines([argument]) == [f"       ! {kept}… (4615 more characters)"]
+    # shown as $'\x1b[31mBBB…B': 2 + 8 + 3000 + 1 = 3011 characters
+    line = content_lines(b"\x1b[31m" + b"B" * 3000 + b"\n", "ab" * 20)[0]
+    kept = r"$'\x1b[31m" + "B" * (MAX_WIDTH - 10)
+    assert line == f"       ! {kept}… (2611 more characters)"
+    # a setting's name is cleaned (the escape sequence goes), then the line cut once
+    named = settings_lines({"\x1b[2J" + "N" * 2000: 1})
+    assert named == [f"       {'N' * MAX_WIDTH}… (1603 more characters)"]
+
+
 # Code a terminal would hide: between ESC ] and BEL, behind a carriage return, in
 # reverse behind a bidi override, in tag characters, split by a zero-width space.
 HIDING = [

@@ -25,7 +25,7 @@ import difflib
 import shlex
 from collections.abc import Mapping
 
-from failgate_hooks.core.sanitize import clean_line, clip, escaped, shows
+from failgate_hooks.core.sanitize import clean_line, escaped, shows
 
 INDENT = "       "
 # A verifier's file is read, not scrolled: beyond this the rest is one `git show` away.
@@ -88,7 +88,7 @@ def settings_lines(settings: Mapping[str, object]) -> list[str]:
             shown = " ".join(quote_argument(str(item)) for item in value) or "(none)"
         else:
             shown = _UNSET.get(name, "(unset)") if value is None else quote_argument(str(value))
-        lines.append(INDENT + _bounded(f"{clean_line(str(name))}: {shown}"))
+        lines.append(INDENT + _bounded(f"{name}: {shown}"))
     return lines
 
 
@@ -140,5 +140,8 @@ def _quoted(lines: list[str], blob: str) -> list[str]:
 
 
 def _bounded(text: str) -> str:
-    """`text` on one line, cleaned, cut to MAX_WIDTH with a note of what was left out."""
-    return clip(clean_line(text), MAX_WIDTH)
+    """`text` on one line, cleaned, cut to MAX_WIDTH with a note of what was left out.
+
+    clean_line cuts once, at MAX_WIDTH: cut at its own limit first and again here, the
+    note would count what was left of the first cut, not what was left out."""
+    return clean_line(text, MAX_WIDTH)
