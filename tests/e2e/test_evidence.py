@@ -25,7 +25,8 @@ from failgate_hooks.core.evidence import (
 from failgate_hooks.git.evidence import EVIDENCE_REF
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.signing import sign
-from tests.conftest import Repo
+from tests.conftest import Repo, git
+from tests.e2e.test_ci import ci_checkout, github, run_ci
 from tests.e2e.test_pre_receive import install_pre_receive, push
 from tests.test_signing import make_key
 from tests.worlds import KEY, budget_repo, fix_budget, record_failure, remote_ref, with_remote
@@ -405,3 +406,75 @@ def test_nothing_may_be_pushed_under_failgate_s_tracking_refs(tmp_path: Path) ->
     assert "ledger integrity" not in refused.stderr, refused.stderr
     assert remote_ref(w.remote, tracking) is None
     assert push(w.repo, EVIDENCE_REF).returncode != 0  # the control: checked, and refused there
+
+
+# --------------------------------------------------------------------------- ci --attest
+
+
+def test_ci_attest_pushes_a_signed_statement_the_server_clears_the_gate_by(
+    tmp_path: Path,
+) -> None:
+    """A pull request's fix, decided by `failgate ci --sandbox --attest` in a fresh CI clone:
+    the verifier's pass is signed and pushed to origin's evidence ref, and main's next push,
+    with no evidence of its own, is cleared by that statement."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    key, public = make_key(keys, "ci")
+    repo = budget_repo(tmp_path / "work")
+    repo.write(SIGNERS, f'ci@example.org namespaces="failgate" {public}\n')
+    repo.write("failgate.toml", f'evidence_signers = "{SIGNERS}"\n')
+    repo.commit("CI may attest")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    record_failure(repo, "push")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    repo.git("switch", "-q", "-c", "feature")
+    head = fix_budget(repo)
+    checkout = ci_checkout(repo, tmp_path)
+    install_pre_receive(remote)
+    base = repo.git("rev-parse", "refs/remotes/origin/main")
+    payload = {
+        "pull_request": {"number": 1, "base": {"ref": "main", "sha": base}},
+        "repository": {"default_branch": "main"},
+    }
+    env = github(
+        tmp_path, "pull_request", payload, GITHUB_BASE_REF="main", GITHUB_HEAD_REF="feature",
+        GITHUB_REF="refs/pull/1/merge", GITHUB_SHA=head, GITHUB_REPOSITORY="acme/budget",
+        GITHUB_SERVER_URL="https://github.example", GITHUB_RUN_ID="42",
+    )  # fmt: skip
+    ran = run_ci(checkout, tmp_path, env, "--sandbox", "--attest", "--key", str(key))
+    assert ran.code == 0, ran
+    assert f"CLEARED {KEY}" in ran.out, ran
+    assert "failgate: evidence pushed to origin" in ran.err, ran
+
+    # What it wrote: one signed line on origin's evidence ref, for exactly this run.
+    pushed = remote_ref(remote, EVIDENCE_REF)
+    assert pushed is not None
+    [path] = git(remote, "ls-tree", "-r", "--name-only", pushed).splitlines()
+    [line] = git(remote, "show", f"{pushed}:{path}").splitlines()
+    data, signature = split_line(line)
+    statement = parse_payload(data)
+    assert path == evidence_path(statement.content)
+    assert f"attested {KEY} on {statement.content} (signed by SHA256:" in ran.err, ran
+    assert (statement.entity, statement.result, statement.sandboxed) == (KEY, "pass", True)
+    assert (statement.commit, statement.ref) == (head, "refs/heads/main")
+    assert statement.tree == git(remote, "rev-parse", f"{head}^{{tree}}")
+    assert statement.repository == "acme/budget"
+    assert statement.run_url == "https://github.example/acme/budget/actions/runs/42"
+    signers = tmp_path / "allowed_signers"
+    signers.write_text(f'ci@example.org namespaces="failgate" {public}\n')
+    (tmp_path / "statement.sig").write_bytes(signature)
+    verified = subprocess.run(
+        ["ssh-keygen", "-Y", "verify", "-f", str(signers), "-I", "ci@example.org",
+         "-n", "failgate", "-s", str(tmp_path / "statement.sig")],
+        input=data, capture_output=True, check=False,
+    )  # fmt: skip
+    assert verified.returncode == 0, verified.stderr
+
+    # And the server reads it: main, fast-forwarded to the fix, pushes no evidence itself.
+    repo.git("switch", "-q", "main")
+    repo.git("merge", "-q", "--ff-only", "feature")
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "cleared by evidence" in accepted.stderr
+    assert "run: https://github.example/acme/budget/actions/runs/42" in accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == head
