@@ -133,7 +133,6 @@ def run_in_worktree(
     *,
     entity_key: str,
     verification: Verification,
-    environment: str | None = None,
     default_timeout_s: float = DEFAULT_TIMEOUT_S,
     progress: Progress | None = None,
 ) -> VerifierResult:
@@ -145,7 +144,7 @@ def run_in_worktree(
     head = repo.try_resolve_commit("HEAD") or ""
     return run_verifier(
         verification,
-        RunAs(head, entity_key, environment),
+        RunAs(head, entity_key),
         cwd=root,
         git_env={},
         timeout_s=verification.timeout_s or default_timeout_s,

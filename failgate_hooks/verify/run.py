@@ -50,7 +50,6 @@ def run_gate_verifier(
     checkouts: Callable[[], Checkouts],
     trust: TrustStore | None = None,
     trust_ledger: bool = False,
-    cache: PassCache | None = None,
     default_timeout_s: float = DEFAULT_TIMEOUT_S,
     no_cache: bool = False,
     progress: Progress | None = None,
@@ -97,7 +96,7 @@ def run_gate_verifier(
     if shadow is not None:
         return VerifierResult(command, VerifierOutcome.NO_VERDICT, detail=shadow)
 
-    passes = cache if cache is not None else PassCache(repo.common_dir)
+    passes = PassCache(repo.common_dir)
     key = run.pass_key(
         None if sandbox is None else sandbox.isolation,
         env_pass_withheld=env_pass_withheld(pusher_env=pusher_env, reviewed=reviewed),
