@@ -87,7 +87,7 @@ class Story:
             self._show(["git", *args], out)
         return code, out
 
-    def failgate(self, *args: str, show: bool = True) -> tuple[int, str]:
+    def failgate(self, *args: str) -> tuple[int, str]:
         # failgate itself, not git: a fresh interpreter, as a person would run it
         env = {**os.environ, **self.env}
         proc = subprocess.run(
@@ -99,8 +99,7 @@ class Story:
             check=False,
         )
         out = (proc.stdout + proc.stderr).rstrip("\n")
-        if show:
-            self._show(["failgate", *args], out)
+        self._show(["failgate", *args], out)
         return proc.returncode, out
 
     def write(self, path: str, text: str) -> None:

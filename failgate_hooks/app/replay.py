@@ -46,7 +46,6 @@ def replay(
     expect_files: Sequence[str] | None = None,
     default_timeout_s: float = DEFAULT_TIMEOUT_S,
     progress: Progress | None = None,
-    ledger_dir: str | None = None,
     sandbox_by: str | None = None,
 ) -> ReplayReport:
     """Run `entity_key`'s verifier, as `ledger_rev` holds it, on every commit of PARENT..REPAIR.
@@ -54,7 +53,7 @@ def replay(
     Each step runs in the sandbox when `sandbox_by` (a flag) or the configuration at
     `ledger_rev` asks for one: history's code, perhaps a pulled branch's, is run."""
     # A UsageError (exit 2) for a bad interval, entity or verifier; a GitError when git
-    # cannot answer. With no `ledger_dir`, the one configured at `ledger_rev` is read.
+    # cannot answer. The ledger folder is the one configured at `ledger_rev`.
     if isinstance(expect_files, str):  # a str is a Sequence[str] too: one letter per path
         raise TypeError("expect_files is a list of paths, not one string")
     parent_rev, repair_rev = parse_interval(interval)
@@ -63,11 +62,9 @@ def replay(
     ledger_commit = _resolve(repo, ledger_rev, "--ledger-rev")
     # The reviewed configuration, as the entity is: never that of a commit replayed.
     config = config_at(repo, ledger_commit, ledger_rev)
-    if ledger_dir is None:
-        ledger_dir = config.ledger
 
     title, verification = _entity(
-        repo, entity_key, trigger, ledger_rev, ledger_commit, ledger_dir, config.max_event_bytes
+        repo, entity_key, trigger, ledger_rev, ledger_commit, config.ledger, config.max_event_bytes
     )
     try:
         # Today's reviewed verifier, not history's: the commits replayed predate it.
@@ -107,7 +104,7 @@ def replay(
                 verification,
                 RunAs(commit, entity_key),
                 lambda root: write_pins(repo, root, pins),
-                ledger_dir=ledger_dir,
+                ledger_dir=config.ledger,
                 timeout_s=timeout_s,
                 watched=watched,
                 sandbox=sandbox,
