@@ -65,16 +65,17 @@ def report_attested(made: list[Attested], commit: str | None) -> None:
         )
 
 
-def share_attested(repo: GitRepo, attester: Attester, remote: str = "origin") -> None:
-    """`ci --attest`: record the statements and push them, merging when others pushed too."""
+def share_attested(repo: GitRepo, attester: Attester) -> None:
+    """`ci --attest`: record the statements and push them to origin, merging when others
+    pushed too."""
     from failgate_hooks.app.attest import record_statements
     from failgate_hooks.app.evidence_store import push_evidence
 
     commit, made = record_statements(repo, attester)
     report_attested(made, commit)
     if commit is not None:
-        push_evidence(repo, remote)
-        echo(f"failgate: evidence pushed to {remote}", err=True)
+        push_evidence(repo, "origin")
+        echo("failgate: evidence pushed to origin", err=True)
 
 
 @click.command()

@@ -43,11 +43,11 @@ class Output(NamedTuple):
             text = sanitize.no_workflow_commands(text)
         _write(text + "\n" if nl else text, err=err)
 
-    def json(self, document: str, *, err: bool = False) -> None:
-        """One JSON text, as json.dumps wrote it; a newline after it."""
+    def json(self, document: str) -> None:
+        """One JSON text on standard output, as json.dumps wrote it; a newline after it."""
         if self.in_actions:
             document = sanitize.json_no_workflow_commands(document)
-        _write(document + "\n", err=err)
+        _write(document + "\n", err=False)
 
     def own_command(self, line: str, *, err: bool = False) -> None:
         """One workflow command failgate means to give, written as it is: only for the lines
