@@ -284,22 +284,19 @@ def _report_missing(
                 )
 
 
-def heads_of(events: Iterable[Event], *, entity_key: str | None = None) -> tuple[str, ...]:
+def heads_of(events: Iterable[Event]) -> tuple[str, ...]:
     """The ids a new event of this entity must follow (`record`, `confirm`, `expire`).
 
     The heads of the resolution, sorted by id, whatever its outcome: following every
     head of a conflict is how a person settles it. The entity is the one all events
-    share unless `entity_key` names it; events of another entity are then ignored."""
+    share."""
     events = tuple(events)
-    if entity_key is None:
-        keys = {event.entity_key for event in events}
-        if not keys:
-            return ()
-        if len(keys) > 1:
-            raise ValueError(f"events of several entities: {', '.join(sorted(keys))}")
-        (entity_key,) = keys
-    else:
-        events = tuple(event for event in events if event.entity_key == entity_key)
+    keys = {event.entity_key for event in events}
+    if not keys:
+        return ()
+    if len(keys) > 1:
+        raise ValueError(f"events of several entities: {', '.join(sorted(keys))}")
+    (entity_key,) = keys
     return resolve_entity(entity_key, events).heads
 
 
