@@ -56,7 +56,6 @@ class FakeFacts:
     """git's answers about C, declared instead of asked."""
 
     commit: str = C
-    content_key: str = "content-of-c"
     ancestors: frozenset[str] = frozenset({ANCESTOR})
     known: frozenset[str] = frozenset({SIBLING, TWIN, ELSEWHERE})
     files: tuple[str, ...] = ("deploy/budget.json", "src/app.py")

@@ -55,10 +55,6 @@ class GitFacts:
     def commit(self) -> str:
         return self._commit
 
-    @property
-    def content_key(self) -> str:
-        return self._run_key(self._commit, None)
-
     def _run_key(self, commit: str, inputs: tuple[str, ...] | None) -> str:
         """The key a gate's run on `commit` stands on (verify/subject.py), asked once."""
         if (commit, inputs) not in self._run_keys:

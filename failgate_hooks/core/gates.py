@@ -108,11 +108,6 @@ class Facts(Protocol):
         """C's full id."""
         ...
 
-    @property
-    def content_key(self) -> str:
-        """C's content key: its tree without the ledger folder."""
-        ...
-
     def since_relation(self, since: str) -> bool | None:
         """True: `since` is C or an ancestor; False: it is not; None: git lacks it."""
         ...

@@ -198,13 +198,6 @@ class GitRepo:
     def is_shallow(self) -> bool:
         return self.run("rev-parse", "--is-shallow-repository") == "true"
 
-    def object_format(self) -> str:
-        """`sha1` or `sha256`."""
-        try:
-            return self.run("rev-parse", "--show-object-format") or "sha1"
-        except GitError:
-            return "sha1"
-
     def remotes(self) -> tuple[str, ...]:
         """The configured remotes' names, asked of git once per opened repository:
         one command reads the remote's default branch and its tip of the destination."""
