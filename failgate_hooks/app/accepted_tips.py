@@ -26,10 +26,10 @@ from failgate_hooks.core.decide import enforces
 from failgate_hooks.core.gates import PUSH, Context, Policy
 from failgate_hooks.git.evidence import EVIDENCE_REF
 from failgate_hooks.git.remotes import default_branch, ref_tips
-from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.git.repo import GitRepo, local_folder
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import config_at
-from failgate_hooks.verify.localfiles import local_folder, read_quietly, write_atomically
+from failgate_hooks.verify.localfiles import read_quietly, write_atomically
 from failgate_hooks.verify.lockfile import LockUnavailable, locked
 
 # Enough for pushes that race, and a force push back to a tip accepted a while ago.

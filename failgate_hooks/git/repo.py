@@ -36,6 +36,12 @@ FAITHFUL_HISTORY = {
 }
 
 
+def local_folder(common_dir: str) -> str:
+    """`<git-common-dir>/failgate`: this machine's files, never committed (the trust
+    store, the caches, a ledger write's temporaries); linked worktrees share it."""
+    return os.path.join(common_dir, "failgate")
+
+
 def is_null_id(oid: str) -> bool:
     """An all-zero id of any length: git's "nothing" in hook input (SHA-1 or SHA-256)."""
     return bool(NULL_ID_RE.match(oid))

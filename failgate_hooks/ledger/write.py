@@ -32,10 +32,9 @@ from failgate_hooks.core.events import (
 from failgate_hooks.core.resolve import heads_of
 from failgate_hooks.core.sanitize import clean_line, shown_ref
 from failgate_hooks.core.validate import parse_event, read_event
-from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.git.repo import GitRepo, local_folder
 from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.worktree import EventFileExists, working_tree_files, write_event_file
-from failgate_hooks.verify.localfiles import local_folder
 
 
 class EventDraft(NamedTuple):

@@ -21,9 +21,9 @@ from typing import Any, ClassVar, NamedTuple
 from failgate_hooks.core import wildmatch
 from failgate_hooks.core.errors import FailgateError, UsageError
 from failgate_hooks.core.events import is_safe_relative_path
-from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.git.repo import GitRepo, local_folder
 from failgate_hooks.git.trees import TreeEntry
-from failgate_hooks.verify.localfiles import local_folder, read_quietly, write_atomically
+from failgate_hooks.verify.localfiles import read_quietly, write_atomically
 
 CONTENT_KEY_VERSION = "ck2"
 INPUT_KEY_VERSION = "ik1"

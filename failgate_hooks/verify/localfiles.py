@@ -15,11 +15,6 @@ from collections.abc import Iterable
 Pinned = tuple[str, str]  # (path, blob id)
 
 
-def local_folder(common_dir: str) -> str:
-    """`<git-common-dir>/failgate`: linked worktrees share it through the common git dir."""
-    return os.path.join(common_dir, "failgate")
-
-
 def canonical_json(value: object) -> bytes:
     """One byte string per value: what every hash here is taken over."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -12,9 +12,9 @@ import json
 import os
 from typing import NamedTuple
 
+from failgate_hooks.git.repo import local_folder
 from failgate_hooks.verify.localfiles import (
     canonical_json,
-    local_folder,
     read_quietly,
     utc_now,
     write_atomically,

@@ -18,10 +18,10 @@ from typing import Any, NamedTuple
 
 from failgate_hooks.core.errors import TrustError
 from failgate_hooks.core.events import Verification
+from failgate_hooks.git.repo import local_folder
 from failgate_hooks.verify.localfiles import (
     Pinned,
     canonical_json,
-    local_folder,
     pins_json,
     utc_now,
     write_atomically,
