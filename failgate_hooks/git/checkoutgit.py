@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError
-from failgate_hooks.git.repo import FAITHFUL_HISTORY, GitRepo
+from failgate_hooks.git.repo import FAITHFUL_HISTORY, PATHSPECS_AS_WRITTEN, GitRepo
 
 # On every command line: nothing in any config file can override these.
 _FORCED_CONFIG = (
@@ -185,6 +185,7 @@ class CheckoutGit:
             "GIT_INDEX_VERSION": "2",
             "GIT_LFS_SKIP_SMUDGE": "1",
             **FAITHFUL_HISTORY,
+            **PATHSPECS_AS_WRITTEN,  # `clean`'s `:(top,glob)` pathspecs mean what they say
             "HOME": self.home,
             "XDG_CONFIG_HOME": self.home,
         }

@@ -35,6 +35,17 @@ FAITHFUL_HISTORY = {
     "GIT_GRAFT_FILE": os.path.join(os.devnull, "no-grafts"),
 }
 
+# A pathspec means what failgate wrote, whatever the user's or the pusher's environment
+# says: GIT_ICASE_PATHSPECS=1 makes `ledger` match `LEDGER` too, GIT_LITERAL_PATHSPECS=1
+# reads `:(top,glob)…` as a file's name that nothing matches, and any of them beside a
+# `--literal-pathspecs` makes git die. On every git process failgate starts.
+PATHSPECS_AS_WRITTEN = {
+    "GIT_LITERAL_PATHSPECS": "0",
+    "GIT_GLOB_PATHSPECS": "0",
+    "GIT_NOGLOB_PATHSPECS": "0",
+    "GIT_ICASE_PATHSPECS": "0",
+}
+
 
 def local_folder(common_dir: str) -> str:
     """`<git-common-dir>/failgate`: this machine's files, never committed (the trust
@@ -52,7 +63,8 @@ class GitRepo:
 
     def __init__(self, repo: git.Repo) -> None:
         self._repo = repo
-        repo.git.update_environment(**FAITHFUL_HISTORY)
+        # Before anything starts git, the persistent cat-file included.
+        repo.git.update_environment(**FAITHFUL_HISTORY, **PATHSPECS_AS_WRITTEN)
         self._git = repo.git
         self.cat_file = CatFile(repo.git)  # objects are read through the methods below
         self._common_dir: str | None = None
@@ -465,7 +477,10 @@ def run_git(cwd: str, *args: str, env: dict[str, str] | None = None) -> tuple[in
 
     try:
         status, out, err = git.Git(cwd).execute(
-            ["git", *args], with_extended_output=True, with_exceptions=False, env=env
+            ["git", *args],
+            with_extended_output=True,
+            with_exceptions=False,
+            env={**(env or {}), **PATHSPECS_AS_WRITTEN},
         )
     except git.GitCommandNotFound:
         raise GitError("git is not installed or not on PATH") from None

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from failgate_hooks.core.events import entity_folder
 from tests.conftest import Repo
 from tests.e2e.test_pre_receive import RELAXERS, install_pre_receive, push
@@ -168,3 +170,36 @@ def test_a_retraction_too_large_for_the_ledger_cannot_delete_a_protected_event(
     assert refused.returncode != 0, refused.stderr
     assert f"deletes event {_id_of(protected)}" in refused.stderr, refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+PATHSPEC_VARIABLES = {"GIT_ICASE_PATHSPECS": "1", "GIT_GLOB_PATHSPECS": "1"}
+
+
+@pytest.mark.parametrize("variables", [{}, PATHSPEC_VARIABLES], ids=["plain", "icase-glob"])
+def test_pathspec_variables_in_the_pushers_environment_change_no_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]
+) -> None:
+    """git hands the pusher's environment to a local server's hook. `LEDGER/` is the
+    team's own folder: read case-blind, `ledger` would match it and an edit there
+    would be an edited event."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS + 'block_on = "all"\n')
+    team = repo.write("LEDGER/notes/20261130T000000Z-0000000a.toml", "minutes = 1\n")
+    repo.commit("who may relax gates; the team's own LEDGER folder")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    protected = record_failure(repo, "deploy")
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    team.write_text("minutes = 2\n")
+    edited = repo.commit("the team's minutes")
+    accepted = push(repo, "main")
+    assert accepted.returncode == 0, accepted.stderr
+    assert remote_ref(remote, "refs/heads/main") == edited
+    repo.git("rm", "-q", "--", protected)
+    repo.commit("drop the event")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert f"deletes event {_id_of(protected)}" in refused.stderr, refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == edited
