@@ -127,3 +127,59 @@ def test_a_deletion_still_asks_for_the_retractions(repo: Repo) -> None:
     # found both ways: the new tip lacks the old tip's file, and the commit deleted it
     assert [p.path for p in problems] == [leaked]
     assert problems[0].commit == new
+
+
+# --------------------------------------------------------------------------- folder names
+
+EVENT = "20261130T000000Z-0000000a.toml"
+
+
+def _event_in(repo: Repo, ledger_dir: str) -> tuple[str, str]:
+    """An event file committed under `ledger_dir`: (its path, the commit)."""
+    path = f"{ledger_dir}/deploy/mainnet/gas-budget/{EVENT}"
+    repo.write(path, 'schema = 1\nstatus = "observed"\n')
+    return path, repo.commit("record")
+
+
+def _changes_of_a_new_ref(repo: Repo, ledger_dir: str) -> list[str]:
+    """What the append-only walk alone finds on a ref pushed new (no old tip to compare)."""
+    with GitRepo.open(repo.path) as git_repo:
+        problems = history.check_update(git_repo, None, repo.head(), ledger_dir, MAX_EVENT_BYTES)
+    return [f"{p.path} {p.message}" for p in problems]
+
+
+# git quotes a path holding `"`, a tab or a backslash; `*`, `?` and `[` are patterns to it.
+FOLDERS = ['le"d\tger', "risks*", "l[e]dger?", "dépôt"]
+
+
+@pytest.mark.parametrize("ledger_dir", FOLDERS)
+def test_an_edit_under_a_folder_git_quotes_or_matches_is_caught(
+    repo: Repo, ledger_dir: str
+) -> None:
+    path, _ = _event_in(repo, ledger_dir)
+    repo.write(path, 'schema = 1\nstatus = "verified"\n')
+    edit = repo.commit("quietly mark it verified")
+    assert _changes_of_a_new_ref(repo, ledger_dir) == [
+        f"{path} commit {edit[:12]} changes event {EVENT[:-5]}, which a parent holds: "
+        "events are never edited or dropped; to remove one, record an event that retracts it"
+    ]
+
+
+@pytest.mark.parametrize("ledger_dir", FOLDERS)
+def test_a_deletion_under_a_folder_git_quotes_or_matches_is_caught(
+    repo: Repo, ledger_dir: str
+) -> None:
+    path, _ = _event_in(repo, ledger_dir)
+    repo.git("rm", "-q", "--", path)
+    deletion = repo.commit("drop it")
+    (found,) = _changes_of_a_new_ref(repo, ledger_dir)
+    assert found.startswith(f"{path} commit {deletion[:12]} deletes event {EVENT[:-5]}")
+
+
+def test_a_folder_the_ledgers_name_would_match_as_a_pattern_is_not_the_ledger(repo: Repo) -> None:
+    # `risks*` read as a pattern is also `risks-archive`: an edit there is the team's own.
+    other, _ = _event_in(repo, "risks-archive")
+    _event_in(repo, "risks*")
+    repo.write(other, "edited\n")
+    repo.commit("edit the archive")
+    assert _changes_of_a_new_ref(repo, "risks*") == []

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Problem, is_ledger_file
+from failgate_hooks.git.changes import COMMIT_MARK, parse_log_raw
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Ledger, Revision, classify_path, read_union
 
@@ -96,40 +97,43 @@ def check_commits(
     merge; `--full-history --sparse` keeps merges that path-limiting would
     otherwise simplify away (a merge that drops the side's event is exactly one).
     """
+    # -z: a path git would quote (a `"`, a tab in the ledger's folder) comes as it is;
+    # --literal-pathspecs: a `*`, `?` or `[` in the folder's name is part of the name.
     out = repo.run(
-        "-c", "core.quotePath=false", "log", "-m", "--raw", "--no-renames", "--no-abbrev",
-        "--full-history", "--sparse", "--format=%x01%H", *revisions, "--", ledger_dir,
+        "--literal-pathspecs", "log", "-z", "-m", "--raw", "--no-renames", "--no-abbrev",
+        "--full-history", "--sparse", f"--format={COMMIT_MARK}%H", *revisions, "--", ledger_dir,
         strip=False,
     )  # fmt: skip
     problems: list[Problem] = []
     seen: set[tuple[str, str]] = set()
-    commit = ""
-    for line in out.splitlines():
-        if line.startswith("\x01"):
-            commit = line[1:].strip()
-            continue
-        if not line.startswith(":"):
-            continue
-        meta, _, path = line.partition("\t")
-        status = meta.split()[-1]
-        if status.startswith("A") or not is_ledger_file(path) or (commit, path) in seen:
-            continue
-        if status.startswith("D") and _may_delete(path, ledger_dir, retracted):
-            continue
-        seen.add((commit, path))
-        stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
-        verb = "deletes" if status.startswith("D") else "changes"
-        problems.append(
-            Problem(
-                code="append-only",
-                message=f"commit {commit[:12]} {verb} event {stem}, which a parent holds: "
-                "events are never edited or dropped; to remove one, record an event "
-                "that retracts it",
-                path=path,
-                commit=commit,
-            )
-        )
+    for commit, changes in parse_log_raw(out):
+        for status, path in changes:
+            problem = _changed_event(commit or "", status, path, ledger_dir, retracted, seen)
+            if problem is not None:
+                problems.append(problem)
     return problems
+
+
+def _changed_event(
+    commit: str, status: str, path: str, ledger_dir: str, retracted: Retracted,
+    seen: set[tuple[str, str]],
+) -> Problem | None:  # fmt: skip
+    """The problem with one change a commit makes to the ledger folder, if any."""
+    if status == "A" or not is_ledger_file(path) or (commit, path) in seen:
+        return None
+    if status == "D" and _may_delete(path, ledger_dir, retracted):
+        return None
+    seen.add((commit, path))
+    stem = path.rsplit("/", 1)[-1].removesuffix(".toml")
+    verb = "deletes" if status == "D" else "changes"
+    return Problem(
+        code="append-only",
+        message=f"commit {commit[:12]} {verb} event {stem}, which a parent holds: "
+        "events are never edited or dropped; to remove one, record an event "
+        "that retracts it",
+        path=path,
+        commit=commit,
+    )
 
 
 def check_update(

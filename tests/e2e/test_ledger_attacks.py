@@ -172,6 +172,52 @@ def test_a_retraction_too_large_for_the_ledger_cannot_delete_a_protected_event(
     assert remote_ref(remote, "refs/heads/main") == before
 
 
+# A ledger folder git quotes in a path (`"`, a tab) and reads as a pattern (`*`).
+QUOTED_LEDGER = 'le"d\tger*'
+
+
+def _server_with_a_ledger_in(tmp_path: Path, ledger_dir: str) -> tuple[Repo, Path, str]:
+    """A server whose main holds an event under `ledger_dir`; every ref is enforced, and
+    the event holds no push (only its file matters): (repo, remote, the event's path)."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS + f'block_on = "all"\nledger = {json.dumps(ledger_dir)}\n')
+    repo.commit("who may relax gates; the ledger's folder")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    protected = record_failure(repo, "deploy")
+    assert protected.startswith(f"{ledger_dir}/"), protected
+    assert push(repo, "main").returncode == 0  # no server hook yet
+    install_pre_receive(remote, "--exec")
+    return repo, remote, protected
+
+
+def test_an_event_under_a_folder_git_quotes_cannot_be_edited_on_a_new_branch(
+    tmp_path: Path,
+) -> None:
+    """A new ref has no old tip to compare: the walk over its commits alone sees the edit."""
+    repo, remote, protected = _server_with_a_ledger_in(tmp_path, QUOTED_LEDGER)
+    repo.git("checkout", "-q", "-b", "wip")
+    target = repo.path / protected
+    target.write_text(target.read_text().replace("six modules", "one module"))
+    repo.commit("quietly rewrite its note")
+    refused = push(repo, "wip")
+    assert refused.returncode != 0, refused.stderr
+    assert f"changes event {_id_of(protected)}" in refused.stderr, refused.stderr
+    assert remote_ref(remote, "refs/heads/wip") is None
+
+
+def test_an_event_under_a_folder_git_quotes_cannot_be_deleted_on_a_new_branch(
+    tmp_path: Path,
+) -> None:
+    repo, remote, protected = _server_with_a_ledger_in(tmp_path, QUOTED_LEDGER)
+    repo.git("checkout", "-q", "-b", "wip")
+    repo.git("rm", "-q", "--", protected)
+    repo.commit("drop it")
+    refused = push(repo, "wip")
+    assert refused.returncode != 0, refused.stderr
+    assert f"deletes event {_id_of(protected)}" in refused.stderr, refused.stderr
+    assert remote_ref(remote, "refs/heads/wip") is None
+
+
 PATHSPEC_VARIABLES = {"GIT_ICASE_PATHSPECS": "1", "GIT_GLOB_PATHSPECS": "1"}
 
 
@@ -181,7 +227,7 @@ def test_pathspec_variables_in_the_pushers_environment_change_no_decision(
 ) -> None:
     """git hands the pusher's environment to a local server's hook. `LEDGER/` is the
     team's own folder: read case-blind, `ledger` would match it and an edit there
-    would be an edited event."""
+    would be an edited event; beside the walk's --literal-pathspecs, either makes git die."""
     repo = budget_repo(tmp_path / "work")
     repo.write("failgate.toml", RELAXERS + 'block_on = "all"\n')
     team = repo.write("LEDGER/notes/20261130T000000Z-0000000a.toml", "minutes = 1\n")
