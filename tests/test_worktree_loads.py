@@ -17,7 +17,7 @@ from failgate_hooks.core.events import Verification, Workdir
 from failgate_hooks.core.gates import VerifierOutcome
 from failgate_hooks.core.replay import StepState
 from failgate_hooks.git.repo import GitRepo
-from failgate_hooks.verify.worktree_loads import Load, _import_root, leak_detail
+from failgate_hooks.verify.worktree_loads import Load, _import_root, leak_detail, work_trees
 from tests.conftest import Repo, make_repo
 from tests.test_verify import ENTITY, script, verify
 from tests.venvs import install_editable_pth, make_venv, site_packages
@@ -327,3 +327,12 @@ def test_a_replay_whose_verifier_imports_the_work_tree_proves_nothing(tmp_path: 
         report = replay(opened, f"{parent}..{repair}", ENTITY)
     assert [step.state for step in report.steps] == [StepState.NO_VERDICT] * 2, report
     assert all("budgetlib" in step.detail for step in report.steps)
+
+
+def test_a_linked_work_tree_whose_path_holds_a_newline_is_listed_as_it_is(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    linked = tmp_path / "odd\nworktree /elsewhere" / "tree"
+    linked.parent.mkdir(parents=True)
+    repo.git("worktree", "add", "-q", "-b", "linked", str(linked))
+    with GitRepo.open(repo.path) as git_repo:
+        assert work_trees(git_repo) == [str(repo.path.resolve()), str(linked.resolve())]

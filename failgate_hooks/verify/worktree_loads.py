@@ -45,10 +45,12 @@ class Load(NamedTuple):
 def work_trees(repo: GitRepo) -> list[str]:
     """Every work tree of the repository (the main one and each linked one), resolved."""
     trees = []
-    for line in repo.run("worktree", "list", "--porcelain").splitlines():
-        if line.startswith("worktree "):
-            trees.append(line[len("worktree ") :])
-        elif line == "bare" and trees:
+    # -z: git writes a path as it is, and a newline in one would end its line there
+    # (`…/nl<newline>worktree /elsewhere` listed as two work trees, neither of them this one).
+    for field in repo.run("worktree", "list", "--porcelain", "-z", strip=False).split("\0"):
+        if field.startswith("worktree "):
+            trees.append(field[len("worktree ") :])
+        elif field == "bare" and trees:
             trees.pop()  # a bare repository's entry names no work tree
     return [os.path.realpath(tree) for tree in trees]
 
