@@ -157,3 +157,13 @@ def test_an_update_walks_each_evidence_tree_once(
         assert walked == [old, new]
         dropped = update_problems(opened, new, old)  # the control: the same walk finds a loss
         assert [p.code for p in dropped] == ["evidence-dropped"]
+
+
+def test_a_path_holding_a_newline_is_written_as_one_file(repo: Repo) -> None:
+    # A fetched evidence tree may name a file so: a merge writes what its tree holds.
+    blob = repo.git("hash-object", "-w", "--stdin", input="planted\n")
+    odd = f"{PATH}\n100644 {blob}\tplanted"
+    with GitRepo.open(repo.path) as opened:
+        commit = store.write_commit(opened, [], {odd: b"fge1 a x\n"}, "one file")
+    listed = repo.git("ls-tree", "-r", "-z", "--name-only", commit)
+    assert [path for path in listed.split("\0") if path] == [odd]

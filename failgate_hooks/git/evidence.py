@@ -123,10 +123,12 @@ def write_commit(
         cacheinfo = []
         for path, data in sorted(changed.items()):
             blob = repo.run("hash-object", "-w", "--stdin", stdin=data.decode("utf-8")).strip()
-            cacheinfo.append(f"100644 {blob}\t{path}")
+            cacheinfo.append(f"100644 {blob}\t{path}\0")
         if cacheinfo:
-            listing = "\n".join(cacheinfo) + "\n"
-            repo.run("update-index", "--add", "--index-info", stdin=listing, env=env)
+            # -z: a merge writes the paths a fetched evidence tree holds, and a newline in
+            # one would start an index line of its own (another path, another blob).
+            listing = "".join(cacheinfo)
+            repo.run("update-index", "--add", "-z", "--index-info", stdin=listing, env=env)
         tree = repo.run("write-tree", env=env)
     args = ["commit-tree", tree, "-m", message]
     for parent in parents:
