@@ -13,6 +13,7 @@ from tests.conftest import Repo
 BODY = "".join(f"line {n} of a file long enough for git to see it moved\n" for n in range(20))
 ZERO = "0" * 40
 ONE = "1" * 40
+FILE, NONE = "100644", "000000"
 
 
 def raw(repo: Repo, *args: str) -> str:
@@ -28,7 +29,10 @@ def test_a_rename_is_a_deletion_of_the_old_path_and_an_addition_of_the_new(repo:
     repo.commit("rename")
     out = raw(repo, "-M", "HEAD~1", "HEAD")
     assert " R100\0" in out  # git said rename
-    assert parse_raw(out) == [Change("D", "ledger/e/old.toml"), Change("A", "ledger/e/new.toml")]
+    assert parse_raw(out) == [
+        Change("D", "ledger/e/old.toml", FILE, NONE),
+        Change("A", "ledger/e/new.toml", NONE, FILE),
+    ]
 
 
 def test_a_copy_adds_the_new_path_and_leaves_the_source_to_its_own_record(repo: Repo) -> None:
@@ -40,8 +44,8 @@ def test_a_copy_adds_the_new_path_and_leaves_the_source_to_its_own_record(repo: 
     out = raw(repo, "-C", "--find-copies-harder", "HEAD~1", "HEAD")
     assert " C100\0" in out  # git said copy
     assert sorted(parse_raw(out)) == [
-        Change("A", "ledger/e/copy.toml"),
-        Change("M", "ledger/e/source.toml"),
+        Change("A", "ledger/e/copy.toml", NONE, FILE),
+        Change("M", "ledger/e/source.toml", FILE, FILE),
     ]
 
 
@@ -55,12 +59,12 @@ def test_a_path_with_a_newline_a_quote_and_a_tab_comes_as_it_is(repo: Repo) -> N
         out = git_repo.run(
             "log", "-z", "--raw", "--no-abbrev", "--format=\x01%H", "HEAD~1..HEAD", strip=False
         )
-    assert list(parse_log_raw(out)) == [(edit, [Change("M", name)])]
+    assert list(parse_log_raw(out)) == [(edit, [Change("M", name, FILE, FILE)])]
 
 
 def test_commits_without_changes_come_with_none() -> None:
     out = f"\x01{ONE}\0\n\x01{ZERO}\0\n:100644 100644 {ONE} {ZERO} M\0a.toml\0"
-    assert list(parse_log_raw(out)) == [(ONE, []), (ZERO, [Change("M", "a.toml")])]
+    assert list(parse_log_raw(out)) == [(ONE, []), (ZERO, [Change("M", "a.toml", FILE, FILE)])]
 
 
 @pytest.mark.parametrize(

@@ -18,19 +18,23 @@ from failgate_hooks.core.sanitize import clean_line
 _ID = r"(?:[0-9a-f]{40}|[0-9a-f]{64})"
 # `:old_mode new_mode old_id new_id STATUS`: a rename's or copy's status (and with -B a
 # modification's) carries a score. A combined diff's `::` record is none of them.
-_META_RE = re.compile(rf":[0-7]{{6}} [0-7]{{6}} {_ID} {_ID} ([ACDMRTUX])[0-9]{{0,3}}\Z")
+_META_RE = re.compile(rf":([0-7]{{6}}) ([0-7]{{6}}) {_ID} {_ID} ([ACDMRTUX])[0-9]{{0,3}}\Z")
+_NONE = "000000"  # the mode of a side that holds no such path
 COMMIT_MARK = "\x01"  # what `--format=%x01%H` puts before each commit's id
 _SHOWN = 80  # of a malformed record, the most an error message quotes
 
 
 class Change(NamedTuple):
-    """One path a commit adds (`A`), deletes (`D`) or otherwise changes (`M`, `T`, …).
+    """One path a commit adds (`A`), deletes (`D`) or otherwise changes (`M`, `T`, …),
+    with its mode before and after (`000000`: absent).
 
     A rename or copy is given as what it does to each path: a rename deletes the
     old path and adds the new one, a copy only adds the new one."""
 
     status: str
     path: str
+    old_mode: str
+    new_mode: str
 
 
 def parse_raw(out: str) -> list[Change]:
@@ -66,18 +70,18 @@ def parse_log_raw(out: str) -> Iterator[tuple[str | None, list[Change]]]:
         match = _META_RE.match(token)
         if match is None:
             raise GitError(f"git gave a change record failgate cannot read: {_shown(token)}")
-        status = match.group(1)
+        old_mode, new_mode, status = match.groups()
         wanted = 2 if status in "RC" else 1
         paths = tokens[position : position + wanted]
         position += wanted
         if len(paths) != wanted or not all(paths):
             raise GitError(f"git's change record {_shown(token)} lacks its path")
         if status == "R":
-            changes += [Change("D", paths[0]), Change("A", paths[1])]
-        elif status == "C":  # the source stays; git gives its own edit a record of its own
-            changes.append(Change("A", paths[1]))
+            changes.append(Change("D", paths[0], old_mode, _NONE))
+        if status in "RC":  # a copy's source stays; git gives its edit a record of its own
+            changes.append(Change("A", paths[1], _NONE, new_mode))
         else:
-            changes.append(Change(status, paths[0]))
+            changes.append(Change(status, paths[0], old_mode, new_mode))
         started = True
     if started:
         yield commit, changes

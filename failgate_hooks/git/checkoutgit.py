@@ -18,7 +18,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from failgate_hooks.core.errors import GitError
+from failgate_hooks.git.changes import parse_raw
 from failgate_hooks.git.repo import FAITHFUL_HISTORY, PATHSPECS_AS_WRITTEN, GitRepo
+from failgate_hooks.git.trees import parse_ls_tree
 
 # On every command line: nothing in any config file can override these.
 _FORCED_CONFIG = (
@@ -54,7 +56,6 @@ CONVERSION_ATTRIBUTES = ("text", "crlf", "eol", "filter", "ident", "working-tree
 ATTRIBUTES = "* " + " ".join(f"-{name}" for name in CONVERSION_ATTRIBUTES) + "\n"
 
 _TREE, _GITLINK = "040000", "160000"
-_LS_TREE_RE = re.compile(r"(?:^|\0)(040000|160000) (?:tree|commit) [0-9a-f]+\t([^\0]*)")
 
 
 class Shape(NamedTuple):
@@ -146,24 +147,25 @@ class CheckoutGit:
         out = self._run(self.home, "ls-tree", "-r", "-t", "-z", "--full-tree", commit)
         folders: set[str] = set()
         gitlinks: set[str] = set()
-        for match in _LS_TREE_RE.finditer(out):
-            mode, path = match.groups()
-            (folders if mode == _TREE else gitlinks).add(path)
+        for entry in parse_ls_tree(out):
+            if entry.mode in (_TREE, _GITLINK):
+                (folders if entry.mode == _TREE else gitlinks).add(entry.path)
         return Shape(frozenset(folders), frozenset(gitlinks))
 
     def reshape(self, shape: Shape, old: str, new: str) -> Shape:
         """`new`'s shape from `old`'s, through a tree diff; GitError when `old` is gone.
 
         The diff skips the subtrees the commits share: it costs what changed."""
-        out = self._run(self.home, "diff-tree", "-r", "-t", "-z", "--no-renames", old, new)
+        out = self._run(
+            self.home, "diff-tree", "-r", "-t", "-z", "--no-renames", "--no-abbrev", old, new
+        )
         folders, gitlinks = set(shape.folders), set(shape.gitlinks)
-        for meta, path in _raw_records(out):
-            old_mode, new_mode = meta[1:].split(" ", 2)[:2]
+        for change in parse_raw(out):
             for mode, paths in ((_TREE, folders), (_GITLINK, gitlinks)):
-                if old_mode == mode and new_mode != mode:
-                    paths.discard(path)
-                elif new_mode == mode and old_mode != mode:
-                    paths.add(path)
+                if change.old_mode == mode and change.new_mode != mode:
+                    paths.discard(change.path)
+                elif change.new_mode == mode and change.old_mode != mode:
+                    paths.add(change.path)
         return Shape(frozenset(folders), frozenset(gitlinks))
 
     def _env(self, work_tree: str, index: str) -> dict[str, str]:
@@ -245,12 +247,3 @@ def _config_text(object_format: str) -> str:
         "[core]\n\trepositoryformatversion = 1\n\tbare = true\n"
         f"[extensions]\n\tobjectformat = {object_format}\n"
     )
-
-
-def _raw_records(out: str) -> Iterator[tuple[str, str]]:
-    """(":oldmode newmode …", path) pairs of `diff-tree -r -z` output."""
-    fields = out.split("\0")
-    for position in range(0, len(fields) - 1, 2):
-        meta, path = fields[position], fields[position + 1]
-        if meta.startswith(":"):
-            yield meta, path

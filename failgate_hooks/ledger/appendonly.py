@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from failgate_hooks.core.errors import UsageError
 from failgate_hooks.core.events import Problem, is_ledger_file
-from failgate_hooks.git.changes import COMMIT_MARK, parse_log_raw
+from failgate_hooks.git.changes import COMMIT_MARK, Change, parse_log_raw
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Ledger, Revision, classify_path, read_union
 
@@ -107,18 +107,18 @@ def check_commits(
     problems: list[Problem] = []
     seen: set[tuple[str, str]] = set()
     for commit, changes in parse_log_raw(out):
-        for status, path in changes:
-            problem = _changed_event(commit or "", status, path, ledger_dir, retracted, seen)
+        for change in changes:
+            problem = _changed_event(commit or "", change, ledger_dir, retracted, seen)
             if problem is not None:
                 problems.append(problem)
     return problems
 
 
 def _changed_event(
-    commit: str, status: str, path: str, ledger_dir: str, retracted: Retracted,
-    seen: set[tuple[str, str]],
-) -> Problem | None:  # fmt: skip
+    commit: str, change: Change, ledger_dir: str, retracted: Retracted, seen: set[tuple[str, str]]
+) -> Problem | None:
     """The problem with one change a commit makes to the ledger folder, if any."""
+    status, path = change.status, change.path
     if status == "A" or not is_ledger_file(path) or (commit, path) in seen:
         return None
     if status == "D" and _may_delete(path, ledger_dir, retracted):
