@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from failgate_hooks.app.check import start_uncommitted_warnings
 from failgate_hooks.core.events import Event, Status, entity_folder, event_to_toml
+from failgate_hooks.git.repo import GitRepo
 from tests.conftest import Repo
 from tests.worlds import with_remote
 
@@ -186,3 +188,14 @@ def test_a_gate_s_paths_past_the_matching_budget_make_it_apply(
         assert evaluate.GitFacts(opened, commit, "ledger").tree_matches(globs) is False
         monkeypatch.setattr(wildmatch, "MATCH_WORK", len(globs[0]) * 215 * 10)
         assert evaluate.GitFacts(opened, commit, "ledger").tree_matches(globs) is None
+
+
+def test_a_folder_the_ledgers_name_would_match_as_a_pattern_is_not_warned_about(
+    repo: Repo,
+) -> None:
+    repo.write("risks*/svc/risk-000/20261130T020000Z-00000000.toml", "x = 1\n")
+    repo.write("risks-archive/svc/risk-000/20261130T020000Z-00000001.toml", "x = 1\n")
+    with GitRepo.open(repo.path) as git_repo:
+        (warning,) = start_uncommitted_warnings(git_repo, "risks*")()
+    assert "1 ledger file(s) in the work tree are not committed" in warning
+    assert "(e.g. risks*/svc/risk-000/20261130T020000Z-00000000.toml)" in warning

@@ -70,7 +70,9 @@ def start_uncommitted_warnings(repo: GitRepo, ledger_dir: str) -> Callable[[], l
     root, folder = repo.working_dir, ledger_dir.strip("/")
     if root is None or not os.path.isdir(os.path.join(root, *folder.split("/"))):
         return list
-    status = repo.start("status", "--porcelain", "-z", "--untracked-files=all", "--", folder)
+    status = repo.start(  # a `*` in the folder's name is part of the name
+        "--literal-pathspecs", "status", "--porcelain", "-z", "--untracked-files=all", "--", folder
+    )
     return lambda: _warnings(_status_paths(status()), lambda: _committed(repo, ledger_dir))
 
 
