@@ -304,3 +304,11 @@ def test_the_repository_is_asked_what_is_protected_at_most_once(
     call = HookInput(Event.TOOL_CALL, "edit", command, writes=targets, cwd=str(work.path))
     agent_hook.judge(call, str(work.path))
     assert len(calls) == asked
+
+
+def test_git_literal_pathspecs_in_the_hooks_environment_hides_no_protected_path(
+    work: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Read literally, `:(top,glob,icase)**/…` names a file nothing matches.
+    monkeypatch.setenv("GIT_LITERAL_PATHSPECS", "1")
+    assert "`before` holds another version" in refusal(work, "git restore -s before .")
