@@ -9,10 +9,12 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from failgate_hooks.app.replay import replay
+from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.events import Verification, Workdir
 from failgate_hooks.core.gates import VerifierOutcome
 from failgate_hooks.core.replay import StepState
@@ -334,5 +336,23 @@ def test_a_linked_work_tree_whose_path_holds_a_newline_is_listed_as_it_is(tmp_pa
     linked = tmp_path / "odd\nworktree /elsewhere" / "tree"
     linked.parent.mkdir(parents=True)
     repo.git("worktree", "add", "-q", "-b", "linked", str(linked))
+    with GitRepo.open(repo.path) as git_repo:
+        assert work_trees(git_repo) == [str(repo.path.resolve()), str(linked.resolve())]
+
+
+def test_a_git_without_worktree_list_z_still_lists_the_work_trees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    linked = tmp_path / "linked"
+    repo.git("worktree", "add", "-q", "-b", "linked", str(linked))
+    run = GitRepo.run
+
+    def as_git_2_35(self: GitRepo, *args: str, **kw: Any) -> str:
+        if args[:2] == ("worktree", "list") and "-z" in args:
+            raise GitError("git worktree list --porcelain failed: error: unknown switch `z'")
+        return run(self, *args, **kw)
+
+    monkeypatch.setattr(GitRepo, "run", as_git_2_35)
     with GitRepo.open(repo.path) as git_repo:
         assert work_trees(git_repo) == [str(repo.path.resolve()), str(linked.resolve())]

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import NamedTuple
 
+from failgate_hooks.core.errors import GitError
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify import load_watcher
@@ -45,14 +46,24 @@ class Load(NamedTuple):
 def work_trees(repo: GitRepo) -> list[str]:
     """Every work tree of the repository (the main one and each linked one), resolved."""
     trees = []
-    # -z: git writes a path as it is, and a newline in one would end its line there
-    # (`…/nl<newline>worktree /elsewhere` listed as two work trees, neither of them this one).
-    for field in repo.run("worktree", "list", "--porcelain", "-z", strip=False).split("\0"):
+    for field in _worktree_fields(repo):
         if field.startswith("worktree "):
             trees.append(field[len("worktree ") :])
         elif field == "bare" and trees:
             trees.pop()  # a bare repository's entry names no work tree
     return [os.path.realpath(tree) for tree in trees]
+
+
+def _worktree_fields(repo: GitRepo) -> list[str]:
+    """`git worktree list --porcelain`, field by field.
+
+    With -z: git writes a path as it is, and a newline in one would end its line there
+    (`…/odd<newline>worktree /elsewhere` read as two work trees, neither of them it).
+    A git before 2.36 has no -z; its lines are all there is."""
+    try:
+        return repo.run("worktree", "list", "--porcelain", "-z", strip=False).split("\0")
+    except GitError:
+        return repo.run("worktree", "list", "--porcelain").splitlines()
 
 
 class LoadWatch:
