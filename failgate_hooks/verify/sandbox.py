@@ -8,8 +8,8 @@ files, no daemon's socket), and Python's bytecode cache is a folder in that
 private /tmp (PYCACHE_PREFIX); there is no network unless `sandbox_network = true`; and it
 has a PID namespace, so every process the verifier started ends with it, or
 with failgate; and a syscall filter (seccomp.py) refuses every call that
-reaches into another process, so no process in it can make another's exit
-status say what it did not.
+reaches into another process, and its /proc is read-only, so no process in it
+can write another's memory and make its exit status say what it did not.
 
 Hiding the home folder would hide a virtualenv that lives there, and the
 Python it was made from (pyenv, uv): their folders are bound back, read-only.
@@ -60,10 +60,12 @@ _NO_ROOT = ("--cap-drop", "ALL")
 # kernel checks the file's owner): core_pattern or modprobe would run a checkout's file as
 # the host's root. Read-only inside, as container runtimes keep them.
 _PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs")
-# bwrap's pid 1 tells the bwrap outside the verifier's exit status. The syscall filter keeps
-# ptrace and process_vm_writev off it; its memory files are the other way in, for the uid
-# the sandbox runs as: covered by /dev/null, read-only (its one thread is task 1).
-_PID_1_MEMORY = ("/proc/1/mem", "/proc/1/task/1/mem")
+# What reports a verifier's exit status (bwrap's pid 1, a verifier judging a child) runs as
+# the pushed code's uid. The syscall filter keeps ptrace and process_vm_writev off them; a
+# process's /proc/<pid>/mem is the other way in, and no pid is known before bwrap mounts:
+# the whole /proc is read-only, so no file in it opens for writing (EROFS). Inside, it stays
+# so: the mount is locked, and a fresh proc mount is refused.
+_PROC_WRITES_REFUSED = ("--remount-ro", "/proc")
 _ASK_EXECUTABLE = "import sys; print(sys.executable)"
 
 
@@ -164,8 +166,7 @@ class Sandbox:
         proc = ["--proc", "/proc"]
         for path in _PROC_READ_ONLY:
             proc += ["--ro-bind-try", path, path]
-        for path in _PID_1_MEMORY:
-            proc += ["--ro-bind", "/dev/null", path]
+        proc += _PROC_WRITES_REFUSED
         return [bwrap, *namespaces, "--ro-bind", "/", "/", "--dev", "/dev", *proc]
 
     @contextlib.contextmanager

@@ -84,24 +84,40 @@ child = subprocess.run([sys.executable, "-c", {TRACES_ITS_PARENT!r}])
 sys.exit(child.returncode)
 """
 
-# Run by the verifier as its child: opens bwrap's pid 1's memory for writing, where the
-# exit status it reports could be rewritten; exits 0 only when each way in is refused.
-OPENS_PID_1_S_MEMORY = r"""
-import sys
+# Run by the verifier as its child, with the address of the verifier's verdict: opens
+# bwrap's pid 1's memory, and each of the verifier's threads', for writing, and writes
+# a pass over the verdict through one of them. (It is given the address only to be short:
+# it could read it in the verifier's memory, which stays readable.)
+REWRITES_THE_VERIFIER_S_MEMORY = r"""
+import os, sys
+parent = os.getppid()
+paths = ["/proc/1/mem", "/proc/1/task/1/mem", f"/proc/self/../{parent}/mem"]
+paths += [f"/proc/{parent}/task/{task}/mem" for task in os.listdir(f"/proc/{parent}/task")]
 opened = []
-for path in ("/proc/1/mem", "/proc/1/task/1/mem"):
+for path in paths:
     try:
-        open(path, "r+b", buffering=0).close()
-        opened.append(path)
-    except PermissionError as exc:
+        fd = os.open(path, os.O_RDWR)
+    except OSError as exc:
         print(exc)
+        continue
+    opened.append(path)
+    if path.startswith("/proc/self/"):
+        os.pwrite(fd, b"PASS", int(sys.argv[1]))
+    os.close(fd)
 if opened:
-    sys.exit("opened for writing: " + ", ".join(opened))
+    print("opened for writing:", ", ".join(opened))
 """
 
-JUDGES_A_CHILD_THAT_OPENS_PID_1_S_MEMORY = f"""\
-import subprocess, sys
-sys.exit(subprocess.run([sys.executable, "-c", {OPENS_PID_1_S_MEMORY!r}]).returncode)
+# A verifier that fails unless its verdict says PASS, with a second thread (a second task,
+# a second memory file) and a child that is REWRITES_THE_VERIFIER_S_MEMORY.
+FAILS_UNLESS_ITS_CHILD_REWRITES_ITS_VERDICT = f"""\
+import ctypes, subprocess, sys, threading
+verdict = ctypes.create_string_buffer(b"FAIL")
+threading.Thread(target=threading.Event().wait, daemon=True).start()
+address = str(ctypes.addressof(verdict))
+subprocess.run([sys.executable, "-c", {REWRITES_THE_VERIFIER_S_MEMORY!r}, address])
+print("verdict:", verdict.value.decode(), flush=True)
+sys.exit(0 if verdict.value == b"PASS" else 1)
 """
 
 ALLOWS_EVERYTHING = struct.pack("<HBBI", 0x06, 0, 0, 0x7FFF0000)  # BPF_RET SECCOMP_RET_ALLOW
@@ -123,11 +139,14 @@ def test_a_verifier_s_child_cannot_trace_it_or_pid_1(tmp_path: Path) -> None:
     assert "CLEARED" in text
 
 
-def test_a_verifier_s_child_cannot_open_pid_1_s_memory_for_writing(tmp_path: Path) -> None:
-    repo = gated(tmp_path / "repo", JUDGES_A_CHILD_THAT_OPENS_PID_1_S_MEMORY)
+def test_no_memory_file_in_the_sandbox_opens_for_writing(tmp_path: Path) -> None:
+    repo = gated(tmp_path / "repo", FAILS_UNLESS_ITS_CHILD_REWRITES_ITS_VERDICT)
     code, text = outcome(repo, "--sandbox")
-    assert code == 0, text
-    assert "CLEARED" in text
+    assert code == 1, text
+    assert "verdict: FAIL" in text, text
+    assert "Read-only file system: '/proc/1/mem'" in text, text
+    assert "Read-only file system: '/proc/self/../" in text, text
+    assert "opened for writing" not in text, text
 
 
 def in_the_sandbox(
@@ -169,15 +188,19 @@ def test_the_control_without_the_filter_the_child_attaches(
     assert "attached to 1" in said, said
 
 
-def test_the_control_with_pid_1_s_memory_uncovered_the_child_opens_it(
+def test_the_control_with_proc_writable_the_child_rewrites_the_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sandbox_module, "_PID_1_MEMORY", ())
+    monkeypatch.setattr(sandbox_module, "_PROC_WRITES_REFUSED", ())
     code, said = in_the_sandbox(
-        tmp_path, JUDGES_A_CHILD_THAT_OPENS_PID_1_S_MEMORY, monkeypatch, syscall_filter(MACHINE)
+        tmp_path,
+        FAILS_UNLESS_ITS_CHILD_REWRITES_ITS_VERDICT,
+        monkeypatch,
+        syscall_filter(MACHINE),
     )
-    assert code == 1, said
-    assert "opened for writing: /proc/1/mem, /proc/1/task/1/mem" in said, said
+    assert code == 0, said
+    assert "verdict: PASS" in said, said
+    assert "opened for writing: /proc/1/mem, /proc/1/task/1/mem, /proc/self/../" in said, said
 
 
 # What a verifier ordinarily runs, each in a child of its own: sh, git, pytest.
