@@ -25,6 +25,7 @@ import contextlib
 import glob
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -66,6 +67,10 @@ _PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/fs")
 # the whole /proc is read-only, so no file in it opens for writing (EROFS). Inside, it stays
 # so: the mount is locked, and a fresh proc mount is refused.
 _PROC_WRITES_REFUSED = ("--remount-ro", "/proc")
+# What bwrap says when the kernel refuses --seccomp's program (a kernel without seccomp
+# filtering, or a program it rejects): "Unable to set up system call filtering as requested:
+# prctl(PR_SET_SECCOMP) reported EINVAL. (Hint: ...)", or "prctl(PR_SET_SECCOMP): <error>".
+_FILTER_NOT_LOADED = re.compile(r"system call filtering|seccomp", re.IGNORECASE)
 _ASK_EXECUTABLE = "import sys; print(sys.executable)"
 
 
@@ -224,6 +229,8 @@ class Sandbox:
         if done.returncode != 0:
             said = done.stderr.decode("utf-8", "replace").strip().splitlines()
             why = said[-1] if said else f"exit {done.returncode}"
+            if _FILTER_NOT_LOADED.search(why):
+                return None, f"{asked}, but {bwrap} cannot load the syscall filter ({why})"
             return None, f"{asked}, but {bwrap} cannot make one on this machine ({why}); " + (
                 USERNS_HINT
             )

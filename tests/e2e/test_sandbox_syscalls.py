@@ -121,6 +121,9 @@ sys.exit(0 if verdict.value == b"PASS" else 1)
 """
 
 ALLOWS_EVERYTHING = struct.pack("<HBBI", 0x06, 0, 0, 0x7FFF0000)  # BPF_RET SECCOMP_RET_ALLOW
+# An opcode classic BPF does not have: the kernel refuses the program with EINVAL, as it
+# refuses every program where it has no seccomp filtering, and bwrap says the same for both.
+NO_SUCH_INSTRUCTION = struct.pack("<HBBI", 0xFFFF, 0, 0, 0)
 MACHINE = os.uname().machine
 
 
@@ -249,4 +252,29 @@ def test_a_machine_without_a_syscall_table_never_runs_a_verifier(
         "a sandbox was asked for (failgate check --sandbox), but failgate cannot build the "
         "sandbox's syscall filter for riscv64: "
     ), run.start_error
+    assert not (checkout / "it ran").exists()
+
+
+def test_a_filter_bwrap_cannot_load_is_what_the_run_says_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox_module, "syscall_filter", lambda machine: NO_SUCH_INSTRUCTION)
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "v.py").write_text("open('it ran', 'w').close()\n")
+    run = run_command(
+        [sys.executable, "v.py"],
+        cwd=str(checkout),
+        env={"PATH": os.environ["PATH"]},
+        timeout_s=60,
+        sandbox=Sandbox(network=False, hidden=[], asked_by="failgate check --sandbox"),
+    )
+    assert run.exit_code is None, run
+    assert run.start_error is not None
+    assert run.start_error.startswith("a sandbox was asked for (failgate check --sandbox), but ")
+    assert "cannot load the syscall filter (bwrap: Unable to set up system call filtering" in (
+        run.start_error
+    ), run.start_error
+    assert "CONFIG_SECCOMP_FILTER" in run.start_error
+    assert "user namespaces" not in run.start_error
     assert not (checkout / "it ran").exists()
