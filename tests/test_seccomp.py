@@ -74,6 +74,9 @@ def test_each_table_refuses_the_same_calls_and_kcmp(name: str) -> None:
     refused = TABLES[name].refused
     assert set(refused) == {
         "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+        "keyctl", "add_key", "request_key",
+        "io_uring_setup", "io_uring_enter", "io_uring_register",
+        "userfaultfd", "perf_event_open", "bpf",
     }  # fmt: skip
     program = syscall_filter(name)
     for nr in refused.values():
@@ -121,3 +124,15 @@ def test_a_machine_without_a_table_has_no_filter_and_says_so() -> None:
 def test_this_machine_has_a_table() -> None:
     """The sandbox tests run here: without a table every one of them would fail to start."""
     assert syscall_filter(os.uname().machine)
+
+
+@pytest.mark.parametrize(
+    ("program", "arch", "keyctl", "io_uring_setup", "userfaultfd"),
+    [(X86_64, AUDIT_ARCH_X86_64, 250, 425, 323), (AARCH64, AUDIT_ARCH_AARCH64, 219, 425, 282)],
+    ids=["x86_64", "aarch64"],
+)
+def test_the_keyrings_and_io_uring_and_userfaultfd_are_refused_with_eperm(
+    program: bytes, arch: int, keyctl: int, io_uring_setup: int, userfaultfd: int
+) -> None:
+    for nr in (keyctl, keyctl - 1, keyctl - 2, io_uring_setup, userfaultfd):
+        assert verdict(program, arch=arch, nr=nr) == EPERM, nr

@@ -7,7 +7,11 @@ own processes (Yama's ptrace_scope 0, the default on Debian and RHEL), that
 code could attach to one of them and make a failed verifier exit 0. The
 filter refuses, with EPERM, every call that reaches into another process:
 ptrace, process_vm_readv and process_vm_writev, pidfd_getfd (another
-process's open files) and kcmp. Everything else is allowed.
+process's open files) and kcmp. It refuses too the calls that read the
+kernel's keyrings (keyctl, add_key, request_key: the session keyring failgate
+runs in is the sandbox's), and io_uring, userfaultfd, perf_event_open and bpf:
+kernel surface no test runner needs, which Docker's default profile refuses
+as well. Everything else is allowed.
 
 A filter is only as good as its syscall numbers, which differ by
 architecture: there is a table for each one failgate knows, a call made
@@ -59,6 +63,18 @@ TABLES = {
             "process_vm_writev": 311,
             "kcmp": 312,
             "pidfd_getfd": 438,
+            # The session keyring failgate runs in is the sandbox's too: its keys (kerberos,
+            # ecryptfs, a CI's tokens) are read with these, as Docker's default profile refuses.
+            "keyctl": 250,
+            "add_key": 248,
+            "request_key": 249,
+            # Kernel surface no test runner needs, each refused by Docker's default profile:
+            "io_uring_setup": 425,  # io_uring: a long run of privilege escalations
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "userfaultfd": 323,  # stalls a kernel copy at will, the usual lever for a race
+            "perf_event_open": 298,  # counters on other processes of the uid; a CVE stream
+            "bpf": 321,  # where kernel.unprivileged_bpf_disabled is 0: programs in the kernel
         },
         x32_bit=True,
     ),
@@ -70,6 +86,16 @@ TABLES = {
             "process_vm_writev": 271,
             "kcmp": 272,
             "pidfd_getfd": 438,
+            # The same calls as x86_64's, for the same reasons.
+            "keyctl": 219,
+            "add_key": 217,
+            "request_key": 218,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "userfaultfd": 282,
+            "perf_event_open": 241,
+            "bpf": 280,
         },
     ),
 }
