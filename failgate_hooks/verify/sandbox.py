@@ -22,11 +22,13 @@ The checkout is bound last, at its own path, so nothing hidden before covers it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import glob
 import os
 import pwd
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -72,6 +74,10 @@ _PROC_WRITES_REFUSED = ("--remount-ro", "/proc")
 # prctl(PR_SET_SECCOMP) reported EINVAL. (Hint: ...)", or "prctl(PR_SET_SECCOMP): <error>".
 _FILTER_NOT_LOADED = re.compile(r"system call filtering|seccomp", re.IGNORECASE)
 _ASK_EXECUTABLE = "import sys; print(sys.executable)"
+# A user namespace of its own gives the pushed code every capability over what it unshares
+# next (mounts, netfilter): the kernel surface most unprivileged escalations start from.
+# bwrap 0.8 refuses it; --disable-userns needs --unshare-user, which --unshare-all only tries.
+_NO_NESTED_USERNS = ("--unshare-user", "--disable-userns")
 
 
 class SandboxError(Exception):
@@ -166,7 +172,8 @@ class Sandbox:
         the syscall filter that `filter_fd` holds on what it runs."""
         # --new-session: a verifier cannot push keystrokes into failgate's terminal (TIOCSTI).
         network = ["--share-net"] if self.network else []
-        namespaces = ["--unshare-all", *network, "--die-with-parent", "--new-session", *_NO_ROOT]
+        namespaces = ["--unshare-all", *network, *nested_userns_refused(bwrap)]
+        namespaces += ["--die-with-parent", "--new-session", *_NO_ROOT]
         namespaces += ["--seccomp", str(filter_fd)]
         proc = ["--proc", "/proc"]
         for path in _PROC_READ_ONLY:
@@ -298,6 +305,22 @@ class Sandbox:
         wanted.append(os.path.dirname(checkout))  # the other checkouts beside this one
         resolved = {os.path.realpath(folder) for folder in wanted if folder}
         return sorted(f for f in resolved if f != "/" and os.path.isdir(f))
+
+
+@functools.cache
+def nested_userns_refused(bwrap: str) -> tuple[str, ...]:
+    """bwrap's options that keep the sandbox from making user namespaces, where it has them:
+    not before 0.8, nor a setuid bwrap (its --disable-userns refuses to run)."""
+    try:
+        if os.stat(bwrap).st_mode & stat.S_ISUID:
+            return ()
+        done = subprocess.run(
+            [bwrap, "--help"], capture_output=True, stdin=subprocess.DEVNULL,
+            timeout=_PROBE_TIMEOUT_S,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return ()  # then bwrap cannot run for the probe either: no sandbox, and it says why
+    return _NO_NESTED_USERNS if b"--disable-userns" in done.stdout + done.stderr else ()
 
 
 def commit_writable(hidden: Sequence[str], env: Mapping[str, str]) -> list[str]:

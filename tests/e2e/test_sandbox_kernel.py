@@ -9,13 +9,15 @@ verifier here passes only when what it reaches for is refused.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from failgate_hooks.verify.sandbox import nested_userns_refused
 from tests.conftest import Repo
 from tests.e2e.test_pre_receive import install_pre_receive, push
-from tests.e2e.test_sandbox import CHECK, gated
+from tests.e2e.test_sandbox import CHECK, gated, outcome
 from tests.worlds import remote_ref, with_remote
 
 SESSION_SECRET = "a kerberos ticket"
@@ -142,3 +144,44 @@ def test_io_uring_userfaultfd_perf_events_bpf_and_the_keyrings_are_refused(
     code, text = in_a_session_with_a_key(repo, *CHECK, "--sandbox")
     assert code == 0, text
     assert "CLEARED" in text, text
+
+
+# Makes a user namespace of its own, where it would hold every capability; exits 0 only
+# when that is refused.
+MAKES_A_USER_NAMESPACE = """\
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER
+    sys.exit("made a user namespace: " + open("/proc/self/status").read().split("CapEff:")[1])
+print("unshare:", os.strerror(ctypes.get_errno()))
+"""
+
+
+def test_the_pushed_code_cannot_make_a_user_namespace(tmp_path: Path) -> None:
+    assert nested_userns_refused(shutil.which("bwrap") or "bwrap"), "bwrap before 0.8 here"
+    repo = gated(tmp_path / "repo", MAKES_A_USER_NAMESPACE)
+    code, text = outcome(repo, "--sandbox")
+    assert code == 0, text
+    assert "CLEARED" in text, text
+
+
+def a_bwrap(folder: Path, help_text: str, *, setuid: bool = False) -> str:
+    """A `bwrap` whose --help says `help_text`, as bwrap prints it."""
+    folder.mkdir()
+    program = folder / "bwrap"
+    program.write_text(f"#!/bin/sh\ncat <<'END'\n{help_text}\nEND\n")
+    program.chmod(0o4755 if setuid else 0o755)
+    return str(program)
+
+
+def test_a_bwrap_before_0_8_or_a_setuid_one_is_run_without_disable_userns(
+    tmp_path: Path,
+) -> None:
+    """Either would refuse --disable-userns, and with it every sandbox, where 0.6 is what
+    Ubuntu 22.04 ships."""
+    older = a_bwrap(tmp_path / "0.6", "usage: bwrap [OPTIONS...] [--] COMMAND\n  --unshare-all")
+    setuid = a_bwrap(tmp_path / "setuid", "  --disable-userns   Disable ...", setuid=True)
+    current = a_bwrap(tmp_path / "0.8", "  --disable-userns   Disable ...")
+    assert nested_userns_refused(older) == ()
+    assert nested_userns_refused(setuid) == ()
+    assert nested_userns_refused(current) == ("--unshare-user", "--disable-userns")
