@@ -25,10 +25,11 @@ AUDIT_ARCH_I386 = 0x40000003
 AUDIT_ARCH_ARM = 0x40000028
 
 
-def verdict(program: bytes, *, arch: int, nr: int) -> int:
-    """What the kernel's seccomp returns for a call `nr` under `arch`: the program run on
-    struct seccomp_data, with only the instructions a filter may hold here."""
-    data = struct.pack("<iIQ6Q", nr, arch, 0, *([0] * 6))
+def verdict(program: bytes, *, arch: int, nr: int, first: int = 0) -> int:
+    """What the kernel's seccomp returns for a call `nr` under `arch`, its first argument
+    `first`: the program run on struct seccomp_data, with only the instructions a filter
+    may hold here."""
+    data = struct.pack("<iIQ6Q", nr, arch, 0, first, *([0] * 5))
     steps = [struct.unpack("<HBBI", program[i : i + 8]) for i in range(0, len(program), 8)]
     pc, accumulator = 0, 0
     while True:
@@ -136,3 +137,18 @@ def test_the_keyrings_and_io_uring_and_userfaultfd_are_refused_with_eperm(
 ) -> None:
     for nr in (keyctl, keyctl - 1, keyctl - 2, io_uring_setup, userfaultfd):
         assert verdict(program, arch=arch, nr=nr) == EPERM, nr
+
+
+@pytest.mark.parametrize(
+    ("program", "arch", "socket"),
+    [(X86_64, AUDIT_ARCH_X86_64, 41), (AARCH64, AUDIT_ARCH_AARCH64, 198)],
+    ids=["x86_64", "aarch64"],
+)
+def test_a_vsock_socket_is_refused_and_every_other_family_allowed(
+    program: bytes, arch: int, socket: int
+) -> None:
+    assert verdict(program, arch=arch, nr=socket, first=40) == EPERM  # AF_VSOCK
+    assert verdict(program, arch=arch, nr=socket, first=(1 << 32) | 40) == EPERM  # an int
+    for family in (1, 2, 10, 16, 17):  # AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET
+        assert verdict(program, arch=arch, nr=socket, first=family) == SECCOMP_RET_ALLOW
+    assert verdict(program, arch=arch, nr=socket + 1, first=40) == SECCOMP_RET_ALLOW

@@ -11,7 +11,9 @@ process's open files) and kcmp. It refuses too the calls that read the
 kernel's keyrings (keyctl, add_key, request_key: the session keyring failgate
 runs in is the sandbox's), and io_uring, userfaultfd, perf_event_open and bpf:
 kernel surface no test runner needs, which Docker's default profile refuses
-as well. Everything else is allowed.
+as well. And a socket of the vsock family: no network namespace isolates it,
+and on a virtual machine it reaches the host's services. Everything else is
+allowed.
 
 A filter is only as good as its syscall numbers, which differ by
 architecture: there is a table for each one failgate knows, a call made
@@ -42,6 +44,9 @@ RETURN = 0x06  # BPF_RET | BPF_K
 # struct seccomp_data {int nr; u32 arch; u64 instruction_pointer; u64 args[6]}
 NR_OFFSET = 0
 ARCH_OFFSET = 4
+FIRST_ARGUMENT_OFFSET = 16  # its low 32 bits, on both little-endian machines; an int for socket
+# linux/socket.h: a network namespace does not isolate vsock, the way to a VM's host.
+AF_VSOCK = 40
 # x86_64's x32 ABI: the same arch, with this bit in nr (x32's ptrace is 521 | this bit).
 X32_SYSCALL_BIT = 0x40000000
 
@@ -51,6 +56,7 @@ class Table(NamedTuple):
 
     arch: int
     refused: dict[str, int]
+    socket: int
     x32_bit: bool = False
 
 
@@ -76,6 +82,7 @@ TABLES = {
             "perf_event_open": 298,  # counters on other processes of the uid; a CVE stream
             "bpf": 321,  # where kernel.unprivileged_bpf_disabled is 0: programs in the kernel
         },
+        socket=41,
         x32_bit=True,
     ),
     "aarch64": Table(
@@ -97,6 +104,7 @@ TABLES = {
             "perf_event_open": 241,
             "bpf": 280,
         },
+        socket=198,
     ),
 }
 
@@ -122,9 +130,10 @@ def syscall_filter(machine: str) -> bytes:
 
 
 def program(table: Table) -> list[tuple[int, int, int, int]]:
-    """The program's instructions (code, jt, jf, k): check the ABI, refuse, allow the rest."""
+    """The program's instructions (code, jt, jf, k): check the ABI, refuse, refuse a vsock
+    socket, allow the rest."""
     numbers = list(table.refused.values())
-    allow = 3 + int(table.x32_bit) + len(numbers)  # where the three returns start
+    allow = 6 + int(table.x32_bit) + len(numbers)  # where the three returns start
     refuse, kill = allow + 1, allow + 2
     steps = [(LOAD_WORD, 0, 0, ARCH_OFFSET)]
     steps.append((JUMP_IF_EQUAL, 0, _jump(len(steps), kill), table.arch))
@@ -133,6 +142,9 @@ def program(table: Table) -> list[tuple[int, int, int, int]]:
         steps.append((JUMP_IF_AT_LEAST, _jump(len(steps), kill), 0, X32_SYSCALL_BIT))
     for number in numbers:
         steps.append((JUMP_IF_EQUAL, _jump(len(steps), refuse), 0, number))
+    steps.append((JUMP_IF_EQUAL, 0, _jump(len(steps), allow), table.socket))
+    steps.append((LOAD_WORD, 0, 0, FIRST_ARGUMENT_OFFSET))
+    steps.append((JUMP_IF_EQUAL, _jump(len(steps), refuse), 0, AF_VSOCK))
     steps.append((RETURN, 0, 0, SECCOMP_RET_ALLOW))
     steps.append((RETURN, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM))
     steps.append((RETURN, 0, 0, SECCOMP_RET_KILL_PROCESS))

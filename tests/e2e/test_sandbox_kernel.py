@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from failgate_hooks.verify.sandbox import nested_userns_refused
 from tests.conftest import Repo
 from tests.e2e.test_pre_receive import install_pre_receive, push
@@ -185,3 +187,29 @@ def test_a_bwrap_before_0_8_or_a_setuid_one_is_run_without_disable_userns(
     assert nested_userns_refused(older) == ()
     assert nested_userns_refused(setuid) == ()
     assert nested_userns_refused(current) == ("--unshare-user", "--disable-userns")
+
+
+# A vsock socket, the way to a virtual machine's host that no network namespace closes;
+# exits 0 only when it is refused, and the sockets a test suite makes are not.
+MAKES_A_VSOCK_SOCKET = """\
+import socket, sys
+with socket.socket(socket.AF_UNIX) as unix, socket.socket(socket.AF_INET) as inet:
+    pass
+try:
+    socket.socket(40, socket.SOCK_STREAM).close()  # AF_VSOCK
+except PermissionError:
+    sys.exit(0)
+except OSError as exc:
+    sys.exit(f"refused by the kernel, not the filter: {exc}")
+sys.exit("made a vsock socket")
+"""
+
+
+@pytest.mark.parametrize("network", ["", "sandbox_network = true\n"], ids=["none", "shared"])
+def test_the_pushed_code_cannot_make_a_vsock_socket(tmp_path: Path, network: str) -> None:
+    """With or without the host's network: vsock is in neither namespace."""
+    config = f'sandbox = "bwrap"\n{network}'
+    repo = gated(tmp_path / "repo", MAKES_A_VSOCK_SOCKET, config=config)
+    code, text = outcome(repo)
+    assert code == 0, text
+    assert "CLEARED" in text, text
