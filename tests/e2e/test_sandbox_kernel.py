@@ -213,3 +213,27 @@ def test_the_pushed_code_cannot_make_a_vsock_socket(tmp_path: Path, network: str
     code, text = outcome(repo)
     assert code == 0, text
     assert "CLEARED" in text, text
+
+
+# What a verifier ordinarily runs, under everything the filter and bwrap now refuse: make,
+# which runs sh and python, Python's threads and a process pool, and a pytest run.
+RUNS_MAKE_THREADS_AND_PYTEST = """\
+import subprocess, sys
+open("Makefile", "w").write("check:\\n\\t@echo make ran\\n\\t@" + sys.executable + " -c pass\\n")
+open("test_it.py", "w").write(
+    "import concurrent.futures as f\\n"
+    "def test_it():\\n"
+    "    with f.ThreadPoolExecutor(4) as threads, f.ProcessPoolExecutor(2) as processes:\\n"
+    "        assert sum(threads.map(abs, [-1, 2])) == sum(processes.map(abs, [-1, 2])) == 3\\n"
+)
+subprocess.run(["make", "-s", "check"], check=True)
+subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_it.py"],
+               check=True)
+"""
+
+
+def test_a_verifier_that_runs_make_threads_and_pytest_runs_as_before(tmp_path: Path) -> None:
+    repo = gated(tmp_path / "repo", RUNS_MAKE_THREADS_AND_PYTEST)
+    code, text = outcome(repo, "--sandbox")
+    assert code == 0, text
+    assert "CLEARED" in text, text
