@@ -133,7 +133,8 @@ def program(table: Table) -> list[tuple[int, int, int, int]]:
     """The program's instructions (code, jt, jf, k): check the ABI, refuse, refuse a vsock
     socket, allow the rest."""
     numbers = list(table.refused.values())
-    allow = 6 + int(table.x32_bit) + len(numbers)  # where the three returns start
+    # The ABI's checks (3, x32's 1), one per number, the vsock check's 3: then the returns.
+    allow = 3 + int(table.x32_bit) + len(numbers) + 3
     refuse, kill = allow + 1, allow + 2
     steps = [(LOAD_WORD, 0, 0, ARCH_OFFSET)]
     steps.append((JUMP_IF_EQUAL, 0, _jump(len(steps), kill), table.arch))
