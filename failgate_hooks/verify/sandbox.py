@@ -187,7 +187,7 @@ class Sandbox:
         program = self._syscall_filter()
         read_end, write_end = os.pipe()
         try:
-            # Under a hundred bytes, far under a pipe's buffer: written whole before bwrap runs.
+            # A few hundred bytes, far under a pipe's buffer: written whole before bwrap runs.
             with open(write_end, "wb") as pipe:
                 pipe.write(program)
             yield read_end
