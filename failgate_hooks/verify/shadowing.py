@@ -12,8 +12,9 @@ a `checks/yaml.py` for `import yaml`, however the command starts it
 under test comes first (the root under `python3 -m pytest`), a module named like
 an installed package (a root `pluggy.py` is pytest's plugin manager), nor
 package metadata in a folder on sys.path (a root `evil.dist-info` declaring a
-pytest11 plugin is loaded as pytest starts). Judged on C's tree with
-the pinned files laid over it, which is what the checkout holds, so a pass
+pytest11 plugin is loaded as pytest starts), nor, under pytest, settings in a
+configuration file of its other than those reviewed (pytestconfig.py says which).
+Judged on C's tree with the pinned files laid over it, which is what the checkout holds, so a pass
 cached for C cannot skip the judgement either.
 """
 
@@ -35,6 +36,7 @@ from failgate_hooks.git.trees import TreeEntry
 from failgate_hooks.verify.installed import PYTEST_NAME, installed_names, module_stem
 from failgate_hooks.verify.pins import Pin, pinned_folders
 from failgate_hooks.verify.programs import PYTHON_NAME
+from failgate_hooks.verify.pytestconfig import pytest_config_change
 
 _SYMLINK = "120000"
 _CACHE = "__pycache__"
@@ -77,11 +79,21 @@ def shadowing(
             )
     # What the pins come from was reviewed (with nothing protected, C itself: then no
     # module of C stands in for one reviewed, as none was).
-    return _first_folder_shadow(repo, commit, pins, argv, pinned_from or commit)
+    reviewed = pinned_from or commit
+    words = command_words(repo, argv, pins)
+    first = _first_folder_shadow(repo, commit, pins, words, reviewed)
+    if first is None and runs_pytest(words):  # its configuration is the reviewed one too
+        return pytest_config_change(repo, commit, reviewed, pins, words)
+    return first
+
+
+def runs_pytest(words: Sequence[str]) -> bool:
+    """Whether a word of the command (`command_words`) is pytest: its program or `-m`'s."""
+    return any(PYTEST_NAME.match(w.rpartition("/")[2]) for w in words)
 
 
 def _first_folder_shadow(
-    repo: GitRepo, commit: str, pins: Sequence[Pin], argv: Sequence[str], reviewed: str
+    repo: GitRepo, commit: str, pins: Sequence[Pin], words: Sequence[str], reviewed: str
 ) -> str | None:
     """Why an unpinned module the `reviewed` revision lacked would be imported ahead of
     what the pinned files meant to import; None when there is none.
@@ -107,14 +119,13 @@ def _first_folder_shadow(
     lacked is refused too (`_new_metadata`)."""
     pinned = {pin.path for pin in pins}
     folders_pinned = pinned_folders(pins)
-    words = command_words(repo, argv, pins)
     installed = installed_names(words)
     first_names = _STANDARD | installed.names  # where the project's own folder comes first
     names: dict[str, set[str] | None] = {}  # folder -> the names judged there (None: any)
     on_path: set[str] = set()  # the folders of those on sys.path
     modules = _modules(words)
     ways = [[part for part in m.split(".") if part] for m in modules]
-    pytest = any(PYTEST_NAME.match(w.rpartition("/")[2]) for w in words)
+    pytest = runs_pytest(words)
     for pin in pins:
         if pin.folder is not None:
             continue
