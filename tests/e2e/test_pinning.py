@@ -760,11 +760,13 @@ def test_the_budget_covers_six_modules():
 """
 
 
-def pytest_server(tmp_path: Path) -> tuple[Repo, Path]:
+def pytest_server(tmp_path: Path, *files: tuple[str, str]) -> tuple[Repo, Path]:
     """A remote whose main holds a gate run as `python -m pytest` on its pinned test of
-    the project's deploy.py, short of budget; the hook installed with --exec (sandboxed).
-    The Python is the one that runs these tests: it has pytest installed."""
+    the project's deploy.py, short of budget, and `files`; the hook installed with --exec
+    (sandboxed). The Python is the one that runs these tests: it has pytest installed."""
     repo = make_repo(tmp_path / "work")
+    for path, text in files:
+        repo.write(path, text)
     repo.write("deploy.py", "BUDGET = 50\n")
     repo.write("tests/test_deploy.py", DEPLOY_TEST)
     repo.write("failgate.toml", RELAXERS)
@@ -836,3 +838,50 @@ def test_package_metadata_at_the_root_cannot_start_a_pytest_plugin(tmp_path: Pat
     assert "evil.dist-info is not pinned, and " in refused.stderr
     assert "importlib.metadata reads it from every sys.path folder" in refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before != broken
+
+
+def test_pytest_settings_of_the_commit_s_own_cannot_load_a_plugin_that_passes_the_test(
+    tmp_path: Path,
+) -> None:
+    """pytest reads its settings from the checkout: a pytest.ini of `addopts = -p
+    evil_plugin` loads the commit's root evil_plugin.py (no installed name, so no
+    shadow of one), which sets the exit status to 0 over the failing pinned test."""
+    repo, remote = pytest_server(tmp_path)
+    before = remote_ref(remote, "refs/heads/main")
+    repo.write("pytest.ini", "[pytest]\naddopts = -p evil_plugin\n")
+    repo.write(
+        "evil_plugin.py",
+        "import pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
+        "def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n",
+    )
+    broken = repo.commit("a plugin by pytest's settings")
+    refused = push(repo, "main")
+    assert refused.returncode != 0, refused.stderr
+    assert "pytest.ini is not pinned, and it gives pytest settings where " in refused.stderr
+    assert "pin it too in the verifier's files" in refused.stderr
+    assert remote_ref(remote, "refs/heads/main") == before != broken
+
+
+PYPROJECT = """\
+[project]
+name = "deploy"
+version = "1.0"
+dependencies = []
+
+[tool.pytest.ini_options]
+addopts = "-ra"
+"""
+
+
+def test_a_fix_that_changes_only_pyproject_s_dependencies_beside_it_lands(
+    tmp_path: Path,
+) -> None:
+    """Only pyproject's pytest tables are pytest's settings: a fix that also adds a
+    dependency to [project] runs under the reviewed settings and lands."""
+    repo, remote = pytest_server(tmp_path, ("pyproject.toml", PYPROJECT))
+    repo.write("deploy.py", "BUDGET = 120\n")
+    repo.write("pyproject.toml", PYPROJECT.replace("[]", '["requests>=2"]'))
+    fixed = repo.commit("size the budget; a dependency")
+    cleared = push(repo, "main")
+    assert cleared.returncode == 0, cleared.stderr
+    assert remote_ref(remote, "refs/heads/main") == fixed
