@@ -167,6 +167,27 @@ def test_a_config_file_that_does_not_parse_is_refused(tmp_path: Path, path: str,
     assert "cannot be read as" in str(why), why
 
 
+@pytest.mark.parametrize(
+    ("path", "reviewed_text", "pushed_text"),
+    [
+        # iniconfig splits at NEL: a [pytest] section configparser reads as envlist's value
+        ("tox.ini", "[tox]\nenvlist = py3\n",
+         "[tox]\nenvlist = py3\x85[pytest]\x85addopts = -p evil_plugin\n"),
+        # iniconfig reads `[x] …` as more of addopts, configparser as a section x
+        ("pytest.ini", "[pytest]\naddopts = -ra\n", "[pytest]\naddopts = -ra\n[x] -p evil_plugin\n"),
+        ("pytest.ini", "[pytest]\naddopts = -ra\n", "[pytest]\naddopts = -ra\n[x#] -p evil_plugin\n"),
+    ],
+)  # fmt: skip
+def test_an_ini_file_configparser_reads_otherwise_than_pytest_is_refused(
+    tmp_path: Path, path: str, reviewed_text: str, pushed_text: str
+) -> None:
+    """configparser alone reads these as the reviewed settings; pytest loads the plugin."""
+    repo, reviewed = reviewed_world(tmp_path, (path, reviewed_text))
+    repo.write(path, pushed_text)
+    repo.commit("settings only pytest reads")
+    refused_for(judged(repo, reviewed), path)
+
+
 def test_a_pinned_config_file_is_the_reviewed_one(tmp_path: Path) -> None:
     repo, reviewed = reviewed_world(tmp_path, ("pytest.ini", "[pytest]\naddopts = -ra\n"))
     repo.write("pytest.ini", "[pytest]\naddopts = -p evil_plugin\n")

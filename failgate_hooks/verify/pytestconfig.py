@@ -164,11 +164,26 @@ def _settings(
     else:
         parser = _IniReader()
         try:
-            parser.read_string(text)
+            parser.read_string(_as_iniconfig_splits(text))
         except configparser.Error as error:
             raise ValueError(str(error).splitlines()[0]) from None
         found = {f"[{s}]": dict(parser[s]) for s in _INI_SECTIONS if parser.has_section(s)}
     return found if found or named or filename in _READ_WHEN_THERE else None
+
+
+def _as_iniconfig_splits(text: str) -> str:
+    """`text` in the lines pytest's iniconfig reads: its BOM dropped, split at every line
+    boundary str.splitlines knows (a `\x85` too, where configparser reads on); ValueError
+    for a line opening with `[` that iniconfig reads as no section header (`[x] -p
+    evil_plugin` continues the value before it, where configparser starts section x)."""
+    lines = text.removeprefix("\N{BYTE ORDER MARK}").splitlines()
+    for line in lines:
+        header = line.rstrip()
+        for comment in "#;":
+            header = header.split(comment)[0].rstrip()
+        if line.startswith("[") and not header.endswith("]"):
+            raise ValueError(f"line {line!r} is no section header to pytest")
+    return "\n".join(lines)
 
 
 class _IniReader(configparser.ConfigParser):
