@@ -188,6 +188,50 @@ def test_an_ini_file_configparser_reads_otherwise_than_pytest_is_refused(
     refused_for(judged(repo, reviewed), path)
 
 
+def test_a_setup_py_that_moves_pytest_s_rootdir_is_refused(tmp_path: Path) -> None:
+    """With no settings anywhere, pytest's rootdir is the folder of the first setup.py
+    up, and no conftest.py above it is loaded: a new tests/setup.py cuts the root's
+    (tests/ is no folder on sys.path for tests/unit/test_deploy.py: no module rule)."""
+    repo, reviewed = reviewed_world(
+        tmp_path, ("setup.py", "print('reviewed')\n"), ("tests/unit/test_deploy.py", TEST)
+    )
+    command, files = (*PYTEST[:-1], "tests/unit/test_deploy.py"), ("tests/unit/test_deploy.py",)
+    repo.write("setup.py", "print('changed: only its being there counts')\n")
+    repo.commit("setup.py changed")
+    assert judged(repo, reviewed, command, files) is None
+    repo.write("tests/setup.py", "")
+    repo.commit("a rootdir in tests/")
+    why = judged(repo, reviewed, command, files)
+    refused_for(why, "tests/setup.py")
+    assert "rootdir" in str(why)
+
+
+@pytest.mark.parametrize(
+    ("files", "command"),
+    [
+        ((), (*PYTEST, "@ci/args.txt")),
+        ((("pytest.ini", "[pytest]\naddopts = -ra @ci/args.txt\n"),), PYTEST),
+        ((("pyproject.toml", '[tool.pytest]\naddopts = ["@ci/args.txt"]\n'),), PYTEST),
+    ],
+    ids=["in the command", "in pytest.ini's addopts", "in pyproject's addopts"],
+)
+def test_a_file_pytest_reads_arguments_from_is_the_reviewed_one(
+    tmp_path: Path, files: tuple[tuple[str, str], ...], command: tuple[str, ...]
+) -> None:
+    """pytest's argparse reads more arguments from `@FILE`: `-k`, `--deselect`, a test
+    of the commit's own that passes."""
+    repo, reviewed = reviewed_world(tmp_path, ("ci/args.txt", "-ra\n"), *files)
+    repo.write("notes.txt", "other work\n")
+    repo.commit("other work")
+    assert judged(repo, reviewed, command) is None
+    repo.write("ci/args.txt", "--deselect\ntests/test_deploy.py::test_budget\n")
+    repo.commit("other arguments")
+    why = judged(repo, reviewed, command)
+    refused_for(why, "ci/args.txt")
+    assert "pytest reads its arguments from it" in str(why)
+    assert judged(repo, reviewed, command, (*PINNED, "ci/args.txt")) is None
+
+
 def test_a_pinned_config_file_is_the_reviewed_one(tmp_path: Path) -> None:
     repo, reviewed = reviewed_world(tmp_path, ("pytest.ini", "[pytest]\naddopts = -ra\n"))
     repo.write("pytest.ini", "[pytest]\naddopts = -p evil_plugin\n")

@@ -14,13 +14,17 @@ where the reviewed one held none (and so may change which file pytest picks), on
 whose settings are gone, and one that does not parse (pytest might read it otherwise)
 are each refused; a pinned one is the reviewed one. A file pytest reads by being
 there (`pytest.ini`, `pytest.toml`, `pyproject.toml`, whose folder becomes the
-rootdir when no file holds settings) counts by being there too.
+rootdir when no file holds settings) counts by being there too, and so does a
+`setup.py`, whose folder pytest then takes for the rootdir (no `conftest.py` above
+it is loaded). A file pytest reads more arguments from (`@args.txt`, in the command
+or in `addopts`) must be the reviewed one, byte for byte.
 """
 
 from __future__ import annotations
 
 import configparser
 import posixpath
+import shlex
 import tomllib
 from collections.abc import Iterator, Sequence
 
@@ -51,19 +55,61 @@ def pytest_config_change(
     `reviewed` gave, or None when it is."""
     pinned = {pin.path for pin in pins}
     whole = pinned_folders(pins)
-    for path, named in _config_paths(repo, commit, reviewed, pins, words):
-        if path in pinned or any(path.startswith(f"{f}/") for f in whole):
-            continue
-        what = _change(repo, commit, reviewed, path, named)
+
+    def unpinned(path: str) -> bool:
+        return path not in pinned and not any(path.startswith(f"{f}/") for f in whole)
+
+    since = short_id(reviewed)
+    paths = list(_config_paths(repo, commit, reviewed, pins, words))
+    for path, named in paths:
+        what = _change(repo, commit, reviewed, path, named) if unpinned(path) else None
         if what is not None:
             return (
                 f"{path} is not pinned, and {what}: pytest takes its settings (addopts, "
                 "plugins, which tests it runs) from the first such file from the tests' "
                 "folder up, so the pushed ones would run in place of those reviewed; pin it "
-                f"too in the verifier's files, or keep its pytest settings as "
-                f"{short_id(reviewed)} has them"
+                f"too in the verifier's files, or keep its pytest settings as {since} has them"
+            )
+    for folder in sorted({posixpath.dirname(path) for path, _ in paths}):
+        path = posixpath.join(folder, "setup.py")
+        held = _file(repo, reviewed, path) is not None
+        if unpinned(path) and (_file(repo, commit, path) is not None) != held:
+            return (
+                f"{path} is not pinned, and {since} had {'one' if held else 'none'} there: "
+                "with no settings found, pytest takes the folder of the first setup.py from "
+                "the tests' folder up for its rootdir, and loads no conftest.py above it; pin "
+                f"it too in the verifier's files, or keep it as {since} has it"
+            )
+    for path in _argument_files(repo, reviewed, words, [p for p, _ in paths]):
+        if unpinned(path) and _file(repo, commit, path) != _file(repo, reviewed, path):
+            return (
+                f"{path} is not pinned, and differs from {since}'s: pytest reads its arguments "
+                f"from it (`@{path}`), so the pushed ones would run in place of those reviewed; "
+                f"pin it too in the verifier's files, or keep it as {since} has it"
             )
     return None
+
+
+def _argument_files(
+    repo: GitRepo, reviewed: str, words: Sequence[str], configs: Sequence[str]
+) -> list[str]:
+    """The files pytest reads more arguments from (`@args.txt`, its argparse's
+    fromfile_prefix_chars), named by a word of the command or in the `addopts` of a
+    configuration file as `reviewed` holds it (what runs: pinned, or judged the same)."""
+    found = [word for word in words if word.startswith("@")]
+    for path in configs:
+        try:
+            settings = _settings(repo, _file(repo, reviewed, path), posixpath.basename(path), True)
+        except ValueError:
+            continue  # refused above unless pinned as it is, when pytest fails on it too
+        for section in (settings or {}).values():
+            addopts = section.get("addopts") if isinstance(section, dict) else None
+            if isinstance(addopts, str):
+                found += _split(addopts)
+            elif isinstance(addopts, list):
+                found += [str(option) for option in addopts]
+    named = (posixpath.normpath(word[1:]) for word in found if word.startswith("@"))
+    return sorted({path for path in named if is_safe_relative_path(path)})
 
 
 def _config_paths(
@@ -105,6 +151,14 @@ def _path_in(repo: GitRepo, word: str, commit: str, reviewed: str) -> str | None
         return None
     found = repo.tree_entry(commit, path) or repo.tree_entry(reviewed, path)
     return path if found is not None else None
+
+
+def _split(addopts: str) -> list[str]:
+    """`addopts`' words as pytest splits them, or at spaces where shlex cannot."""
+    try:
+        return shlex.split(addopts)
+    except ValueError:
+        return addopts.split()
 
 
 def _up_from(folder: str) -> list[str]:
