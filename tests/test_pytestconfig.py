@@ -232,6 +232,15 @@ def test_a_file_pytest_reads_arguments_from_is_the_reviewed_one(
     assert judged(repo, reviewed, command, (*PINNED, "ci/args.txt")) is None
 
 
+def test_a_file_of_arguments_an_unchanged_one_names_is_the_reviewed_one_too(
+    tmp_path: Path,
+) -> None:
+    repo, reviewed = reviewed_world(tmp_path, ("ci/args.txt", "-ra\n@ci/more.txt\n"))
+    repo.write("ci/more.txt", "--deselect\ntests/test_deploy.py::test_budget\n")
+    repo.commit("more arguments")
+    refused_for(judged(repo, reviewed, (*PYTEST, "@ci/args.txt")), "ci/more.txt")
+
+
 def test_a_pinned_config_file_is_the_reviewed_one(tmp_path: Path) -> None:
     repo, reviewed = reviewed_world(tmp_path, ("pytest.ini", "[pytest]\naddopts = -ra\n"))
     repo.write("pytest.ini", "[pytest]\naddopts = -p evil_plugin\n")

@@ -94,8 +94,9 @@ def _argument_files(
     repo: GitRepo, reviewed: str, words: Sequence[str], configs: Sequence[str]
 ) -> list[str]:
     """The files pytest reads more arguments from (`@args.txt`, its argparse's
-    fromfile_prefix_chars), named by a word of the command or in the `addopts` of a
-    configuration file as `reviewed` holds it (what runs: pinned, or judged the same)."""
+    fromfile_prefix_chars, one argument a line), named by a word of the command, in the
+    `addopts` of a configuration file or in such a file, as `reviewed` holds them (what
+    runs: pinned, or judged the same)."""
     found = [word for word in words if word.startswith("@")]
     for path in configs:
         try:
@@ -108,8 +109,17 @@ def _argument_files(
                 found += _split(addopts)
             elif isinstance(addopts, list):
                 found += [str(option) for option in addopts]
-    named = (posixpath.normpath(word[1:]) for word in found if word.startswith("@"))
-    return sorted({path for path in named if is_safe_relative_path(path)})
+    paths: list[str] = []
+    while found:  # a reviewed file of arguments may name another (argparse reads it too)
+        word = found.pop()
+        path = posixpath.normpath(word[1:]) if word.startswith("@") else ""
+        if not is_safe_relative_path(path) or path in paths:
+            continue
+        paths.append(path)
+        entry = _file(repo, reviewed, path)
+        if entry is not None:
+            found += repo.read_blob(entry.oid).decode("utf-8", "replace").splitlines()
+    return sorted(paths)
 
 
 def _config_paths(
