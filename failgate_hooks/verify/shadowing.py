@@ -53,7 +53,8 @@ def shadowing(
     argv: Sequence[str] = (),
     pinned_from: str | None = None,
 ) -> str | None:
-    """Why an unpinned path in `commit` shadows a pinned module, or None when none does.
+    """Why an unpinned path in `commit` shadows a pinned module (or, under pytest, gives
+    it settings other than the reviewed ones), or None when none does.
 
     `argv` is the verifier's command, read for how Python is started. `pinned_from` is
     the revision the pins come from (None: `commit`): what it holds is what was
