@@ -32,7 +32,7 @@ from failgate_hooks.core.refnames import ref_pattern_problem
 from failgate_hooks.git.remotes import ref_commit, remote_default_branch
 from failgate_hooks.git.repo import HEX_ID_RE, GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
-from failgate_hooks.ledger.union import Revision, config_for
+from failgate_hooks.ledger.union import Revision, config_in_force
 from failgate_hooks.render import github as github_output
 from failgate_hooks.render.ci import render_ci_json, render_ci_text
 
@@ -236,7 +236,7 @@ def decide_ci(
         extra_protected = (f"refs/heads/{branch}",)
         if commit is not None:
             revisions.append(Revision(tracking, commit, protected=True))
-    config = config_for(repo, revisions)
+    config = config_in_force(repo, revisions)
 
     old = base
     if base is not None and target.from_merge_base and not repo.is_ancestor(base, head):

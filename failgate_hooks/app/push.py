@@ -46,13 +46,10 @@ from failgate_hooks.git.remotes import (
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.appendonly import check_update
 from failgate_hooks.ledger.config import Config, strictest
-from failgate_hooks.ledger.union import Revision, config_for, config_revision
+from failgate_hooks.ledger.union import Revision, config_for, config_in_force, config_revision
 
 if TYPE_CHECKING:
     from failgate_hooks.app.evidence import EvidenceCheck
-
-# What a push that reads no protected revision is held to.
-BUILT_IN = Config(source="the built-in defaults")
 
 SEVERITY = {
     DecisionKind.ALLOWED: 0,
@@ -192,11 +189,7 @@ def pre_push(
         if default is not None:
             revisions.append(Revision(default.tracking_ref, default.commit, protected=True))
             extra_protected = (default.remote_ref,)
-        config = config_for(repo, revisions)
-        if not any(r.protected for r in revisions):
-            # Nothing reviewed is read (a single-branch clone's new branch): the pushed
-            # configuration may tighten the built-in defaults, never loosen them.
-            config = strictest(config, BUILT_IN)
+        config = config_in_force(repo, revisions)
         uncommitted.start(config)
         request = Request(
             commit=commit,

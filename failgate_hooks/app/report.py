@@ -64,7 +64,13 @@ def decision_revisions(
     REV; then `ledger_revs` when given, else the revisions the pre-push hook would read
     (`inspection_revisions`); then each one the configuration's `ledger_refs` names. All
     but REV are protected, and the first of them gives the configuration (REV's own only
-    when none is). Also the refs protected besides the configuration's."""
+    when none is). Also the refs protected besides the configuration's.
+
+    REV's own is taken as it is, not held to the built-in defaults as the hooks and
+    `failgate ci` hold it (`config_in_force`): this is a local look that refuses
+    nothing, and with nothing protected here (no remote yet) the commit's configuration
+    is the only one the repository states: a team trying mode = "warn" before its first
+    push is told what that mode does. The hook a push runs applies the floor."""
     protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
     extra_protected: tuple[str, ...] = ()
     if protected:

@@ -29,6 +29,7 @@ from failgate_hooks.ledger.config import (
     MAX_CONFIG_BYTES,
     Config,
     parse_config,
+    strictest,
 )
 from failgate_hooks.ledger.parsecache import File, Parse, ParseCache
 
@@ -428,6 +429,27 @@ def config_for(repo: GitRepo, revisions: Sequence[Revision]) -> Config:
     """The configuration in force for a read of `revisions`: the first protected
     revision's; C's own (the first revision's) only when none is protected."""
     return config_at(repo, *config_revision(revisions))
+
+
+# What a read of no protected revision holds the commit's own configuration to.
+BUILT_IN = Config(source="the built-in defaults")
+
+
+def config_in_force(
+    repo: GitRepo, revisions: Sequence[Revision], default: Config | None = None
+) -> Config:
+    """The configuration a push or a build is decided with: the first protected
+    revision's (`config_for`), no laxer than `default` (the default branch's, when one
+    is read); with none protected, C's own (the first revision's), no laxer than the
+    built-in defaults. The one rule of the client hook, the server hook and `failgate
+    ci`: a commit's own configuration may only tighten what is reviewed, and where
+    nothing is (a single-branch clone's new branch, a push build whose base is gone),
+    what is built in; a release branch whose tip an admin once set to warn stays held
+    to what the default branch enforces."""
+    config = config_for(repo, revisions)
+    if not any(r.protected for r in revisions):
+        return strictest(config, BUILT_IN)
+    return config if default is None else strictest(config, default)
 
 
 def config_revision(revisions: Sequence[Revision]) -> tuple[str, str]:

@@ -516,6 +516,34 @@ def test_a_new_branch_pushed_with_an_open_gate_only_warns(tmp_path: Path) -> Non
     assert not result.annotations("error")
 
 
+@pytest.mark.parametrize(
+    ("setting", "loosened"),
+    [
+        ('mode = "warn"', '"enforce" -> "warn"'),
+        ('protected_refs = ["refs/heads/nothing"]', "no longer protects refs/heads/main"),
+    ],
+)
+def test_a_push_build_that_reads_nothing_reviewed_holds_the_commit_to_the_defaults(
+    tmp_path: Path, setting: str, loosened: str
+) -> None:
+    """A release branch created at the commit main was just pushed to: a new ref has no
+    `before`, and origin/main is the commit under test, so no protected revision is read.
+    The commit's own configuration may then only tighten the built-in defaults."""
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    with_remote(repo, tmp_path / "remote.git")
+    repo.write("failgate.toml", f"{setting}\n")
+    repo.commit("loosen the configuration")
+    repo.git("push", "-q", "--no-verify", "origin", "main", "main:refs/heads/release/1")
+    payload = {"ref": "refs/heads/release/1", "before": NULL, "after": repo.head(),
+               "created": True, "repository": {"default_branch": "main"}}  # fmt: skip
+    env = github(tmp_path, "push", payload, GITHUB_REF="refs/heads/release/1")
+    result = run_ci(ci_checkout(repo, tmp_path), tmp_path, env)
+    assert result.code == 1, result
+    assert [e for e in result.annotations("error") if e.startswith(f"OPEN {KEY}")], result
+    assert "RELAXED config change" in result.out and loosened in result.out, result
+
+
 # --------------------------------------------------------------------------- the environment
 
 
