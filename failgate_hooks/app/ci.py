@@ -32,7 +32,7 @@ from failgate_hooks.core.refnames import ref_pattern_problem
 from failgate_hooks.git.remotes import ref_commit, remote_default_branch
 from failgate_hooks.git.repo import HEX_ID_RE, GitRepo, is_null_id
 from failgate_hooks.ledger.appendonly import check_update
-from failgate_hooks.ledger.union import Revision, config_in_force
+from failgate_hooks.ledger.union import Revision, config_for, config_in_force
 from failgate_hooks.render import github as github_output
 from failgate_hooks.render.ci import render_ci_json, render_ci_text
 
@@ -231,12 +231,16 @@ def decide_ci(
         revisions.append(Revision(f"base {target.base_label}", base, protected=True))
     default = _default_branch(repo, target, head)
     extra_protected: tuple[str, ...] = ()
+    default_config = None
     if default is not None:
         tracking, commit, branch = default
         extra_protected = (f"refs/heads/{branch}",)
         if commit is not None:
             revisions.append(Revision(tracking, commit, protected=True))
-    config = config_in_force(repo, revisions)
+            default_config = config_for(repo, revisions[-1:])
+    # A base other than the default branch (release/1) is held to no laxer than it, as
+    # the hooks hold a push there.
+    config = config_in_force(repo, revisions, default_config)
 
     old = base
     if base is not None and target.from_merge_base and not repo.is_ancestor(base, head):

@@ -45,7 +45,7 @@ from failgate_hooks.git.remotes import (
 )
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.appendonly import check_update
-from failgate_hooks.ledger.config import Config, strictest
+from failgate_hooks.ledger.config import Config
 from failgate_hooks.ledger.union import Revision, config_for, config_in_force, config_revision
 
 if TYPE_CHECKING:
@@ -147,6 +147,9 @@ def pre_push(
     checked = name or default_remote(repo)
     outcomes = []
     uncommitted = _UncommittedLedger(repo)
+    # What every ref's configuration is held to, as the server holds it (pre_receive).
+    base = [Revision(default.tracking_ref, default.commit, True)] if default else []
+    default_config = config_for(repo, base) if base else None
     for update in updates:
         if update.remote_ref == EVIDENCE_REF:
             # No gate applies to statements, so no verifier runs on them; the server's
@@ -157,15 +160,14 @@ def pre_push(
         if update.is_delete:
             old = repo.try_resolve_commit(update.old)
             known = [] if old is None else [Revision(f"{remote}'s {update.remote_ref}", old, True)]
-            base = [Revision(default.tracking_ref, default.commit, True)] if default else []
             read = [*known, *base]
-            config = config_for(repo, read) if read else Config()
+            config = config_in_force(repo, read, default_config) if read else Config()
             uncommitted.start(config)
             as_remote = None if default is None else (default.remote_ref, default.commit)
             # Pushed again, the ref is judged by the default branch's configuration; with
             # none known here, by its own commit's, so it keeps what it has.
             in_force = InForce(config, config_revision(read)[0] if read else None)
-            recreated = config_for(repo, base) if base else config
+            recreated = config if default_config is None else default_config
             verdict, notes = judge_deletion(
                 repo, run.evaluator, in_force, recreated, update, old, as_remote, "accept"
             )
@@ -189,7 +191,9 @@ def pre_push(
         if default is not None:
             revisions.append(Revision(default.tracking_ref, default.commit, protected=True))
             extra_protected = (default.remote_ref,)
-        config = config_in_force(repo, revisions)
+        # A protected branch's old tip (release/1, once set to warn by an admin) is held
+        # to no laxer than the default branch, as the server holds it.
+        config = config_in_force(repo, revisions, default_config)
         uncommitted.start(config)
         request = Request(
             commit=commit,
@@ -287,9 +291,7 @@ def pre_receive(
         # Never the pushed commit's own configuration: with no protected revision at all,
         # the built-in defaults decide, and the pushed one is judged against them.
         protected = [r for r in [*known, *base] if r.protected]
-        config = config_for(repo, protected) if protected else Config()
-        if default_config is not None:
-            config = strictest(config, default_config)
+        config = config_in_force(repo, protected, default_config) if protected else Config()
         uncommitted.start(config)
         pusher = pusher_identity(config.identity_env, environ)
         relaxer = _may_relax(config, default_config, environ)

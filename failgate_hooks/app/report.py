@@ -19,7 +19,7 @@ from failgate_hooks.core.gates import Context, Decision, Gate
 from failgate_hooks.git.remotes import inspected_branch, push_destination, ref_commit, tracking_ref
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
-from failgate_hooks.ledger.union import Ledger, Revision, config_for
+from failgate_hooks.ledger.union import Ledger, Revision, config_for, config_in_force
 
 
 class Report(NamedTuple):
@@ -66,18 +66,22 @@ def decision_revisions(
     but REV are protected, and the first of them gives the configuration (REV's own only
     when none is). Also the refs protected besides the configuration's.
 
-    REV's own is taken as it is, not held to the built-in defaults as the hooks and
-    `failgate ci` hold it (`config_in_force`): this is a local look that refuses
-    nothing, and with nothing protected here (no remote yet) the commit's configuration
-    is the only one the repository states: a team trying mode = "warn" before its first
-    push is told what that mode does. The hook a push runs applies the floor."""
+    As the hooks take it (`config_in_force`), the ref's tip is held to no laxer than the
+    default branch; but with nothing protected REV's own is taken as it is, not held to
+    the built-in defaults as the hooks and `failgate ci` hold it: this is a local look
+    that refuses nothing, and with nothing protected here (no remote yet) the commit's
+    configuration is the only one the repository states: a team trying mode = "warn"
+    before its first push is told what that mode does. The hook a push runs applies
+    the floor."""
     protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
     extra_protected: tuple[str, ...] = ()
     if protected:
         revisions = [Revision(rev, repo.resolve_commit(rev)), *protected]
     else:
         revisions, extra_protected = inspection_revisions(repo, rev, ref)
-    config = config_for(repo, revisions)
+    # inspection_revisions reads the default branch last, and names it in extra_protected
+    default = config_for(repo, revisions[-1:]) if extra_protected else None
+    config = config_in_force(repo, revisions, default, floor=None)
     # the refs just read by their names, as ledger_refs names them (not a ledger_revs
     # revision: that is read as git reads a revision)
     read = {} if protected else {r.label: r.commit for r in revisions[1:]}

@@ -436,19 +436,26 @@ BUILT_IN = Config(source="the built-in defaults")
 
 
 def config_in_force(
-    repo: GitRepo, revisions: Sequence[Revision], default: Config | None = None
+    repo: GitRepo,
+    revisions: Sequence[Revision],
+    default: Config | None = None,
+    *,
+    floor: Config | None = BUILT_IN,
 ) -> Config:
     """The configuration a push or a build is decided with: the first protected
     revision's (`config_for`), no laxer than `default` (the default branch's, when one
-    is read); with none protected, C's own (the first revision's), no laxer than the
-    built-in defaults. The one rule of the client hook, the server hook and `failgate
-    ci`: a commit's own configuration may only tighten what is reviewed, and where
-    nothing is (a single-branch clone's new branch, a push build whose base is gone),
-    what is built in; a release branch whose tip an admin once set to warn stays held
-    to what the default branch enforces."""
+    is read); with none protected, C's own (the first revision's), no laxer than
+    `floor`, the built-in defaults.
+
+    The one rule of the client hook, the server hook, `failgate ci` and `check`: a
+    commit's own configuration may only tighten what is reviewed, and where nothing is
+    (a single-branch clone's new branch, a push build whose base is gone), what is
+    built in; a release branch whose tip an admin once set to warn stays held to what
+    the default branch enforces. `check` alone passes floor=None (app/report.py says
+    why)."""
     config = config_for(repo, revisions)
     if not any(r.protected for r in revisions):
-        return strictest(config, BUILT_IN)
+        return config if floor is None else strictest(config, floor)
     return config if default is None else strictest(config, default)
 
 

@@ -348,6 +348,26 @@ def test_configuration_comes_from_the_base_not_the_pull_request(tmp_path: Path) 
     assert [e for e in result.annotations("error") if e.startswith(f"OPEN {KEY}")]
 
 
+def test_a_pull_request_into_a_release_branch_set_to_warn_is_held_to_main_s_mode(
+    tmp_path: Path,
+) -> None:
+    """The base, release/1, carries mode = "warn"; main enforces. The base's configuration
+    is held to no laxer than main's, as the hooks hold a push to release/1."""
+    repo = budget_repo(tmp_path / "work")
+    with_remote(repo, tmp_path / "remote.git")
+    repo.git("switch", "-q", "-c", "release/1")
+    repo.write("failgate.toml", 'mode = "warn"\n')
+    repo.commit("release/1 only warns")
+    record_failure(repo, "push")
+    repo.git("push", "-q", "--no-verify", "origin", "release/1")
+    repo.git("switch", "-q", "-c", "feature")
+    repo.write("src/module7.txt", "a seventh module\n")
+    repo.commit("add a module")
+    result = pull_request(repo, tmp_path, base="release/1")
+    assert result.code == 1, result
+    assert [e for e in result.annotations("error") if e.startswith(f"OPEN {KEY}")], result
+
+
 @pytest.mark.parametrize("base", ["main", "release/1.0"])
 def test_a_verifier_gutted_in_the_pull_request_is_not_what_runs(tmp_path: Path, base: str) -> None:
     repo = budget_repo(tmp_path / "work")

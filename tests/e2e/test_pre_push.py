@@ -509,6 +509,27 @@ def test_with_no_protected_revision_the_pushed_configuration_only_tightens_the_d
     assert remote_ref(tmp_path / "remote.git", "refs/heads/release/1") is None
 
 
+def test_a_release_branch_set_to_warn_is_held_to_what_main_enforces(tmp_path: Path) -> None:
+    """release/1's tip carries mode = "warn", committed there by an admin long ago; main
+    enforces. The server holds the old tip's configuration to no laxer than main's
+    (pre_receive, strictest): so do the client and `check`, and a held gate is refused."""
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.git("switch", "-q", "-c", "release/1")
+    repo.write("failgate.toml", 'mode = "warn"\n')
+    repo.commit("release/1 only warns")
+    repo.git("push", "-q", "--no-verify", "origin", "release/1")
+    before = remote_ref(remote, "refs/heads/release/1")
+    record_failure(repo, "push")
+    assert repo.failgate("install").code == 0
+    refused = push(repo, "release/1")
+    assert refused.code != 0, refused
+    assert "BLOCKED" in refused.output and KEY in refused.output, refused
+    assert remote_ref(remote, "refs/heads/release/1") == before
+    check = repo.failgate("check", "--ref", "refs/heads/release/1")
+    assert check.code == 1 and "BLOCKED" in check.out, check  # check says what the hook does
+
+
 def test_a_force_push_over_a_remote_tip_this_clone_lacks_is_refused_where_failgate_enforces(
     tmp_path: Path,
 ) -> None:

@@ -501,3 +501,25 @@ def test_a_pushed_pyproject_whose_tool_is_not_a_table_is_refused_with_its_fault(
     assert refused.returncode != 0, refused.stderr
     assert "pyproject.toml" in refused.stderr and "tool must be a table" in refused.stderr
     assert remote_ref(remote, "refs/heads/main") == before
+
+
+def test_a_release_branch_set_to_warn_is_held_to_what_main_enforces(tmp_path: Path) -> None:
+    """A relaxer once set release/1 to mode = "warn", and the server accepted that tip;
+    main enforces. The old tip's configuration is held to no laxer than main's, so a
+    held gate pushed there is refused (the client hook does the same: test_pre_push)."""
+    repo = budget_repo(tmp_path / "work")
+    repo.write("failgate.toml", RELAXERS)
+    repo.commit("who may relax gates")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    install_pre_receive(remote, "--exec")
+    repo.git("switch", "-q", "-c", "release/1")
+    repo.write("failgate.toml", RELAXERS + 'mode = "warn"\n')
+    repo.commit("release/1 only warns")
+    created = push(repo, "release/1", user="alice")
+    assert created.returncode == 0, created.stderr
+    before = remote_ref(remote, "refs/heads/release/1")
+    record_failure(repo, "push")
+    refused = push(repo, "release/1")
+    assert refused.returncode != 0, refused.stderr
+    assert "remote: BLOCKED" in refused.stderr and KEY in refused.stderr, refused.stderr
+    assert remote_ref(remote, "refs/heads/release/1") == before
