@@ -100,6 +100,23 @@ def test_install_makes_git_fetch_bring_the_evidence_and_uninstall_stops_it(
     assert "evidence" not in copy.git("config", "--get-all", "remote.origin.fetch")
 
 
+def test_a_fetch_refspec_holding_a_newline_is_one_value_not_ours(tmp_path: Path) -> None:
+    """A value that is our refspec, a newline and more is not our refspec: read line by
+    line it was taken for ours, so install added nothing and uninstall failed to unset it."""
+    copy = make_repo(tmp_path / "copy")
+    copy.git("remote", "add", "origin", str(tmp_path / "origin"))
+    ours = store.config_refspec("origin")
+    copy.git("config", "--add", "remote.origin.fetch", f"{ours}\nrefs/x")
+    with GitRepo.open(copy.path) as opened:
+        assert store.add_fetch_refspec(opened, "origin")
+        values = copy.git("config", "-z", "--get-all", "remote.origin.fetch").split("\0")
+        assert values.count(ours) == 1 and f"{ours}\nrefs/x" in values
+        assert store.remove_fetch_refspec(opened, "origin")
+        assert not store.remove_fetch_refspec(opened, "origin")  # the other value stays
+    values = copy.git("config", "-z", "--get-all", "remote.origin.fetch").split("\0")
+    assert ours not in values and f"{ours}\nrefs/x" in values
+
+
 def test_after_install_git_fetch_works_from_a_remote_with_no_evidence(tmp_path: Path) -> None:
     """Most remotes hold no evidence ref: a plain refspec for it fails every `git fetch`."""
     origin = make_repo(tmp_path / "origin")

@@ -198,7 +198,10 @@ def remove_fetch_refspec(repo: GitRepo, remote: str) -> bool:
 
 
 def _fetch_refspecs(repo: GitRepo, key: str) -> list[str]:
+    """Every value of `key`, each whole: a value may hold a newline (`"a\\nb"` in the
+    config file), which a line-by-line read would take for two values, one of them ours."""
     try:
-        return repo.run("config", "--get-all", key).splitlines()
+        out = repo.run("config", "-z", "--get-all", key, strip=False)
     except GitError:  # exit 1: the key is not set
         return []
+    return out.split("\0")[:-1]
