@@ -6,7 +6,8 @@ the core imports nothing outside itself. Inside the core, the gate's own
 rules (`core/*.py`) import nothing of the agent command scanner (`core/agent/`),
 which may use them. Every import counts, including the
 lazy ones inside functions and those only for type checking: a lazy import is
-still a dependency, only a later one.
+still a dependency, only a later one. Every import is absolute: a relative one
+is refused, so none crosses a layer unread.
 """
 
 from __future__ import annotations
@@ -52,6 +53,18 @@ def imports_of(source: str) -> list[str]:
     return found
 
 
+def relative_imports(source: str) -> list[str]:
+    """Every relative import in a source (`from ..git import repo`), as written. None is
+    allowed: `imports_of` reads absolute names only, so a layer crossed by a relative
+    import would pass unseen."""
+    return [
+        f"from {'.' * node.level}{node.module or ''} import "
+        + ", ".join(alias.name for alias in node.names)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.level > 0
+    ]
+
+
 def starts_git(source: str) -> bool:
     """Whether a source spells an argv that starts with git: `["git", …]` or `("git", …)`."""
     for node in ast.walk(ast.parse(source)):
@@ -76,6 +89,9 @@ def violations(layer: str, source: str) -> list[str]:
             problems.append(f"imports {name}, which only {OWNED_BY[top]}/ may import")
         elif top in PROCESS_MODULES and layer not in MAY_START_PROCESSES:
             problems.append(f"imports {name}: only git/, verify/ and app/ start processes")
+    problems += [
+        f"{line}: a relative import; write it absolute" for line in relative_imports(source)
+    ]
     if layer != "git" and starts_git(source):
         problems.append("spells a git command line: only git/ starts git")
     return problems
@@ -143,6 +159,8 @@ def test_no_module_is_over_500_lines() -> None:
         ("ledger", "import subprocess", "only git/, verify/ and app/ start processes"),
         ("verify", "argv = ['git', 'status']", "only git/ starts git"),
         ("app", "run(('git', 'push'))", "only git/ starts git"),
+        ("core", "from ..git import repo", "from ..git import repo: a relative import"),
+        ("core", "def f():\n    from . import ids", "from . import ids: a relative import"),
     ],
 )
 def test_the_checker_finds_each_kind_of_violation(layer: str, source: str, expected: str) -> None:
