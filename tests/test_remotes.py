@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from failgate_hooks.git.remotes import Branch, inspected_branch
+import pytest
+
+from failgate_hooks.git.remotes import Branch, fetches, inspected_branch
 from failgate_hooks.git.repo import GitRepo
 from tests.conftest import Repo, make_repo
 
@@ -52,3 +54,27 @@ def test_a_remote_with_no_default_branch_here_and_no_remote_give_none(tmp_path: 
     alone.write("README", "x\n")
     alone.commit("start")
     assert branch_of(alone) is None
+
+
+@pytest.mark.parametrize(
+    ("specs", "ref", "fetched"),
+    [
+        (["+refs/heads/*:refs/remotes/origin/*"], "refs/heads/main", True),
+        (["+refs/heads/feature:refs/remotes/origin/feature"], "refs/heads/main", False),
+        (["+refs/heads/feature:refs/remotes/origin/feature"], "refs/heads/feature", True),
+        (["+refs/heads/release/*:refs/remotes/origin/release/*"], "refs/heads/release/1", True),
+        (["+refs/heads/*:refs/remotes/origin/*", "^refs/heads/main"], "refs/heads/main", False),
+        ([], "refs/heads/main", False),
+    ],
+)
+def test_a_remote_fetches_a_branch_only_where_a_refspec_brings_it(
+    tmp_path: Path, specs: list[str], ref: str, fetched: bool
+) -> None:
+    """A single-branch clone's refspec names its one branch: `git fetch` brings no other."""
+    repo = make_repo(tmp_path / "work")
+    repo.git("remote", "add", "origin", str(tmp_path / "remote.git"))
+    repo.git("config", "--unset-all", "remote.origin.fetch")
+    for spec in specs:
+        repo.git("config", "--add", "remote.origin.fetch", spec)
+    with GitRepo.open(repo.path) as opened:
+        assert fetches(opened, "origin", ref) is fetched

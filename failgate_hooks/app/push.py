@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,7 @@ from failgate_hooks.git.remotes import (
     configured_remote,
     default_branch,
     default_remote,
+    fetches,
     inspected_branch,
     ref_moved,
     tracked_branch,
@@ -209,7 +211,7 @@ def pre_push(
             raise GitError(
                 f"{unknown}: failgate cannot read the gates its ledger holds, so the push is "
                 "refused",
-                hint=f"fetch it (git fetch --prune {name or remote}), then push again",
+                hint=_fetch_hint(repo, name, remote, update.remote_ref),
             )
         if unknown:
             notes.append(f"{unknown}: its ledger was not read; fetch, then push to check it")
@@ -223,6 +225,19 @@ def pre_push(
         if outcome.update.remote_ref != EVIDENCE_REF:
             outcome.notes[:0] = unread
     return PushReport(outcomes, uncommitted.warnings())
+
+
+def _fetch_hint(repo: GitRepo, name: str | None, remote: str, remote_ref: str) -> str:
+    """How to fetch the remote's tip of `remote_ref`: `git fetch` alone, unless the remote's
+    fetch refspecs do not bring that branch (a single-branch clone)."""
+    branch = remote_ref.removeprefix("refs/heads/")
+    if name is not None and branch != remote_ref and not fetches(repo, name, remote_ref):
+        return (
+            f"this clone's fetch does not bring {name}'s {branch} (a single-branch clone): "
+            f"git remote set-branches --add {name} {shlex.quote(branch)} && git fetch {name}, "
+            "then push again"
+        )
+    return f"fetch it (git fetch --prune {name or remote}), then push again"
 
 
 def _push_base(repo: GitRepo, remote: str) -> tuple[str | None, Branch | None, list[str]]:

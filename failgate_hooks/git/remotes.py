@@ -61,6 +61,30 @@ def tracking_ref_of(remote_ref: str, remote: str) -> str | None:
     return f"refs/remotes/{remote}/{remote_ref.removeprefix('refs/heads/')}"
 
 
+def fetches(repo: GitRepo, remote: str, remote_ref: str) -> bool:
+    """Whether `git fetch REMOTE` brings `remote_ref`: some `remote.<name>.fetch` refspec's
+    source matches it, and no negative one does. A single-branch clone's
+    (`+refs/heads/feature:refs/remotes/origin/feature`) brings no other branch."""
+    try:
+        out = repo.run("config", "-z", "--get-all", f"remote.{remote}.fetch", strip=False)
+    except GitError:  # exit 1: none is set, and a fetch brings only the remote's HEAD
+        out = ""
+    specs = out.split("\0")[:-1]
+    sources = [spec.removeprefix("+").partition(":")[0] for spec in specs]
+    if any(_matches(src[1:], remote_ref) for src in sources if src.startswith("^")):
+        return False
+    return any(_matches(src, remote_ref) for src in sources if not src.startswith("^"))
+
+
+def _matches(source: str, ref: str) -> bool:
+    """A refspec's source against a full ref name: equal, or its one `*` standing for
+    anything."""
+    if "*" not in source:
+        return source == ref
+    before, _, after = source.partition("*")
+    return len(ref) >= len(before) + len(after) and ref.startswith(before) and ref.endswith(after)
+
+
 def push_destination(repo: GitRepo) -> str | None:
     """The remote ref a plain `git push` of the current branch updates (`@{push}`), if any."""
     if not repo.succeeds("rev-parse", "--verify", "--quiet", "@{push}"):

@@ -509,6 +509,40 @@ def test_with_no_protected_revision_the_pushed_configuration_only_tightens_the_d
     assert remote_ref(tmp_path / "remote.git", "refs/heads/release/1") is None
 
 
+def test_in_a_single_branch_clone_the_refusal_says_how_to_fetch_the_branch(
+    tmp_path: Path,
+) -> None:
+    """A single-branch clone of feature pushes over the remote's main, which a colleague
+    gated: `git fetch` there never brings main, so the hint says to add it first, and
+    following the hint to the letter lets the gate be read."""
+    repo = budget_repo(tmp_path / "work")
+    remote = with_remote(repo, tmp_path / "remote.git")
+    repo.git("push", "-q", "--no-verify", "origin", "main:refs/heads/feature")
+    clone = single_branch_clone(remote, tmp_path / "clone", "feature")
+    assert clone.failgate("install").code == 0
+    colleague = Repo(tmp_path / "colleague")
+    git(tmp_path, "clone", "-q", str(remote), str(colleague.path))
+    record_failure(colleague, "push")
+    colleague.git("push", "-q", "--no-verify", "origin", "main")  # after the clone was made
+    gated_tip = colleague.head()
+    clone.write("notes.txt", "work that never saw the gate\n")
+    clone.commit("work on feature")
+    refused = push(clone, "--force", "HEAD:refs/heads/main")
+    assert refused.code != 0, refused
+    hint = "git remote set-branches --add origin main && git fetch origin, then push again"
+    assert hint in refused.output, refused
+    assert "git fetch --prune" not in refused.output, refused
+    assert remote_ref(remote, "refs/heads/main") == gated_tip
+
+    clone.git("fetch", "-q", "--prune", "origin")  # the old hint: main does not come
+    assert clone.git("cat-file", "-t", gated_tip, check=False) != "commit"
+    subprocess.run(hint.removesuffix(", then push again"), shell=True, cwd=clone.path, check=True)
+    held = push(clone, "--force", "HEAD:refs/heads/main")
+    assert held.code != 0, held
+    assert "BLOCKED" in held.output and KEY in held.output, held
+    assert remote_ref(remote, "refs/heads/main") == gated_tip
+
+
 def test_a_release_branch_set_to_warn_is_held_to_what_main_enforces(tmp_path: Path) -> None:
     """release/1's tip carries mode = "warn", committed there by an admin long ago; main
     enforces. The server holds the old tip's configuration to no laxer than main's
