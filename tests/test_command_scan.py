@@ -46,6 +46,10 @@ BYPASSES = [
     "echo 'git push --no-verify' | bash",
     "bash <<<'git push --no-verify'",
     "bash <<'EOF'\ngit push --no-verify\nEOF",
+    "cat <<EOF\n$(git push --no-verify origin main)\nEOF",  # an unquoted body is expanded
+    "cat <<EOF\n`git push --no-verify origin main`\nEOF",
+    "cat <<-EOF\n\t$(git push --no-verify origin main)\n\tEOF",
+    "cat <<EOF\nsent: $(git push --no-verify\nEOF",  # never closed: unreadable
     "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git push",
     "GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/dev/null'\" git push",
     "export GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/dev/null'\"; git push",
@@ -122,6 +126,11 @@ PROCEEDS = [
     "git commit -m 'never use --no-verify' && git push",
     'git commit -m "do not run git push --no-verify" && git push origin main',
     "git commit -F- <<'EOF'\nWhy we never git push --no-verify\nEOF\ngit push",
+    # a quoted delimiter: the body is text, its substitutions are never run
+    "cat <<'EOF'\n$(git push --no-verify origin main)\nEOF",
+    'cat <<"EOF"\n`git push --no-verify origin main`\nEOF',
+    "cat <<\\EOF\n$(git push --no-verify origin main)\nEOF",
+    "cat <<EOF\n\\$(git push --no-verify origin main) costs $5\nEOF",  # escaped
     "git commit --no-verify -m wip",  # a commit hook is not failgate's gate
     "git log --grep=--no-verify",
     "grep -rn 'no-verify' docs/",
@@ -512,6 +521,14 @@ def test_the_lexer_reads_quotes_substitutions_and_here_documents() -> None:
     assert first.heredocs[0].body == "body $x\n" and first.heredocs[0].quoted
     assert [r.op for r in first.redirects] == [">&", ">"]
     assert [w.text for w in last.words] == ["ls"]
+
+
+def test_an_unquoted_here_documents_substitutions_are_commands_of_their_own() -> None:
+    found = commands("cat <<EOF\nhead: $(git rev-parse HEAD) `date`\nEOF\nls")
+    expected = [["cat"], ["git", "rev-parse", "HEAD"], ["date"], ["ls"]]
+    assert [[w.text for w in c.words] for c in found] == expected
+    assert [c.nested for c in found] == [False, True, True, False]
+    assert [[w.text for w in c.words] for c in commands("cat <<'EOF'\n$(date)\nEOF")] == [["cat"]]
 
 
 @pytest.mark.parametrize("text", ["echo 'open", 'echo "open', "echo $(open", "echo ${open", "x >"])

@@ -468,6 +468,27 @@ def test_a_commondir_that_moves_the_repository_is_refused(tmp_path: Path) -> Non
     assert remote_ref(remote, "refs/heads/main") == head != before
 
 
+def test_a_substitution_in_an_unquoted_here_document_is_read_as_the_push_it_runs(
+    tmp_path: Path,
+) -> None:
+    # the shell expands an unquoted here-document's body before `cat` reads it: its
+    # `$(…)` runs; behind a quoted delimiter the same text is only text
+    repo, remote, before, head = _held_with_the_hook(tmp_path)
+    quoted = "cat <<'EOF'\n$(git push --no-verify origin main)\nEOF"
+    answer = shell(repo, "claude", quoted)
+    assert (answer.code, answer.out, answer.err) == (0, "", ""), answer
+    subprocess.run(["sh", "-c", quoted], cwd=repo.path, capture_output=True, check=True,
+                   timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == before
+    command = quoted.replace("'EOF'", "EOF")
+    verdict = shell(repo, "claude", command).verdict("claude")
+    assert verdict.action == "block" and "--no-verify" in verdict.reason, verdict
+    # what the agent would have run, had the hook let it
+    subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=True,
+                   timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == head != before
+
+
 def test_install_writes_through_no_link_the_repository_holds(tmp_path: Path) -> None:
     # a cloned repository can hold any symlink, beside the file install rewrites too
     repo = make_repo(tmp_path / "repo")

@@ -28,6 +28,7 @@ MAX_DEPTH = 24
 _PLAIN = re.compile(r"[^\s'\"\\$`;&|()<>]+")
 _BLANKS = re.compile(r"[ \t\r\f\v]+")
 _DQ_SPECIAL = re.compile(r'[\\"$`]')
+_BODY_SPECIAL = re.compile(r"[\\$`]")
 _ANSI_C_BODY = re.compile(r"(?:[^'\\]|\\.)*'", re.DOTALL)
 _BACKTICK_BODY = re.compile(r"(?:[^`\\]|\\.)*`", re.DOTALL)
 _PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-]")
@@ -228,7 +229,26 @@ class _Lexer:
                 doc.body, self.i = self.text[self.i :], len(self.text)
             else:
                 doc.body, self.i = self.text[self.i : end.start()], end.end() + 1
+            if not doc.quoted:
+                self._expansions(doc.body)
         self.pending.clear()
+
+    def _expansions(self, body: str) -> None:
+        """An unquoted here-document's body is expanded as a double-quoted word is, `"`
+        aside: each `$(…)` and backquote in it runs when the shell reads it."""
+        inner = _Lexer(body, self.budget, self.depth)
+        n = len(body)
+        while (special := _BODY_SPECIAL.search(body, inner.i)) is not None:
+            self.tick()
+            inner.i = special.start()
+            if body[inner.i] == "\\":
+                inner.i += 2  # `\$`, `\``: the character itself
+            elif body[inner.i] == "$":
+                inner._dollar(in_double_quotes=True)
+            else:
+                inner._backticks()
+            inner.i = min(inner.i, n)
+        self.out.extend(inner.out)
 
     def _word(self) -> Word:
         text, n = self.text, len(self.text)
