@@ -50,6 +50,9 @@ BYPASSES = [
     "cat <<EOF\n`git push --no-verify origin main`\nEOF",
     "cat <<-EOF\n\t$(git push --no-verify origin main)\n\tEOF",
     "cat <<EOF\nsent: $(git push --no-verify\nEOF",  # never closed: unreadable
+    "echo ${x:-$(git push --no-verify origin main)}",  # the default word is expanded
+    'echo "${x:+`git push --no-verify`}"',
+    "cat <<EOF\n${x:-${y:-$(git push --no-verify)}}\nEOF",
     "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git push",
     "GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/dev/null'\" git push",
     "export GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/dev/null'\"; git push",
@@ -131,6 +134,7 @@ PROCEEDS = [
     'cat <<"EOF"\n`git push --no-verify origin main`\nEOF',
     "cat <<\\EOF\n$(git push --no-verify origin main)\nEOF",
     "cat <<EOF\n\\$(git push --no-verify origin main) costs $5\nEOF",  # escaped
+    "echo ${x:-$(git rev-parse HEAD)} ${HOME} ${#x} ${x/a/b}",
     "git commit --no-verify -m wip",  # a commit hook is not failgate's gate
     "git log --grep=--no-verify",
     "grep -rn 'no-verify' docs/",

@@ -489,6 +489,20 @@ def test_a_substitution_in_an_unquoted_here_document_is_read_as_the_push_it_runs
     assert remote_ref(remote, "refs/heads/main") == head != before
 
 
+def test_a_substitution_in_a_parameters_default_is_read_as_the_push_it_runs(
+    tmp_path: Path,
+) -> None:
+    # `${x:-WORD}` expands WORD when x is unset, and a `$(…)` there runs
+    repo, remote, before, head = _held_with_the_hook(tmp_path)
+    command = "echo ${unset_here:-$(git push --no-verify origin main)}"
+    verdict = shell(repo, "claude", command).verdict("claude")
+    assert verdict.action == "block" and "--no-verify" in verdict.reason, verdict
+    # what the agent would have run, had the hook let it
+    subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=True,
+                   timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == head != before
+
+
 def test_install_writes_through_no_link_the_repository_holds(tmp_path: Path) -> None:
     # a cloned repository can hold any symlink, beside the file install rewrites too
     repo = make_repo(tmp_path / "repo")

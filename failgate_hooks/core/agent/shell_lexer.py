@@ -234,8 +234,9 @@ class _Lexer:
         self.pending.clear()
 
     def _expansions(self, body: str) -> None:
-        """An unquoted here-document's body is expanded as a double-quoted word is, `"`
-        aside: each `$(…)` and backquote in it runs when the shell reads it."""
+        """Text the shell expands as a double-quoted word, `"` aside (an unquoted
+        here-document's body, the words inside a `${…}`): each `$(…)` and backquote in it
+        runs when the shell expands it."""
         inner = _Lexer(body, self.budget, self.depth)
         n = len(body)
         while (special := _BODY_SPECIAL.search(body, inner.i)) is not None:
@@ -342,7 +343,10 @@ class _Lexer:
             self._nested()
             return DYN, True
         if following == "{":
-            self.i = self._closing_brace(self.i + 2)
+            start = self.i + 2
+            self.i = self._closing_brace(start)
+            # `${x:-$(cmd)}`: a word inside the braces is expanded, its substitutions run
+            self._expansions(text[start : self.i - 1])
             return DYN, True
         if following == "'" and not in_double_quotes:
             body = _ANSI_C_BODY.match(text, self.i + 2)
