@@ -109,6 +109,9 @@ BYPASSES = [
     "git send-pack ../remote.git main",  # pushes without running any hook
     "git http-push https://example.org/repo.git main",
     "PATH=/tmp/fake-git:$PATH git push",  # another git, which may skip the hook
+    # git daemon runs its access hook through the shell at each client's request
+    "git daemon --access-hook='git push --no-verify origin main #' --export-all",
+    "git daemon --export-all --access-hook='sh -c \"git push --no-verify\"' --base-path=.",
 ]
 
 
@@ -135,6 +138,7 @@ PROCEEDS = [
     "cat <<\\EOF\n$(git push --no-verify origin main)\nEOF",
     "cat <<EOF\n\\$(git push --no-verify origin main) costs $5\nEOF",  # escaped
     "echo ${x:-$(git rev-parse HEAD)} ${HOME} ${#x} ${x/a/b}",
+    "git daemon --access-hook=/usr/local/bin/allow-read --export-all --base-path=/srv",
     "git commit --no-verify -m wip",  # a commit hook is not failgate's gate
     "git log --grep=--no-verify",
     "grep -rn 'no-verify' docs/",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -500,6 +501,32 @@ def test_a_substitution_in_a_parameters_default_is_read_as_the_push_it_runs(
     # what the agent would have run, had the hook let it
     subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=True,
                    timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == head != before
+
+
+def test_git_daemons_access_hook_is_read_as_the_push_it_runs(tmp_path: Path) -> None:
+    # git daemon runs --access-hook through the shell when a client asks for a repository:
+    # a fetch from it, made by the same line, pushes from here without the hook
+    repo, remote, before, head = _held_with_the_hook(tmp_path)
+    with socket.socket() as probe:  # a port free now, for the daemon to listen on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    pid = tmp_path / "daemon.pid"
+    hook_line = f"unset GIT_DIR; cd {repo.path} && git push --no-verify origin main #"
+    command = (
+        f"git daemon --access-hook='{hook_line}' --export-all --base-path={tmp_path} "
+        f"--listen=127.0.0.1 --port={port} --detach --pid-file={pid} && sleep 1 && "
+        f"git ls-remote git://127.0.0.1:{port}/{remote.name}"
+    )
+    verdict = shell(repo, "claude", command).verdict("claude")
+    assert verdict.action == "block" and "--no-verify" in verdict.reason, verdict
+    # what the agent would have run, had the hook let it
+    try:
+        subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=True,
+                       timeout=300)  # fmt: skip
+    finally:
+        if pid.exists():
+            os.kill(int(pid.read_text()), 15)
     assert remote_ref(remote, "refs/heads/main") == head != before
 
 

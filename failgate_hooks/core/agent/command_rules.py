@@ -107,6 +107,8 @@ _RUN_OPTIONS = {
                               "--header-cmd")),
     "grep": RunOptions(("--open-files-in-pager",), "O", "ABCefmO", optional=True),
     "instaweb": RunOptions(("--httpd",), "d", "dmpb"),
+    # through the shell, at each client's request: a fetch from it runs a push here
+    "daemon": RunOptions(("--access-hook",), optional=True),
 }  # fmt: skip
 # `git clone -c KEY=VALUE` (`--config`): set in the new clone before it fetches, so a
 # command key there (`core.sshCommand`) runs at once.
