@@ -286,6 +286,34 @@ def test_moving_the_hooks_in_git_config_is_refused(command: str) -> None:
     assert Risk.HOOKS_CONFIG in risks(command)
 
 
+# git init copies a template's files into an existing repository where none is there
+# yet: a template's `commondir` moves the hooks (git 2.39)
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git init --template=/tmp/t",
+        "git init --temp /tmp/t",  # git takes a prefix of its long option
+        "GIT_TEMPLATE_DIR=/tmp/t git init",
+        "export GIT_TEMPLATE_DIR=/tmp/t; git init",
+        "git -c init.templateDir=/tmp/t init",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=init.templateDir GIT_CONFIG_VALUE_0=/t git init",
+        "git config --global init.templateDir /tmp/t",  # for a later plain `git init`
+    ],
+)
+def test_a_git_init_given_a_template_is_refused(command: str) -> None:
+    assert Risk.HOOKS_CONFIG in risks(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git init", "git init -b main --bare x.git", "git config init.templateDir",
+     "git clone --template=/tmp/t ../remote.git copy", "GIT_TEMPLATE_DIR=/tmp/t git status"],
+)  # fmt: skip
+def test_git_init_with_no_template_and_a_clone_with_one_proceed(command: str) -> None:
+    # a clone makes a repository of its own: the template's hooks are not ours
+    assert risks(command) == set()
+
+
 # Config keys whose value git runs as a command, at the push or at a later git command
 # (git-config(1)): one of each kind. `core.fsmonitor` runs at `git status`, a pager at
 # `git log`, a filter at `git add`, a textconv at `git diff`, a trailer at `git commit`.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -527,6 +528,32 @@ def test_git_daemons_access_hook_is_read_as_the_push_it_runs(tmp_path: Path) -> 
     finally:
         if pid.exists():
             os.kill(int(pid.read_text()), 15)
+    assert remote_ref(remote, "refs/heads/main") == head != before
+
+
+def test_a_git_init_given_a_template_is_refused(tmp_path: Path) -> None:
+    # `git init` in an existing repository copies each of a template's files not there
+    # yet: a `commondir` among them points the repository at a copy without the hooks
+    repo, remote, before, head = _held_with_the_hook(tmp_path)
+    copy, template = tmp_path / "copy", tmp_path / "tpl"
+    shutil.copytree(repo.path / ".git", copy)
+    shutil.rmtree(copy / "hooks")
+    template.mkdir()
+    # a file tool may write the template's file: it is none of this repository's
+    fixture = payload(
+        "claude-pre-tool-use-write", cwd=str(repo.path), path=str(template / "commondir")
+    )
+    answer = hook(repo.path, "claude", fixture)
+    assert (answer.code, answer.out) == (0, ""), answer
+    (template / "commondir").write_text(f"{copy}\n")
+    command = f"git init --template={template}"
+    verdict = shell(repo, "claude", command).verdict("claude")
+    assert verdict.action == "block" and "template" in verdict.reason, verdict
+    # what the agent would have run, had the hook let it: the plain push skips the hook
+    subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=True,
+                   timeout=300)  # fmt: skip
+    subprocess.run(["git", "push", "origin", "main"], cwd=repo.path, capture_output=True,
+                   check=True, timeout=300)  # fmt: skip
     assert remote_ref(remote, "refs/heads/main") == head != before
 
 

@@ -34,6 +34,8 @@ from failgate_hooks.core.agent.command_rules import (
     _HOOKLESS_PUSHES,
     _RUN_OPTIONS,
     _SECTION_ACTIONS,
+    _TEMPLATE_KEY,
+    _TEMPLATE_OPTION,
     _URL_COMMANDS,
     Finding,
     Risk,
@@ -136,6 +138,8 @@ def read_git(
         state.pushes.append(Push("unknown", bypass or _bypass_flag(rest), computed_args=False))
     elif pushes_only:
         return
+    elif name == "init":
+        _git_init(rest, state)
     elif name == "config":
         _git_config(read, rest, state, depth)
     elif name in GIT_WRITERS or name in INDEX_WRITERS:
@@ -156,6 +160,16 @@ def read_git(
     if elsewhere and name in _WRITES_THE_TREE:
         # Every tracked file a commit holds may land there (`--work-tree=.git/hooks`).
         state.writes.append(WriteTarget(".", cwd, removes=True))
+
+
+def _git_init(args: list[Word], state: ScanState) -> None:
+    """`git init` with a template: in an existing repository it copies each file of the
+    template that is not there yet, and a `commondir` among them says the hooks, config
+    and refs are elsewhere (tried with git 2.39). Where it runs is not known here."""
+    template = state.template or ("--template" if run_values(args, _TEMPLATE_OPTION) else None)
+    if template is not None:
+        what = f"git init with a template ({template}), whose files may move the hooks"
+        state.findings.append(Finding(Risk.HOOKS_CONFIG, what))
 
 
 def _commands_run(
@@ -236,6 +250,8 @@ def _git_config_pair(
     key = given.lower()
     if _HOOK_KEYS.fullmatch(key):
         return f"-c {key}"
+    if key == _TEMPLATE_KEY:
+        state.template = f"-c {key}"
     _url_rewrite(read, Word(given, dynamic), state, depth)
     if from_env and (_COMMAND_KEYS.fullmatch(key) or key.startswith("alias.")):
         command_value(read, f"--config-env {key}={value}", DYN, True, state, depth)
@@ -300,7 +316,8 @@ def _git_config(read: LineReader, args: list[Word], state: ScanState, depth: int
         return  # `git config KEY` reads it
     for index, word in enumerate(operands):
         key = word.text.lower()
-        if _HOOK_KEYS.fullmatch(key) or (word.dynamic and index == 0):
+        hooks = _HOOK_KEYS.fullmatch(key) or (key == _TEMPLATE_KEY and index == 0)
+        if hooks or (word.dynamic and index == 0):
             state.findings.append(Finding(Risk.HOOKS_CONFIG, f"git config {_shown(word)}"))
             return
         if index == 0:

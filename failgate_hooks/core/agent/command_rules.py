@@ -110,6 +110,11 @@ _RUN_OPTIONS = {
     # through the shell, at each client's request: a fetch from it runs a push here
     "daemon": RunOptions(("--access-hook",), optional=True),
 }  # fmt: skip
+# What gives `git init` a template, whose files it copies into the repository where none
+# is there yet: run in an existing one, a template's `commondir` moves its hooks elsewhere.
+_TEMPLATE_OPTION = RunOptions(("--template",))
+_TEMPLATE_KEY = "init.templatedir"
+_TEMPLATE_VARIABLE = "GIT_TEMPLATE_DIR"
 # `git clone -c KEY=VALUE` (`--config`): set in the new clone before it fetches, so a
 # command key there (`core.sshCommand`) runs at once.
 _CLONE_CONFIG = RunOptions(("--config",), "c", "obcju")

@@ -60,6 +60,7 @@ from failgate_hooks.core.agent.command_rules import (
     _REMOTE_SHELLS,
     _SHELLS,
     _SSH_VALUES,
+    _TEMPLATE_VARIABLE,
     _UNFOLLOWED,
     _WRAPPER_OPERAND,
     _WRAPPER_VALUES,
@@ -179,6 +180,8 @@ def _command(cmd: Command, state: ScanState, depth: int) -> None:
 def _assignment(name: str, state: ScanState, word: Word, depth: int) -> None:
     if name == "GIT_WORK_TREE":  # git writes a commit's files there: judged as written whole
         state.writes.append(WriteTarget(word.text.partition("=")[2], state.cwd, removes=True))
+    if name == _TEMPLATE_VARIABLE:
+        state.template = name
     if _BYPASS_VARIABLES.fullmatch(name):
         state.bypass_variables.append(name)
         config_variable(_READER, name, word, state, depth)

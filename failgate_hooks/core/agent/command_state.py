@@ -35,6 +35,8 @@ class ScanState:
     bypass_variables: list[str] = field(default_factory=list)
     # `GIT_CONFIG_KEY_n` and `GIT_CONFIG_VALUE_n` set so far, by part and n: read as a pair
     config_variables: dict[tuple[str, str], Word] = field(default_factory=dict)
+    # what gives a `git init` of the line a template, as shown: `-c init.templatedir`
+    template: str | None = None
     # for the restores of paths (command_restores.py): the first command of the line that
     # could change what git holds, and why the line's commands may not run in order
     stirred: str | None = None
