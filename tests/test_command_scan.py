@@ -387,6 +387,40 @@ def test_a_command_git_runs_later_that_pushes_with_a_bypass_is_refused(command: 
     assert Risk.PUSH_BYPASS in risks(command), command
 
 
+# The ext transport runs its URL's command, and once it is allowed git runs that of any
+# ext:: URL it meets, a submodule's from `.gitmodules` among them: none a line shows.
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c protocol.ext.allow=always submodule update --init",
+        "git config protocol.ext.allow always",
+        "git config --global protocol.allow user",  # the default of every protocol
+        "git -c PROTOCOL.EXT.ALLOW=Always fetch",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=protocol.ext.allow GIT_CONFIG_VALUE_0=user git pull",
+        "git clone -c protocol.ext.allow=always ../lib lib",
+        "P=always git --config-env=protocol.ext.allow=P submodule update",
+        'git config protocol.ext.allow "$POLICY"',
+        "GIT_ALLOW_PROTOCOL=file:ext git submodule update --init",
+        "export GIT_ALLOW_PROTOCOL=EXT",
+    ],
+)
+def test_allowing_the_ext_transport_is_refused(command: str) -> None:
+    assert Risk.PUSH_UNREADABLE in risks(command), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git config protocol.ext.allow never",
+        "git config protocol.ext.allow",
+        "git -c protocol.file.allow=always submodule update --init",
+        "GIT_ALLOW_PROTOCOL=https:ssh git submodule update --init",
+    ],
+)
+def test_forbidding_or_reading_the_ext_transport_proceeds(command: str) -> None:
+    assert risks(command) == set(), command
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -557,6 +557,32 @@ def test_a_git_init_given_a_template_is_refused(tmp_path: Path) -> None:
     assert remote_ref(remote, "refs/heads/main") == head != before
 
 
+def test_allowing_the_ext_transport_is_refused_its_submodule_url_runs_unseen(
+    tmp_path: Path,
+) -> None:
+    # with ext allowed, `submodule update --init` runs the command of the ext:: URL that
+    # `.gitmodules` names: a file tool writes it, and no line shows it
+    repo, remote, before, head = _held_with_the_hook(tmp_path)
+    url = (f"ext::sh -c git% -c% protocol.file.allow=always% -C% {repo.path}% "
+           "--git-dir=.git% push% --no-verify% origin% main% 1>&2")  # fmt: skip
+    fixture = payload("claude-pre-tool-use-write", cwd=str(repo.path), path=".gitmodules")
+    answer = hook(repo.path, "claude", fixture)
+    assert (answer.code, answer.out) == (0, ""), answer
+    (repo.path / ".gitmodules").write_text(f'[submodule "sub"]\n\tpath = sub\n\turl = {url}\n')
+    gitlink = f"git update-index --add --cacheinfo 160000,{head},sub"
+    answer = shell(repo, "claude", gitlink)
+    assert (answer.code, answer.out, answer.err) == (0, "", ""), answer
+    subprocess.run(["sh", "-c", gitlink], cwd=repo.path, capture_output=True, check=True,
+                   timeout=300)  # fmt: skip
+    command = "git -c protocol.ext.allow=always submodule update --init"
+    verdict = shell(repo, "claude", command).verdict("claude")
+    assert verdict.action == "block" and "protocol.ext.allow" in verdict.reason, verdict
+    # what the agent would have run, had the hook let it (the clone itself then fails)
+    subprocess.run(["sh", "-c", command], cwd=repo.path, capture_output=True, check=False,
+                   timeout=300)  # fmt: skip
+    assert remote_ref(remote, "refs/heads/main") == head != before
+
+
 def test_install_writes_through_no_link_the_repository_holds(tmp_path: Path) -> None:
     # a cloned repository can hold any symlink, beside the file install rewrites too
     repo = make_repo(tmp_path / "repo")

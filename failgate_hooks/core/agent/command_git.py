@@ -27,6 +27,7 @@ from failgate_hooks.core.agent.command_rules import (
     _CONFIG_VALUES,
     _CONFIG_VARIABLE,
     _CONFIG_WRITES,
+    _EXT_ALLOW_KEYS,
     _GIT_NOT_PUSH,
     _GIT_VALUE_OPTIONS,
     _HOOK_KEYS,
@@ -253,7 +254,9 @@ def _git_config_pair(
     if key == _TEMPLATE_KEY:
         state.template = f"-c {key}"
     _url_rewrite(read, Word(given, dynamic), state, depth)
-    if from_env and (_COMMAND_KEYS.fullmatch(key) or key.startswith("alias.")):
+    if from_env and key in _EXT_ALLOW_KEYS:
+        ext_allowed(f"--config-env {key}", Word(DYN, dynamic=True), state)
+    elif from_env and (_COMMAND_KEYS.fullmatch(key) or key.startswith("alias.")):
         command_value(read, f"--config-env {key}={value}", DYN, True, state, depth)
     elif not from_env:
         _config_value(read, key, Word(value, dynamic), f"-c {key}", state, depth)
@@ -264,13 +267,26 @@ def _config_value(
     read: LineReader, key: str, value: Word, what: str, state: ScanState, depth: int
 ) -> None:
     """What git runs of the value of `key` (lower case), however the key is set: a command,
-    an `ext::` URL's command, an alias."""
+    an `ext::` URL's command, an alias; or whether it lets git run any ext:: URL."""
+    if key in _EXT_ALLOW_KEYS:
+        ext_allowed(what, value, state)
     if _COMMAND_KEYS.fullmatch(key):
         command_value(read, what, value.text.removeprefix("!"), value.dynamic, state, depth)
     if value.text.startswith("ext::"):
         _ext(read, value, state, depth)
     if key.startswith("alias."):
         _alias(read, value.text, state, depth)
+
+
+def ext_allowed(what: str, value: Word, state: ScanState) -> None:
+    """`protocol.ext.allow` (or `protocol.allow`) set to `always` or `user`, or
+    GIT_ALLOW_PROTOCOL listing `ext`: the command of an ext:: URL git meets later runs,
+    and it may be one no line shows (a submodule's, read from `.gitmodules`)."""
+    allowed = value.text.lower().split(":") if what == "GIT_ALLOW_PROTOCOL" else [value.text]
+    if value.dynamic or any(v.lower() in ("always", "user", "ext") for v in allowed):
+        shown = f"{what}={_shown(value)}"
+        about = "lets git run the command of any ext:: URL, one unread here among them"
+        state.findings.append(Finding(Risk.PUSH_UNREADABLE, f"{shown} {about}"))
 
 
 def _url_rewrite(read: LineReader, key: Word, state: ScanState, depth: int) -> None:

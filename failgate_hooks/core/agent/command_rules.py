@@ -19,7 +19,7 @@ MAX_RECURSION = 8
 # glance: a push, a bypass, a redirection, or a command that writes or runs code.
 _NEEDLE_TEXTS = ("push", "no-ve", "hookspath", "git_config", "failgate", "include", "alias",
                  "skip", "git_dir", "git_common_dir", "xdg_config", "pre_commit", "pre-commit",
-                 ">")  # fmt: skip
+                 "git_allow_protocol", ">")  # fmt: skip
 _NEEDLE_WORDS = frozenset({"rm", "rmdir", "unlink", "shred", "mv", "cp", "install", "ln", "rsync",
                            "scp", "tee", "touch", "truncate", "chmod", "chown", "chgrp", "mkdir",
                            "sed", "perl", "dd", "find", "curl", "wget", "node", "nodejs", "ruby",
@@ -110,6 +110,11 @@ _RUN_OPTIONS = {
     # through the shell, at each client's request: a fetch from it runs a push here
     "daemon": RunOptions(("--access-hook",), optional=True),
 }  # fmt: skip
+# The keys that let git use the ext:: transport, which runs its URL's command: set to
+# anything but `never`, any ext:: URL git meets later runs, one the line does not show
+# among them (a submodule's, from `.gitmodules`). GIT_ALLOW_PROTOCOL lists the allowed.
+_EXT_ALLOW_KEYS = frozenset({"protocol.ext.allow", "protocol.allow"})
+_ALLOW_VARIABLE = "GIT_ALLOW_PROTOCOL"
 # What gives `git init` a template, whose files it copies into the repository where none
 # is there yet: run in an existing one, a template's `commondir` moves its hooks elsewhere.
 _TEMPLATE_OPTION = RunOptions(("--template",))

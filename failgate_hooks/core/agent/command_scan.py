@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from failgate_hooks.core.agent.command_git import (
     command_value,
     config_variable,
+    ext_allowed,
     git_pushes,
     read_git,
 )
@@ -49,6 +50,7 @@ from failgate_hooks.core.agent.command_programs import (
 )
 from failgate_hooks.core.agent.command_restores import settle, structure
 from failgate_hooks.core.agent.command_rules import (
+    _ALLOW_VARIABLE,
     _APPENDERS,
     _BYPASS_VARIABLES,
     _COMMAND_VARIABLES,
@@ -182,6 +184,9 @@ def _assignment(name: str, state: ScanState, word: Word, depth: int) -> None:
         state.writes.append(WriteTarget(word.text.partition("=")[2], state.cwd, removes=True))
     if name == _TEMPLATE_VARIABLE:
         state.template = name
+    if name == _ALLOW_VARIABLE:
+        value = word.text.partition("=")[2]
+        ext_allowed(name, Word(value, word.dynamic, word.prefix.partition("=")[2]), state)
     if _BYPASS_VARIABLES.fullmatch(name):
         state.bypass_variables.append(name)
         config_variable(_READER, name, word, state, depth)
