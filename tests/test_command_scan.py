@@ -498,6 +498,10 @@ def test_a_harmless_command_for_git_to_run_proceeds(command: str) -> None:
         ("git config --rename-section evil credential", Risk.PUSH_UNREADABLE),
         ("git config --rename-section evil sendemail.work", Risk.PUSH_UNREADABLE),
         ("git config --rename-section evil alias", Risk.PUSH_UNREADABLE),
+        # a template for git init, an allowed ext transport, from keys set earlier
+        ("git config --rename-section evil init", Risk.PUSH_UNREADABLE),
+        ("git config --rename-section evil protocol.ext", Risk.PUSH_UNREADABLE),
+        ("git config --rename-section evil Protocol", Risk.PUSH_UNREADABLE),
         # its insteadOf keys now rewrite a remote's URL to the ext:: command
         (
             "git config --rename-section evil 'url.ext::sh -c git% push% --no-verify% x'",

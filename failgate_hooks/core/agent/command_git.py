@@ -19,6 +19,7 @@ import re
 from failgate_hooks.core.agent.command_git_index import INDEX_WRITERS, index_writes
 from failgate_hooks.core.agent.command_git_writes import GIT_WRITERS, git_writes, voided
 from failgate_hooks.core.agent.command_rules import (
+    _ALLOWING_SECTIONS,
     _CLONE_CONFIG,
     _COMMAND_KEYS,
     _COMMAND_SECTIONS,
@@ -360,6 +361,10 @@ def _config_section(
         state.findings.append(Finding(Risk.HOOKS_CONFIG, shown))
     elif new and (_could_be(new[0], _COMMAND_SECTIONS) or new[0].text.lower() == "alias"):
         what = f"{shown}: keys set earlier, unread here, become commands git runs"
+        state.findings.append(Finding(Risk.PUSH_UNREADABLE, what))
+    elif new and new[0].text.lower() in _ALLOWING_SECTIONS:
+        # `init.templateDir`, `protocol.ext.allow`: set earlier, unread here
+        what = f"{shown}: keys set earlier, unread here, may give git init a template or allow ext"
         state.findings.append(Finding(Risk.PUSH_UNREADABLE, what))
 
 

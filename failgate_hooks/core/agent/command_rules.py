@@ -120,6 +120,8 @@ _ALLOW_VARIABLE = "GIT_ALLOW_PROTOCOL"
 _TEMPLATE_OPTION = RunOptions(("--template",))
 _TEMPLATE_KEY = "init.templatedir"
 _TEMPLATE_VARIABLE = "GIT_TEMPLATE_DIR"
+# The sections those keys live in: a rename onto one makes keys set earlier, unread, them.
+_ALLOWING_SECTIONS = frozenset(k.rpartition(".")[0] for k in {*_EXT_ALLOW_KEYS, _TEMPLATE_KEY})
 # `git clone -c KEY=VALUE` (`--config`): set in the new clone before it fetches, so a
 # command key there (`core.sshCommand`) runs at once.
 _CLONE_CONFIG = RunOptions(("--config",), "c", "obcju")
