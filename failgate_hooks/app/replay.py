@@ -24,7 +24,7 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.union import Revision, config_at, read_union
 from failgate_hooks.verify.checkout import Checkouts
 from failgate_hooks.verify.execute import RunAs, run_in_checkout
-from failgate_hooks.verify.pins import PinError, resolve_pins, write_pins
+from failgate_hooks.verify.pins import PinError, pins_read_only, resolve_pins, write_pins
 from failgate_hooks.verify.shadowing import unpinned_files
 from failgate_hooks.verify.worktree_loads import work_trees
 
@@ -108,6 +108,7 @@ def replay(
                 timeout_s=timeout_s,
                 watched=watched,
                 sandbox=sandbox,
+                read_only=pins_read_only(pins),
             )
             steps.append(_step(commit, facts[commit][2], result, timeout_s))
     finally:

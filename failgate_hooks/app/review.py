@@ -328,6 +328,7 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
     from failgate_hooks.core.gates import VerifierOutcome
     from failgate_hooks.verify.checkout import Checkouts
     from failgate_hooks.verify.execute import RunAs, run_in_checkout
+    from failgate_hooks.verify.pins import read_only_paths
     from failgate_hooks.verify.worktree_loads import work_trees
 
     verification = event.verification
@@ -362,6 +363,9 @@ def probe(repo: GitRepo, config: Config, event: Event, *, trusted: bool = True) 
             watched=work_trees(repo),
             # record's config: the probe runs the commit's code as a gate would
             sandbox=verifier_sandbox(repo, config),
+            read_only=read_only_paths(
+                found, [path for path in verification.files if path not in found]
+            ),
         )
     finally:
         close_checkouts(checkouts)

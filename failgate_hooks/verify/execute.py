@@ -25,7 +25,7 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.verify.checkout import Checkouts, verifier_git_env
 from failgate_hooks.verify.inplace import inplace_refusal
 from failgate_hooks.verify.leftovers import end_leftovers
-from failgate_hooks.verify.pins import Pin, write_pins
+from failgate_hooks.verify.pins import Pin, pins_read_only, write_pins
 from failgate_hooks.verify.process import CommandRun, run_command, verifier_env
 from failgate_hooks.verify.sandbox import Sandbox
 from failgate_hooks.verify.worktree_loads import LoadWatch, work_trees
@@ -124,7 +124,7 @@ def run_on_commit(
     return run_in_checkout(
         checkouts(), verification, run, lambda root: write_pins(repo, root, pins),
         ledger_dir=ledger_dir, timeout_s=timeout_s, watched=watched, notes=notes,
-        sandbox=sandbox,
+        sandbox=sandbox, read_only=pins_read_only(pins),
     )  # fmt: skip
 
 
@@ -177,10 +177,11 @@ def run_in_checkout(
     watched: Sequence[str],
     notes: Sequence[str] = (),
     sandbox: Sandbox | None = None,
+    read_only: Sequence[str] = (),
 ) -> VerifierResult:
     """The verifier in a clean checkout of `run.commit` without its ledger folder, after
     `lay_over(root)` wrote the verifier's files into it (the pinned ones; the work
-    tree's for record's probe)."""
+    tree's for record's probe), whose `read_only` paths the sandbox keeps read-only."""
     # Before the checkout is proven: a killed run's leftover could still be writing into it.
     end_leftovers()
     with contextlib.ExitStack() as stack:
@@ -192,7 +193,7 @@ def run_in_checkout(
             return VerifierResult(verification.command, VerifierOutcome.CANNOT_START, detail=detail)
         return run_verifier(
             verification, run, cwd=cwd, git_env=verifier_git_env(cwd), timeout_s=timeout_s,
-            notes=notes, sandbox=sandbox, watched=watched,
+            notes=notes, sandbox=sandbox, watched=watched, read_only=read_only,
         )  # fmt: skip
 
 
@@ -206,8 +207,10 @@ def run_verifier(
     watched: Sequence[str],
     notes: Sequence[str] = (),
     sandbox: Sandbox | None = None,
+    read_only: Sequence[str] = (),
 ) -> VerifierResult:
-    """Run the verifier in `cwd` with its allow-listed environment (and `git_env`) and timeout.
+    """Run the verifier in `cwd` with its allow-listed environment (and `git_env`) and timeout;
+    in the sandbox, the `read_only` paths of `cwd` (what failgate wrote) stay read-only.
 
     A Python it starts that loads a module from one of the `watched` work trees,
     elsewhere than `cwd` (which inplace proved equal to C), makes it no verdict."""
@@ -226,7 +229,9 @@ def run_verifier(
     if sandbox is not None:
         # The sandbox hides every work tree of the repository: nothing there can be
         # loaded, so no watcher runs. Its own private folder is the bytecode cache.
-        ran = run_command(command, cwd=cwd, env=env, timeout_s=timeout_s, sandbox=sandbox)
+        ran = run_command(
+            command, cwd=cwd, env=env, timeout_s=timeout_s, sandbox=sandbox, read_only=read_only
+        )
         return _result(command, ran, notes)
     with contextlib.ExitStack() as stack:
         try:

@@ -110,6 +110,24 @@ def pinned_folders(pins: Sequence[Pin]) -> list[str]:
     return list(dict.fromkeys(pin.folder for pin in pins if pin.folder is not None))
 
 
+def pins_read_only(pins: Sequence[Pin]) -> list[str]:
+    """What the sandbox keeps read-only of the pins failgate wrote (read_only_paths)."""
+    return read_only_paths([pin.path for pin in pins], pinned_folders(pins))
+
+
+def read_only_paths(files: Sequence[str], folders: Sequence[str]) -> list[str]:
+    """What the sandbox keeps read-only of the verifier's files failgate wrote: each of
+    `files`, each of the `folders` pinned whole, and each pinned Python file's folder,
+    which Python puts first on sys.path (a `json.py` planted there is what the
+    verifier's `import json` loads).
+
+    Not the checkout root, where tests write (pytest's cache, coverage files): a pinned
+    Python file at the top keeps only itself read-only."""
+    python_folders = [os.path.dirname(path) for path in files if path.endswith(".py")]
+    wanted = [*files, *folders, *python_folders]
+    return [path for path in dict.fromkeys(wanted) if path]
+
+
 def differs_from(repo: GitRepo, commit: str, pins: Sequence[Pin]) -> str | None:
     """How `commit`'s own copy differs from the pinned files, or None when it holds them."""
     for pin in pins:

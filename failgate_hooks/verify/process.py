@@ -198,8 +198,10 @@ def run_command(
     env: Mapping[str, str],
     timeout_s: float,
     sandbox: Sandbox | None = None,
+    read_only: Sequence[str] = (),
 ) -> CommandRun:
-    """Run `argv` (no shell, stdin closed) under the reaper shim, or in `sandbox`.
+    """Run `argv` (no shell, stdin closed) under the reaper shim, or in `sandbox` with the
+    `read_only` paths of `cwd` kept read-only.
 
     Nothing it starts outlives it: not when it exits, not on timeout, not when
     failgate is interrupted or terminated."""
@@ -211,7 +213,9 @@ def run_command(
         return _run_shimmed(argv, cwd=cwd, env=env, timeout_s=timeout_s)
     with contextlib.ExitStack() as launched:
         try:
-            launch = launched.enter_context(sandbox.launch(argv, cwd=cwd, env=env))
+            launch = launched.enter_context(
+                sandbox.launch(argv, cwd=cwd, env=env, read_only=read_only)
+            )
         except OSError as exc:
             return CommandRun(None, 0.0, start_error=_start_error(argv[0], exc))
         except SandboxError as exc:

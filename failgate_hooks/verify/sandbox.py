@@ -4,19 +4,24 @@ Inside it the checkout is the one writable folder of the filesystem and the
 rest is read-only; the home folder, every work tree of the repository, the
 repository and every other checkout are hidden behind empty folders; /tmp,
 /var/tmp, /run and failgate's own TMPDIR are private and empty (no other run's
-files, no daemon's socket), and Python's bytecode cache is a folder in that
-private /tmp (PYCACHE_PREFIX); there is no network unless `sandbox_network = true`; and it
-has a PID namespace, so every process the verifier started ends with it, or
-with failgate; and a syscall filter (seccomp.py) refuses every call that
-reaches into another process, and its /proc is read-only, so no process in it
-can write another's memory and make its exit status say what it did not.
+files, no daemon's socket); Python's bytecode cache (PYCACHE_PREFIX) is an empty
+read-only folder and no Python in it writes bytecode, so every run compiles each
+module from its source, the cost of no process planting a `.pyc` that a later one
+loads; the pinned files, the folders pinned whole and each pinned Python file's
+folder are read-only in the writable checkout (`read_only`); there is no
+network unless `sandbox_network = true`; and it has a PID namespace, so every
+process the verifier started ends with it, or with failgate; and a syscall
+filter (seccomp.py) refuses every call that reaches into another process, and
+its /proc is read-only, so no process in it can write another's memory and make
+its exit status say what it did not.
 
 Hiding the home folder would hide a virtualenv that lives there, and the
 Python it was made from (pyenv, uv): their folders are bound back, read-only.
 They are read from the files, never asked of the interpreter: a pushed commit
 chooses the interpreter (its `#!` line can name a file it wrote into a work
 tree or a pool slot), and what an interpreter says it cannot be let to decide.
-The checkout is bound last, at its own path, so nothing hidden before covers it.
+The checkout is bound after them, at its own path, so nothing hidden before covers
+it; then the paths of it kept read-only, over it.
 """
 
 from __future__ import annotations
@@ -51,9 +56,13 @@ USERNS_HINT = (
 # Private and empty inside: other runs' files, sockets (a daemon's, an ssh agent's) stay out.
 PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/run")
 # Inside the private /tmp: no compiled file of the checkout (an unchecked-hash
-# `__pycache__/x.*.pyc`, one an earlier run left) is read in place of its source, and
-# only the sandbox's own Pythons write here.
+# `__pycache__/x.*.pyc`, one an earlier run left) is read in place of its source. Empty and
+# read-only: a writable one let the code under test plant an unchecked-hash `.pyc` for a
+# pinned module that the verifier imported after it, in place of the module's source.
 PYCACHE_PREFIX = "/tmp/failgate-pycache"
+_PYCACHE_MOUNT = ("--tmpfs", PYCACHE_PREFIX, "--remount-ro", PYCACHE_PREFIX)
+# With the cache read-only, a Python would try each write and fail; none is made.
+_NO_BYTECODE_WRITTEN = {"PYTHONPYCACHEPREFIX": PYCACHE_PREFIX, "PYTHONDONTWRITEBYTECODE": "1"}
 _PROBE_TIMEOUT_S = 30
 _PROBE_ATTEMPTS = 3
 _SAID_LIMIT = 200
@@ -114,8 +123,16 @@ class Sandbox:
         return "bwrap+network" if self.network else "bwrap"
 
     @contextlib.contextmanager
-    def launch(self, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> Iterator[Launch]:
-        """How to run `argv` in `cwd` inside the sandbox, good until the block ends.
+    def launch(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str],
+        read_only: Sequence[str] = (),
+    ) -> Iterator[Launch]:
+        """How to run `argv` in `cwd` inside the sandbox, good until the block ends;
+        the `read_only` paths (relative to `cwd`: what failgate wrote there) stay so.
 
         Raises OSError as starting the program would (not found, not executable),
         and SandboxError when there is no sandbox to run it in, or the program
@@ -158,13 +175,15 @@ class Sandbox:
             for folder in bound:
                 args += ["--ro-bind", folder, folder]
             args += ["--bind", checkout, checkout]
+            for path in read_only_in(checkout, read_only):
+                args += ["--ro-bind", path, path]
             # A hidden folder inside the checkout (the .git of a work tree used in place) stays
             # hidden: the trust store and the pass cache are in it.
             for folder in hidden:
                 if folder != checkout and _under_any(folder, [checkout]):
                     args += ["--tmpfs", folder]
-            args += ["--dir", PYCACHE_PREFIX, "--chdir", checkout, "--", *argv]
-            sandboxed_env = {**env, "TMPDIR": "/tmp", "PYTHONPYCACHEPREFIX": PYCACHE_PREFIX}
+            args += [*_PYCACHE_MOUNT, "--chdir", checkout, "--", *argv]
+            sandboxed_env = {**env, "TMPDIR": "/tmp", **_NO_BYTECODE_WRITTEN}
             yield Launch(args, sandboxed_env, (filter_fd,))
 
     def _read_only(self, bwrap: str, filter_fd: int) -> list[str]:
@@ -321,6 +340,24 @@ def nested_userns_refused(bwrap: str) -> tuple[str, ...]:
     except (OSError, subprocess.TimeoutExpired):
         return ()  # then bwrap cannot run for the probe either: no sandbox, and it says why
     return _NO_NESTED_USERNS if b"--disable-userns" in done.stdout + done.stderr else ()
+
+
+def read_only_in(checkout: str, paths: Sequence[str]) -> list[str]:
+    """Each of `paths` under `checkout` that is there, folders before what they hold;
+    SandboxError for one reached through a link.
+
+    failgate wrote them as real files and folders (pins.write_regular_file), and nothing
+    of the commit has run since: a link on the way means something else wrote it, and
+    bwrap would follow it, maybe out of the checkout."""
+    found = []
+    for path in sorted(dict.fromkeys(paths), key=lambda p: (p.count("/"), p)):
+        target = os.path.join(checkout, path)
+        if not os.path.lexists(target):
+            continue
+        if os.path.realpath(target) != os.path.normpath(target):
+            raise SandboxError(f"cannot keep {path} read-only in the sandbox: it is a link")
+        found.append(target)
+    return found
 
 
 def commit_writable(hidden: Sequence[str], env: Mapping[str, str]) -> list[str]:
