@@ -24,7 +24,7 @@ FP = "f" * 64
 
 def test_pass_keys_are_versioned_and_cover_every_part() -> None:
     base = pass_key(FP, "deploy:gas", "mainnet", "ck1:00")
-    assert base.startswith("pc6-")
+    assert base.startswith("pc7-")
     others = [
         pass_key("e" * 64, "deploy:gas", "mainnet", "ck1:00"),
         pass_key(FP, "deploy:other", "mainnet", "ck1:00"),
@@ -88,7 +88,7 @@ def test_a_pass_is_cached_under_the_pins_and_content_key_evidence_names(tmp_path
     assert [entry.name for entry in cache.iterdir()] == [run.pass_key(None)]
     assert approved is not None and approved.fingerprint == run.fingerprint
     assert (subject.content, subject.verifier, subject.entity) == (
-        content, f"vd5:{approved.fingerprint}", KEY,
+        content, f"vd6:{approved.fingerprint}", KEY,
     )  # fmt: skip
 
 
@@ -107,7 +107,7 @@ def test_evidence_signed_before_the_fixed_locale_stands_for_no_run(tmp_path: Pat
             pinned_from=None, ledger_dir="ledger", environment=None,
         ).subject()  # fmt: skip
     version, fingerprint = subject.verifier.split(":", 1)
-    assert version == "vd5"
+    assert version == "vd6"
     statement = Statement(
         content=subject.content, environment=None, verifier=subject.verifier,
         entity=subject.entity, result="pass", time="2026-01-01T00:00:00Z",
@@ -115,5 +115,7 @@ def test_evidence_signed_before_the_fixed_locale_stands_for_no_run(tmp_path: Pat
         tree="0" * 40,
     )  # fmt: skip
     assert why_not_covered(statement, subject) is None  # the control
-    old = parse_payload(payload(statement._replace(verifier=f"vd4:{fingerprint}")))
-    assert "another verifier digest" in str(why_not_covered(old, subject))
+    # vd4: before the fixed locale; vd5: before the sandbox kept the pinned files read-only
+    for former in ("vd4", "vd5"):
+        old = parse_payload(payload(statement._replace(verifier=f"{former}:{fingerprint}")))
+        assert "another verifier digest" in str(why_not_covered(old, subject))

@@ -25,7 +25,11 @@ from failgate_hooks.verify.localfiles import (
 # locale, and inplace only in a work tree proven byte for byte: a pc4 pass may have
 # been earned in a pusher's locale or on converted files, and stands for nothing. pc6:
 # inplace only where each link's target and each file's executable bit are proven too.
-PASS_KEY_VERSION = "pc6"
+# pc7: the sandbox ("bwrap", the same isolation string as before) now filters syscalls,
+# keeps /proc read-only, refuses nested user namespaces, keeps the pinned files and the
+# bytecode cache read-only: a pc6 pass may have been earned by code under test that
+# rewrote a pinned judge or forged an exit status, and must be earned again.
+PASS_KEY_VERSION = "pc7"
 
 
 def pass_key(

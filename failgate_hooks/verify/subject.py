@@ -28,9 +28,12 @@ if TYPE_CHECKING:
 # The verifier digest: trust's fingerprint, versioned; it names how the verifier ran, so
 # it changes with the run's environment too. vd4: the fingerprint covers the pins' shape
 # (fp3). vd5: the verifier runs in the fixed locale (process.FIXED_LOCALE), so a vd4
-# statement may stand for a run in a pusher's locale. An older statement, like a vd3 or
-# vd2 one, stands for no run.
-DIGEST_VERSION = "vd5"
+# statement may stand for a run in a pusher's locale. vd6: every statement is of a
+# sandboxed run (attest requires it), and the sandbox now keeps the pinned files and its
+# bytecode cache read-only, filters syscalls and keeps /proc read-only, so a vd5 one may
+# stand for a run whose code under test rewrote its own verdict. An older statement, like
+# a vd3 or vd2 one, stands for no run.
+DIGEST_VERSION = "vd6"
 
 
 def run_content_key(
