@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from failgate_hooks.verify.sandbox import commit_writable, python_folders
+from failgate_hooks.verify.pins import read_only_paths
+from failgate_hooks.verify.sandbox import (
+    SandboxError,
+    commit_writable,
+    python_folders,
+    read_only_in,
+)
 
 
 def a_python(prefix: Path) -> Path:
@@ -105,3 +111,28 @@ def test_a_venv_in_the_temporary_folder_is_the_user_s_but_not_in_a_checkout_ther
     shown = python_folders(str(users), hidden, writable)
     assert shown == [str(temporary / "ci" / ".venv"), str(base.parent.parent)]
     assert python_folders(str(planted), hidden, writable) == []
+
+
+def test_read_only_are_the_pins_their_folders_and_each_python_file_s_folder() -> None:
+    files = ["check.py", "checks/judge.py", "checks/data.txt", "tools/lint/run.sh"]
+    assert read_only_paths(files, ["tools/lint"]) == [*files, "tools/lint", "checks"]
+
+
+def test_read_only_binds_folders_before_what_they_hold_and_skips_what_is_gone(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "v.py").write_text("")
+    found = read_only_in(str(tmp_path), ["checks/v.py", "gone.py", "checks"])
+    assert found == [str(tmp_path / "checks"), str(tmp_path / "checks" / "v.py")]
+
+
+def test_a_pinned_path_reached_through_a_link_is_refused_never_bound(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "v.py").write_text("")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "checks").symlink_to(outside)
+    with pytest.raises(SandboxError, match="it is a link"):
+        read_only_in(str(checkout), ["checks/v.py"])
