@@ -33,9 +33,10 @@ _MAX_TIME = 40
 
 # What a content key or an input key looks like (verify/keys.py): a version, a sha256.
 _CONTENT = re.compile(r"(ck1|ck2|ik1):([0-9a-f]{64})\Z")
-# vd2 to vd4 still read as digests, so an old statement is "another verifier digest",
-# not junk.
-_DIGEST = re.compile(r"vd[2-5]:[0-9a-f]{64}\Z")
+# Every version reads as a digest, so an old statement (vd2 to vd5) is "another
+# verifier digest", not junk; which version counts is decided where it is compared
+# (verify/subject.DIGEST_VERSION), and a bump there needs nothing here.
+_DIGEST = re.compile(r"vd[1-9][0-9]?:[0-9a-f]{64}\Z")
 _OBJECT_ID = re.compile(r"(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z")
 _B64 = re.compile(r"[A-Za-z0-9+/]+={0,2}\Z")
