@@ -938,7 +938,7 @@ def test_package_metadata_the_reviewed_root_lacked_is_refused_where_python_looks
     reviewed = repo.commit("a verifier run as a module")
     command = (PY, "-m", "checks.gate")
     repo.write("docs/evil.dist-info/entry_points.txt", "[pytest11]\nevil = evil\n")
-    repo.write("kept.dist-info/entry_points.txt", "[pytest11]\nevil = evil\n")
+    repo.write("checks/gate.py", GATE + "\n")  # a commit must change something
     assert (
         _why(repo, reviewed, repo.commit("reviewed and elsewhere"), ("checks/gate.py",), command)
         is None
@@ -947,6 +947,37 @@ def test_package_metadata_the_reviewed_root_lacked_is_refused_where_python_looks
     why = _why(repo, reviewed, repo.commit("metadata at the root"), ("checks/gate.py",), command)
     assert why is not None and why.startswith(f"{path.split('/')[0]} is not pinned"), why
     assert "in the checkout's root folder: importlib.metadata reads it" in why
+
+
+@pytest.mark.parametrize(
+    "path", ["proj.egg-info/entry_points.txt", "proj.egg-info/PKG-INFO", "Proj.egg-info"]
+)
+def test_package_metadata_the_reviewed_root_held_is_refused_when_the_commit_changes_it(
+    tmp_path: Path, path: str
+) -> None:
+    """A name the reviewed revision held is no licence: an entry_points.txt added to its
+    proj.egg-info registers a pytest11 plugin (a root proj_helper.py that passes every
+    test) all the same. The reviewed folder unchanged, or a changed file of it pinned,
+    is no shadow."""
+    repo = make_repo(tmp_path / "repo")
+    repo.write("checks/test_a.py", "def test_a():\n    assert False\n")
+    repo.write("proj.egg-info/PKG-INFO", "Metadata-Version: 2.1\nName: proj\n")
+    reviewed = repo.commit("a pinned test and the project's egg-info")
+    command = (PY, "-m", "pytest", "--noconftest", "checks/test_a.py")
+    repo.write("proj_helper.py", "x = 1\n")
+    pushed = repo.commit("the egg-info as reviewed")
+    assert _why(repo, reviewed, pushed, ("checks/test_a.py",), command) is None
+    if path == "Proj.egg-info":  # a file where the reviewed folder was
+        (repo.path / "proj.egg-info" / "PKG-INFO").unlink()
+        (repo.path / "proj.egg-info").rmdir()
+    repo.write(path, "[pytest11]\nhelper = proj_helper\n")
+    pushed = repo.commit("metadata the reviewed revision held, changed")
+    why = _why(repo, reviewed, pushed, ("checks/test_a.py",), command)
+    assert why is not None and why.startswith(f"{path} is not pinned, and "), why
+    assert "held other content there in the checkout's root folder" in why
+    if path == "proj.egg-info/PKG-INFO":
+        pinned = ("checks/test_a.py", "proj.egg-info/PKG-INFO")
+        assert _why(repo, reviewed, pushed, pinned, command) is None
 
 
 def test_pytest_s_own_imports_are_judged_when_no_python_shows_them_installed(

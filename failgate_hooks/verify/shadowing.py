@@ -190,8 +190,12 @@ def _first_folder_shadow(
             _new_metadata(repo, commit, reviewed, folder, pinned) if folder in on_path else None
         )
         if metadata is not None:
+            path, was_held = metadata
+            what = (
+                "held other content there" if was_held else "had no package metadata of that name"
+            )
             return (
-                f"{metadata} is not pinned, and {since} had no package metadata of that name "
+                f"{path} is not pinned, and {since} {what} "
                 f"in {where}: importlib.metadata reads it from every sys.path folder, so its "
                 "entry points (a pytest11 plugin) would run in place of what was reviewed; "
                 f"pin it too in the verifier's files, pin {where} whole, or remove it"
@@ -206,19 +210,46 @@ _METADATA = (".dist-info", ".egg-info", ".egg", ".egg-link")
 
 def _new_metadata(
     repo: GitRepo, commit: str, reviewed: str, folder: str, pinned: set[str]
-) -> str | None:
-    """The path of a distribution's metadata in `folder` of `commit` that `reviewed` did
-    not hold there (by its name as importlib.metadata compares it) and no pin covers;
-    None when there is none."""
-    held = {e.path.lower() for e in _entries(repo, reviewed, folder)}
+) -> tuple[str, bool] | None:
+    """The path of a distribution's metadata in `folder` of `commit` that is not what
+    `reviewed` held there, and whether `reviewed` held that name (as importlib.metadata
+    compares it); None when every such path is the reviewed one or pinned.
+
+    A name the reviewed revision held is no licence: an entry_points.txt added to its
+    egg-info registers a pytest11 plugin all the same, so its content must be the same
+    objects."""
+    held = {e.path.lower(): e for e in _entries(repo, reviewed, folder)}
     prefix = f"{folder}/" if folder else ""
     for entry in _entries(repo, commit, folder):
-        path = prefix + entry.path
-        if not entry.path.lower().endswith(_METADATA) or entry.path.lower() in held:
+        if not entry.path.lower().endswith(_METADATA):
             continue
-        if path not in pinned and not any(p.startswith(f"{path}/") for p in pinned):
-            return path
+        path = prefix + entry.path
+        before = held.get(entry.path.lower())
+        if before is None:
+            if path not in pinned and not any(p.startswith(f"{path}/") for p in pinned):
+                return path, False
+            continue
+        for changed in _changed_paths(repo, before, entry, path):
+            if not any(changed == p or changed.startswith(f"{p}/") for p in pinned):
+                return changed, True
     return None
+
+
+def _changed_paths(repo: GitRepo, before: TreeEntry, after: TreeEntry, path: str) -> Iterator[str]:
+    """The paths at and below `path` whose object in `after` is not the one `before` had
+    there (a pinned one is written over with the reviewed content)."""
+    if after.oid == before.oid and after.mode == before.mode:
+        return
+    if after.type != "tree" or before.type != "tree":
+        yield path
+        return
+    old = {e.path: e for e in repo.tree_entries(before.oid)}
+    for entry in repo.tree_entries(after.oid):
+        inner = f"{path}/{entry.path}"
+        if entry.path not in old:
+            yield inner
+        else:
+            yield from _changed_paths(repo, old[entry.path], entry, inner)
 
 
 def _judge(names: dict[str, set[str] | None], folder: str, *judged: str) -> None:
