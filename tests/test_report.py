@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from failgate_hooks.app.report import report
+from failgate_hooks.app.report import decision_revisions, report
 from failgate_hooks.git.repo import GitRepo
 from tests.conftest import Repo
 from tests.worlds import KEY, budget_repo, fix_budget, record_failure, with_remote
@@ -172,3 +172,21 @@ def test_an_agent_is_told_a_gate_only_warns_where_the_decision_says_so(tmp_path:
     assert held_by_gates(repo, "refs/heads/topic") == {KEY: False}
     assert repo.failgate("check", "--ref", "refs/heads/topic").code == 0  # the verifier fails
     assert agent_view(repo) == ("refs/heads/topic", {KEY: False})
+
+
+def test_a_run_that_signs_statements_holds_the_commit_s_configuration_to_the_built_in_one(
+    tmp_path: Path,
+) -> None:
+    """With nothing protected, `check` takes the commit's configuration as it is, but
+    `evidence attest` signs what it ran: a commit's `sandbox_network = true` gave the
+    signed run the network, a run no hook would have made."""
+    repo = budget_repo(tmp_path / "work")
+    record_failure(repo, "push")
+    repo.write("pyproject.toml", '[tool.failgate]\nsandbox = "bwrap"\nsandbox_network = true\n')
+    repo.commit("the verifier may reach the network")
+    with GitRepo.open(repo.path) as git_repo:
+        looked, _, looked_config = decision_revisions(git_repo, "HEAD", None)
+        signed, _, signed_config = decision_revisions(git_repo, "HEAD", None, signs=True)
+    assert not any(r.protected for r in [*looked, *signed])  # no remote: nothing protected
+    assert (looked_config.sandbox, looked_config.sandbox_network) == ("bwrap", True)
+    assert (signed_config.sandbox, signed_config.sandbox_network) == ("bwrap", False)

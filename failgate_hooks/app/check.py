@@ -38,7 +38,9 @@ def run_check(
     # As the hook reads it, and gates: the remote's tip of the destination and its
     # default branch are protected unless --ledger-rev names others, and the first
     # protected revision's configuration is in force, not the checked commit's own.
-    revisions, extra_protected, config = decision_revisions(repo, rev, ref, ledger_revs)
+    revisions, extra_protected, config = decision_revisions(
+        repo, rev, ref, ledger_revs, signs=attester is not None
+    )
     commit = revisions[0].commit
     # The ledger is read from commits: the warnings say when the work tree holds more.
     # git works on it on the other core while the decision is made.

@@ -19,7 +19,7 @@ from failgate_hooks.core.gates import Context, Decision, Gate
 from failgate_hooks.git.remotes import inspected_branch, push_destination, ref_commit, tracking_ref
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import Config
-from failgate_hooks.ledger.union import Ledger, Revision, config_for, config_in_force
+from failgate_hooks.ledger.union import BUILT_IN, Ledger, Revision, config_for, config_in_force
 
 
 class Report(NamedTuple):
@@ -56,7 +56,12 @@ def inspection_revisions(
 
 
 def decision_revisions(
-    repo: GitRepo, rev: str, ref: str | None, ledger_revs: Sequence[str] = ()
+    repo: GitRepo,
+    rev: str,
+    ref: str | None,
+    ledger_revs: Sequence[str] = (),
+    *,
+    signs: bool = False,
 ) -> tuple[list[Revision], tuple[str, ...], Config]:
     """What a decision for REV reads, as `check` and `gates` read it, and the configuration
     in force.
@@ -72,7 +77,8 @@ def decision_revisions(
     that refuses nothing, and with nothing protected here (no remote yet) the commit's
     configuration is the only one the repository states: a team trying mode = "warn"
     before its first push is told what that mode does. The hook a push runs applies
-    the floor."""
+    the floor, and so does a run that `signs` statements (`evidence attest`): what it
+    signs stands for a run made as a hook would make it."""
     protected = [Revision(name, repo.resolve_commit(name), protected=True) for name in ledger_revs]
     extra_protected: tuple[str, ...] = ()
     if protected:
@@ -81,7 +87,7 @@ def decision_revisions(
         revisions, extra_protected = inspection_revisions(repo, rev, ref)
     # inspection_revisions reads the default branch last, and names it in extra_protected
     default = config_for(repo, revisions[-1:]) if extra_protected else None
-    config = config_in_force(repo, revisions, default, floor=None)
+    config = config_in_force(repo, revisions, default, floor=BUILT_IN if signs else None)
     # the refs just read by their names, as ledger_refs names them (not a ledger_revs
     # revision: that is read as git reads a revision)
     read = {} if protected else {r.label: r.commit for r in revisions[1:]}
