@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from failgate_hooks.core.errors import LedgerError
-from failgate_hooks.core.events import Event, Status, Verification
+from failgate_hooks.core.events import Event, Status, Verification, entity_folder
 from failgate_hooks.core.gates import VerifierOutcome
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.ledger.config import MAX_EVENT_BYTES
@@ -519,3 +519,44 @@ def test_check_tells_an_edited_committed_event_from_a_new_one(repo: Repo) -> Non
         f"applied (e.g. {new})" in check.err
     )
     assert "1 committed ledger file(s) are changed" in check.err, check
+
+
+def test_a_temporary_this_write_did_not_make_is_left_alone(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A temporary of the same name is another writer's (another PID namespace sharing
+    the git directory): the write fails without removing it, and the ledger is untouched."""
+    writing = tmp_path / "writing"
+    writing.mkdir()
+    monkeypatch.setattr(os, "urandom", lambda n: b"\x00" * n)
+    monkeypatch.setattr(os, "getpid", lambda: 7)
+    event = Event(
+        id="20261129T230500Z-00000003", entity_key=KEY, status=Status.OBSERVED,
+        effective_at=dt.datetime(2026, 11, 29, tzinfo=dt.UTC),
+        title="t", triggers=("push",),
+    )  # fmt: skip
+    theirs = writing / f"{event.id}.7.00000000.tmp"
+    theirs.write_bytes(b"another writer's bytes")
+    with pytest.raises(FileExistsError):
+        write_event_file(str(repo.path), "ledger", event, str(writing))
+    assert theirs.read_bytes() == b"another writer's bytes"
+    assert not (repo.path / "ledger" / entity_folder(KEY) / f"{event.id}.toml").exists()
+
+
+def test_an_event_linked_into_place_has_landed_whatever_the_unlink_says(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed unlink of the temporary once raised after the link: the caller took the
+    write for failed and would write the event again under another id."""
+    event = Event(
+        id="20261129T230500Z-00000004", entity_key=KEY, status=Status.OBSERVED,
+        effective_at=dt.datetime(2026, 11, 29, tzinfo=dt.UTC),
+        title="t", triggers=("push",),
+    )  # fmt: skip
+
+    def refuses(path: object) -> None:
+        raise PermissionError(13, "refused", str(path))
+
+    monkeypatch.setattr(os, "unlink", refuses)
+    final = Path(write_event_file(str(repo.path), "ledger", event, str(tmp_path / "w")))
+    assert 'id = "20261129T230500Z-00000004"' in final.read_text()

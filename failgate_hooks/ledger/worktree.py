@@ -7,6 +7,7 @@ here decides a gate: gates read committed objects (union.py).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 from collections.abc import Mapping
@@ -53,7 +54,8 @@ def write_event_file(root: str, ledger_dir: str, event: Event, temp_dir: str | N
     _entity_dir(root, ledger_dir, event.entity_key)  # nothing became a link meanwhile
     final = os.path.join(folder, f"{event.id}.toml")
     data = event_to_toml(event)
-    name = f"{event.id}.{os.getpid()}.tmp"
+    # Apart from every other writer's, in another PID namespace sharing this git dir too.
+    name = f"{event.id}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     if temp_dir is not None:
         try:
             os.makedirs(temp_dir, exist_ok=True)
@@ -67,9 +69,11 @@ def write_event_file(root: str, ledger_dir: str, event: Event, temp_dir: str | N
 
 def _link_new(data: bytes, temp: str, final: str) -> bool:
     """`data` written to `temp`, then linked as `final`; False when the link would cross
-    file systems or mounts (EXDEV), and nothing is written. `temp` is gone either way."""
+    file systems or mounts (EXDEV), and nothing is written. `temp` is gone either way,
+    but one this call did not make (FileExistsError) is another writer's: left alone."""
+    handle = open(temp, "xb")  # noqa: SIM115 - closed below, before the link
     try:
-        with open(temp, "xb") as handle:
+        with handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -84,7 +88,9 @@ def _link_new(data: bytes, temp: str, final: str) -> bool:
                 return False
             raise
     finally:
-        if os.path.exists(temp):
+        # Once linked, the event has landed whatever the unlink says: a failure here
+        # must not make the caller write it again under another id.
+        with contextlib.suppress(OSError):
             os.unlink(temp)
     return True
 
