@@ -223,6 +223,8 @@ PINNED_FILE_RULE = {
     # which names the verifier's Python has installed, read from its files
     "failgate_hooks.verify.installed",
     "failgate_hooks.verify.programs",
+    # package metadata on sys.path as the reviewed revision held it
+    "failgate_hooks.verify.metadata",
     # the pytest configuration the reviewed revision gave a pytest verifier
     "failgate_hooks.verify.pytestconfig",
 }

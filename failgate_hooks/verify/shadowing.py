@@ -34,6 +34,7 @@ from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.git.trees import TreeEntry
 from failgate_hooks.verify.installed import PYTEST_NAME, installed_names, module_stem
+from failgate_hooks.verify.metadata import changed_metadata
 from failgate_hooks.verify.pins import Pin, pinned_folders
 from failgate_hooks.verify.programs import PYTHON_NAME
 from failgate_hooks.verify.pytestconfig import pytest_config_change
@@ -116,8 +117,8 @@ def _first_folder_shadow(
       the names of the standard library and of the installed packages only (`pluggy`,
       `_pytest`: installed.py says whose): those hold the project under test, the
       commit's by design, and a new package of its own there is no shadow.
-    In each of those folders that is on sys.path, package metadata the reviewed revision
-    lacked is refused too (`_new_metadata`)."""
+    In each of those folders that is on sys.path, package metadata that is not what the
+    reviewed revision held is refused too (metadata.py)."""
     pinned = {pin.path for pin in pins}
     folders_pinned = pinned_folders(pins)
     installed = installed_names(words)
@@ -186,9 +187,10 @@ def _first_folder_shadow(
                 f"import; pin it too in the verifier's files, pin {where} whole, or move "
                 "it to a folder of its own"
             )
-        metadata = (
-            _new_metadata(repo, commit, reviewed, folder, pinned) if folder in on_path else None
-        )
+        metadata = None
+        if folder in on_path:
+            held, now = _entries(repo, reviewed, folder), _entries(repo, commit, folder)
+            metadata = changed_metadata(repo, held, now, folder, pinned)
         if metadata is not None:
             path, was_held = metadata
             what = (
@@ -201,55 +203,6 @@ def _first_folder_shadow(
                 f"pin it too in the verifier's files, pin {where} whole, or remove it"
             )
     return None
-
-
-# What importlib.metadata (and pkg_resources, which also reads eggs and egg links) takes
-# for a distribution in any sys.path folder. Not `.pth`: only site folders' are read.
-_METADATA = (".dist-info", ".egg-info", ".egg", ".egg-link")
-
-
-def _new_metadata(
-    repo: GitRepo, commit: str, reviewed: str, folder: str, pinned: set[str]
-) -> tuple[str, bool] | None:
-    """The path of a distribution's metadata in `folder` of `commit` that is not what
-    `reviewed` held there, and whether `reviewed` held that name (as importlib.metadata
-    compares it); None when every such path is the reviewed one or pinned.
-
-    A name the reviewed revision held is no licence: an entry_points.txt added to its
-    egg-info registers a pytest11 plugin all the same, so its content must be the same
-    objects."""
-    held = {e.path.lower(): e for e in _entries(repo, reviewed, folder)}
-    prefix = f"{folder}/" if folder else ""
-    for entry in _entries(repo, commit, folder):
-        if not entry.path.lower().endswith(_METADATA):
-            continue
-        path = prefix + entry.path
-        before = held.get(entry.path.lower())
-        if before is None:
-            if path not in pinned and not any(p.startswith(f"{path}/") for p in pinned):
-                return path, False
-            continue
-        for changed in _changed_paths(repo, before, entry, path):
-            if not any(changed == p or changed.startswith(f"{p}/") for p in pinned):
-                return changed, True
-    return None
-
-
-def _changed_paths(repo: GitRepo, before: TreeEntry, after: TreeEntry, path: str) -> Iterator[str]:
-    """The paths at and below `path` whose object in `after` is not the one `before` had
-    there (a pinned one is written over with the reviewed content)."""
-    if after.oid == before.oid and after.mode == before.mode:
-        return
-    if after.type != "tree" or before.type != "tree":
-        yield path
-        return
-    old = {e.path: e for e in repo.tree_entries(before.oid)}
-    for entry in repo.tree_entries(after.oid):
-        inner = f"{path}/{entry.path}"
-        if entry.path not in old:
-            yield inner
-        else:
-            yield from _changed_paths(repo, old[entry.path], entry, inner)
 
 
 def _judge(names: dict[str, set[str] | None], folder: str, *judged: str) -> None:
