@@ -87,8 +87,8 @@ def test_pytest_settings_the_reviewed_revision_lacked_are_refused(
         ("pytest.ini", "[pytest]\naddopts = -ra\n", "[pytest]\naddopts = -ra -p evil_plugin\n"),
         ("pytest.ini", "[pytest]\naddopts = -ra\n", "[pytest]\nAddopts = -ra\n"),
         ("pyproject.toml", PYPROJECT, PYPROJECT.replace('"-ra"', '"-k nothing"')),
-        ("tox.ini", "[pytest]\nxfail_strict = true\n", "[pytest]\nxfail_strict = false\n"),
-        ("setup.cfg", "[tool:pytest]\nxfail_strict = true\n", "[tool:pytest]\n"),
+        ("tox.ini", "[pytest]\nlog_cli = true\n", "[pytest]\nlog_cli = false\n"),
+        ("setup.cfg", "[tool:pytest]\nlog_cli = true\n", "[tool:pytest]\n"),
         ("pytest.toml", "[pytest]\nminversion = '9'\n", "[pytest]\nrequired_plugins = []\n"),
     ],
 )
@@ -142,7 +142,7 @@ def test_a_new_config_file_in_the_tests_folder_is_refused(tmp_path: Path) -> Non
 
 
 def test_removed_pytest_settings_are_refused(tmp_path: Path) -> None:
-    repo, reviewed = reviewed_world(tmp_path, ("setup.cfg", "[tool:pytest]\nxfail_strict = 1\n"))
+    repo, reviewed = reviewed_world(tmp_path, ("setup.cfg", "[tool:pytest]\nlog_cli = 1\n"))
     repo.git("rm", "-q", "setup.cfg")
     repo.commit("no more setup.cfg")
     why = judged(repo, reviewed)
