@@ -110,6 +110,14 @@ def pinned_folders(pins: Sequence[Pin]) -> list[str]:
     return list(dict.fromkeys(pin.folder for pin in pins if pin.folder is not None))
 
 
+def written_over(pins: Sequence[Pin], path: str) -> bool:
+    """Whether the checkout's `path` is what the pins make it: a pinned file, or anything
+    in a folder pinned whole (which replaces the commit's copy of that folder)."""
+    return any(path == pin.path for pin in pins) or any(
+        path.startswith(f"{folder}/") for folder in pinned_folders(pins)
+    )
+
+
 def pins_read_only(pins: Sequence[Pin]) -> list[str]:
     """What the sandbox keeps read-only of the pins failgate wrote (read_only_paths)."""
     return read_only_paths([pin.path for pin in pins], pinned_folders(pins))

@@ -32,7 +32,7 @@ from failgate_hooks.core.events import is_safe_relative_path
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.git.trees import TreeEntry
-from failgate_hooks.verify.pins import Pin, pinned_folders
+from failgate_hooks.verify.pins import Pin, written_over
 
 # In the order pytest tries them in each folder (_pytest/config/findpaths.py).
 CONFIG_FILES = (
@@ -53,11 +53,9 @@ def pytest_config_change(
 ) -> str | None:
     """Why the pytest configuration `commit` gives a verifier run by `words` is not what
     `reviewed` gave, or None when it is."""
-    pinned = {pin.path for pin in pins}
-    whole = pinned_folders(pins)
 
     def unpinned(path: str) -> bool:
-        return path not in pinned and not any(path.startswith(f"{f}/") for f in whole)
+        return not written_over(pins, path)
 
     since = short_id(reviewed)
     paths = list(_config_paths(repo, commit, reviewed, pins, words))

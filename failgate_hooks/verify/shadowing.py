@@ -35,7 +35,7 @@ from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.git.trees import TreeEntry
 from failgate_hooks.verify.installed import PYTEST_NAME, installed_names, module_stem
 from failgate_hooks.verify.metadata import changed_metadata
-from failgate_hooks.verify.pins import Pin, pinned_folders
+from failgate_hooks.verify.pins import Pin, pinned_folders, written_over
 from failgate_hooks.verify.programs import PYTHON_NAME
 from failgate_hooks.verify.pytestconfig import pytest_config_change
 
@@ -60,7 +60,6 @@ def shadowing(
     `argv` is the verifier's command, read for how Python is started. `pinned_from` is
     the revision the pins come from (None: `commit`): what it holds is what was
     reviewed."""
-    pinned = {pin.path for pin in pins}
     for pin in pins:
         folder, _, filename = pin.path.rpartition("/")
         stem = module_stem(filename)
@@ -70,7 +69,7 @@ def shadowing(
         for path in _rivals(repo, commit, folder, stem):
             # A pinned path is written over whatever C holds there; a pinned folder
             # replaces C's copy of it.
-            if path in pinned or any(path.startswith(f"{f}/") for f in pinned_folders(pins)):
+            if written_over(pins, path):
                 continue
             name = folder.rpartition("/")[2] if stem == "__init__" else stem
             where = f"{folder}/" if folder else "the checkout's root folder"
