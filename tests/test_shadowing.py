@@ -16,6 +16,7 @@ import pytest
 from failgate_hooks.core.events import Verification
 from failgate_hooks.core.gates import VerifierOutcome
 from failgate_hooks.git.repo import GitRepo
+from failgate_hooks.verify.installed import installed_names
 from failgate_hooks.verify.pins import Pin, resolve_pins
 from failgate_hooks.verify.shadowing import module_stem, shadowing
 from tests.conftest import Repo, make_repo
@@ -999,3 +1000,31 @@ def test_pytest_s_own_imports_are_judged_when_no_python_shows_them_installed(
         monkeypatch.setattr(sys, "path", [p for p in sys.path if "-packages" not in p])
         why = shadowing(grepo, pushed, pins, command, reviewed)
     assert why is not None and why.startswith("pluggy.py is not pinned, and "), why
+
+
+def test_the_site_folders_are_read_only_for_a_folder_where_the_project_comes_first(
+    world: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding what is installed globs and reads every site folder: a script run by its
+    path judges its own folder for any name and needs none of it, so none is read. Under
+    `-m`, the root is judged for the installed packages' names, and a click.py there is
+    still refused."""
+    from failgate_hooks.verify import shadowing as module
+
+    reads: list[object] = []
+
+    def counted(*args: object, **kwargs: object) -> object:
+        reads.append(args)
+        return installed_names(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "installed_names", counted)
+    world.write("checks/__init__.py", "")
+    reviewed = world.commit("the verifier's folder a package")
+    world.write("click.py", "x = 1\n")
+    pushed = world.commit("a click of the commit's own, at the root")
+    files = ("checks/check.py", "checks/helper.py", "checks/__init__.py")
+    assert _why(world, reviewed, pushed, files, (PY, "checks/check.py")) is None
+    assert reads == []
+    why = _why(world, reviewed, pushed, files, (PY, "-m", "checks.check"))
+    assert why is not None and why.startswith("click.py is not pinned, and "), why
+    assert len(reads) == 1

@@ -25,7 +25,7 @@ import posixpath
 import re
 import shlex
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib.machinery import SOURCE_SUFFIXES
 from typing import NamedTuple
 
@@ -33,7 +33,7 @@ from failgate_hooks.core.events import is_safe_relative_path
 from failgate_hooks.core.ids import short_id
 from failgate_hooks.git.repo import GitRepo
 from failgate_hooks.git.trees import TreeEntry
-from failgate_hooks.verify.installed import PYTEST_NAME, installed_names, module_stem
+from failgate_hooks.verify.installed import PYTEST_NAME, Installed, installed_names, module_stem
 from failgate_hooks.verify.metadata import changed_metadata
 from failgate_hooks.verify.pins import Pin, pinned_folders, written_over
 from failgate_hooks.verify.programs import PYTHON_NAME
@@ -45,6 +45,9 @@ _STANDARD = frozenset(sys.stdlib_module_names)
 _TEST_NAME = re.compile(r"test_|.*_test\Z")  # what pytest collects, not what anyone imports
 _PORTION_DEPTH = 3  # how far below a folder a module makes it a namespace portion
 _WRAPPER_BYTES = 65536  # of a pinned Makefile or shell script, read for what it starts
+# Judged where the project's own folder comes first: the names of the standard library
+# and of the installed packages. No module can be named so (it is not an identifier).
+_FIRST_NAMES = "<standard and installed>"
 
 
 def shadowing(
@@ -120,8 +123,8 @@ def _first_folder_shadow(
     reviewed revision held is refused too (metadata.py)."""
     pinned = {pin.path for pin in pins}
     folders_pinned = pinned_folders(pins)
-    installed = installed_names(words)
-    first_names = _STANDARD | installed.names  # where the project's own folder comes first
+    # The site folders are read only when a folder where the project comes first is judged.
+    installed = functools.cache(lambda: installed_names(words))
     names: dict[str, set[str] | None] = {}  # folder -> the names judged there (None: any)
     on_path: set[str] = set()  # the folders of those on sys.path
     modules = _modules(words)
@@ -145,17 +148,17 @@ def _first_folder_shadow(
             if first:
                 names.setdefault(first, None)
             else:
-                _judge(names, "", *first_names)
+                _judge(names, "", _FIRST_NAMES)
             on_path.add(first)
     for parts in ways:
         for depth, part in enumerate(parts):  # the packages on the way
             _judge(names, "/".join(parts[:depth]), part)
             _judge(names, "/".join(parts[: depth + 1]), "__init__")
     if modules or _runs_code(words):  # the working folder, the root, first on sys.path
-        _judge(names, "", *first_names)
+        _judge(names, "", _FIRST_NAMES)
         on_path.add("")
     for folder in _pythonpath(words):  # on sys.path as Python starts: its site hooks too
-        _judge(names, folder, *first_names, "sitecustomize", "usercustomize")
+        _judge(names, folder, _FIRST_NAMES, "sitecustomize", "usercustomize")
         on_path.add(folder)
     since = short_id(reviewed)
     for folder, judged in names.items():
@@ -172,12 +175,12 @@ def _first_folder_shadow(
                 continue
             if any(p.startswith(f"{path}/") for p in pinned):
                 continue  # a folder on a pinned path's way: the pin is written into it
-            if judged is not None and name not in judged:
+            if judged is not None and not _judged(name, judged, installed):
                 continue
             if judged is None and (name == "__init__" or _TEST_NAME.match(name)):
                 continue  # a folder's own marker; a test beside a test
             if portion and (
-                name in _STANDARD or (judged is not None and name in installed.regular)
+                name in _STANDARD or (judged is not None and name in installed().regular)
             ):
                 continue  # a regular module of its name, later on sys.path, beats a portion
             return (
@@ -202,6 +205,14 @@ def _first_folder_shadow(
                 f"pin it too in the verifier's files, pin {where} whole, or remove it"
             )
     return None
+
+
+def _judged(name: str, judged: set[str], installed: Callable[[], Installed]) -> bool:
+    """Whether `name` is among the `judged` names (`_FIRST_NAMES` standing for those of
+    the standard library and the installed packages)."""
+    if name in judged:
+        return True
+    return _FIRST_NAMES in judged and (name in _STANDARD or name in installed().names)
 
 
 def _judge(names: dict[str, set[str] | None], folder: str, *judged: str) -> None:
